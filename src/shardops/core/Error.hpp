@@ -1,0 +1,45 @@
+#pragma once
+/// \file
+/// \brief Errors with an exit-code class: bad input (2), I/O (3) and internal (1).
+///
+/// Host-side validation throws these; kernels never throw (they flag bad
+/// indices with a reduction and the host raises afterwards).
+
+#include <stdexcept>
+#include <string>
+
+namespace shardops {
+
+/// The class of a failure; its numeric value is the process exit code (SPEC section 4).
+enum class ErrorKind : int { Internal = 1, InvalidArgument = 2, IO = 3 };
+
+/// \brief Base of every error shardops raises; carries its exit-code class.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
+  int exit_code() const noexcept { return static_cast<int>(kind_); }
+
+ private:
+  ErrorKind kind_;
+};
+
+/// Bad input: shapes, dtypes, indices, usage. Exit code 2.
+class InvalidArgument : public Error {
+ public:
+  explicit InvalidArgument(const std::string& message) : Error(ErrorKind::InvalidArgument, message) {}
+};
+
+/// A file could not be read or written. Exit code 3.
+class IOError : public Error {
+ public:
+  explicit IOError(const std::string& message) : Error(ErrorKind::IO, message) {}
+};
+
+/// Something that should not happen. Exit code 1.
+class InternalError : public Error {
+ public:
+  explicit InternalError(const std::string& message) : Error(ErrorKind::Internal, message) {}
+};
+
+}  // namespace shardops

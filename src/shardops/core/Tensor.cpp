@@ -1,0 +1,126 @@
+#include "shardops/core/Tensor.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace shardops {
+
+std::size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t value = 0;
+  std::string unit;
+  while (meminfo >> key >> value >> unit) {
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return std::numeric_limits<std::size_t>::max() / 2;
+}
+
+void check_allocation(std::size_t nbytes, const std::string& what) {
+  // Only host memory can be checked up front; a device allocation that fails
+  // raises from Kokkos and is turned into the same error by the caller.
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return;
+  const std::size_t available = available_host_memory();
+  if (nbytes > available) {
+    throw InvalidArgument(what + " needs " + std::to_string(nbytes) + " bytes, more than the " +
+                          std::to_string(available) + " bytes of memory available");
+  }
+}
+
+Tensor::Tensor() = default;
+
+Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label) : dtype_(dtype), shape_(std::move(shape)) {
+  std::int64_t bytes = 0;
+  if (!checked_multiply(shape_.num_elements(), static_cast<std::int64_t>(dtype_size(dtype)), bytes)) {
+    throw InvalidArgument(label + " of shape " + shape_.str() + " and dtype " + dtype_name(dtype) +
+                          " has more bytes than fit in int64");
+  }
+  check_allocation(static_cast<std::size_t>(bytes), label + " " + shape_.str() + " " + dtype_name(dtype));
+  try {
+    if (init == Init::Zero) {
+      storage_ = Kokkos::View<unsigned char*, MemSpace>(label, static_cast<std::size_t>(bytes));
+    } else {
+      storage_ = Kokkos::View<unsigned char*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
+                                                        static_cast<std::size_t>(bytes));
+    }
+  } catch (const std::exception& e) {
+    throw InvalidArgument(label + " " + shape_.str() + " " + dtype_name(dtype) + ": cannot allocate " +
+                          std::to_string(bytes) + " bytes (" + e.what() + ")");
+  }
+}
+
+void Tensor::check_view_type(std::size_t elem, std::int64_t bytes) const {
+  if (elem == 0 || static_cast<std::size_t>(bytes) % elem != 0) {
+    throw InternalError("Tensor view of " + std::to_string(elem) + "-byte elements over " + std::to_string(bytes) +
+                        " bytes of " + dtype_name(dtype_));
+  }
+}
+
+void Tensor::check_matrix(std::int64_t rows, std::int64_t cols, std::size_t elem) const {
+  if (rows < 0 || cols < 0 || static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * elem != nbytes()) {
+    throw InternalError("Tensor::matrix(" + std::to_string(rows) + ", " + std::to_string(cols) + ") of " +
+                        std::to_string(elem) + "-byte words over " + shape_.str() + " " + dtype_name(dtype_));
+  }
+}
+
+Tensor Tensor::slice_rows(std::int64_t begin, std::int64_t end) const {
+  if (rank() == 0 || begin < 0 || end < begin || end > shape_.dim(0)) {
+    throw InternalError("Tensor::slice_rows(" + std::to_string(begin) + ", " + std::to_string(end) + ") of " +
+                        shape_.str());
+  }
+  Tensor t = *this;
+  t.shape_ = shape_.with_dim0(end - begin);
+  t.offset_ = offset_ + static_cast<std::size_t>(begin) * static_cast<std::size_t>(shape_.product_from(1)) * itemsize();
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape.num_elements() != num_elements()) {
+    throw InternalError("Tensor::reshaped " + shape_.str() + " -> " + shape.str());
+  }
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (src.dtype_ != dtype_ || src.nbytes() != nbytes()) {
+    throw InternalError("Tensor::copy_from " + src.shape_.str() + " " + dtype_name(src.dtype_) + " -> " + shape_.str() +
+                        " " + dtype_name(dtype_));
+  }
+  if (nbytes() == 0) return;
+  using Bytes = FlatView<unsigned char>;
+  Kokkos::deep_copy(ExecSpace(), Bytes(data(), nbytes()), Bytes(src.data(), src.nbytes()));
+  ExecSpace().fence();
+}
+
+Tensor Tensor::deep_copy(const std::string& label) const {
+  Tensor out(dtype_, shape_, Init::Uninitialized, label);
+  out.copy_from(*this);
+  return out;
+}
+
+Tensor Tensor::from_host_bytes(DType dtype, Shape shape, const void* bytes, std::size_t nbytes) {
+  Tensor t(dtype, std::move(shape), Init::Uninitialized, "shardops::Tensor::from_host");
+  if (nbytes != t.nbytes()) {
+    throw InvalidArgument("Tensor::from_host_bytes: " + std::to_string(nbytes) + " bytes for shape " + t.shape_.str() +
+                          " of " + dtype_name(dtype) + " (" + std::to_string(t.nbytes()) + " expected)");
+  }
+  if (nbytes == 0) return t;
+  using HostBytes = Kokkos::View<const unsigned char*, Kokkos::HostSpace, UnmanagedTraits>;
+  Kokkos::deep_copy(FlatView<unsigned char>(t.data(), nbytes),
+                    HostBytes(static_cast<const unsigned char*>(bytes), nbytes));
+  return t;
+}
+
+std::vector<unsigned char> Tensor::to_host_bytes() const {
+  std::vector<unsigned char> out(nbytes());
+  if (out.empty()) return out;
+  using HostBytes = Kokkos::View<unsigned char*, Kokkos::HostSpace, UnmanagedTraits>;
+  Kokkos::deep_copy(HostBytes(out.data(), out.size()), FlatView<const unsigned char>(data(), nbytes()));
+  return out;
+}
+
+}  // namespace shardops

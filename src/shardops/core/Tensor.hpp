@@ -1,0 +1,101 @@
+#pragma once
+/// \file
+/// \brief A local (one-rank) tensor: a dtype, a shape and a Kokkos allocation.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "shardops/core/DType.hpp"
+#include "shardops/core/Error.hpp"
+#include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Shape.hpp"
+
+namespace shardops {
+
+/// How a new Tensor's memory starts out.
+enum class Init { Zero, Uninitialized };
+
+/// \brief A dense row-major tensor in MemSpace. Copies share storage (like a
+/// Kokkos::View); deep_copy() makes an independent one. Row slices share storage too.
+class Tensor {
+ public:
+  /// An empty float32 tensor of shape [0].
+  Tensor();
+  /// Allocates dtype x shape. \throws InvalidArgument if the bytes needed exceed
+  /// the memory available (checked before allocating).
+  Tensor(DType dtype, Shape shape, Init init = Init::Zero, const std::string& label = "shardops::Tensor");
+
+  DType dtype() const noexcept { return dtype_; }
+  const Shape& shape() const noexcept { return shape_; }
+  int rank() const noexcept { return shape_.rank(); }
+  std::int64_t num_elements() const noexcept { return shape_.num_elements(); }
+  std::size_t itemsize() const noexcept { return dtype_size(dtype_); }
+  std::size_t nbytes() const noexcept { return static_cast<std::size_t>(num_elements()) * itemsize(); }
+  /// Leading dimension (1 for a scalar).
+  std::int64_t rows() const noexcept { return rank() == 0 ? 1 : shape_.dim(0); }
+
+  unsigned char* data() const noexcept { return storage_.data() + offset_; }
+
+  /// The elements as T (sizeof(T) must equal the itemsize; T need not be the dtype's
+  /// own type: movement kernels view rows as words).
+  template <class T>
+  FlatView<T> flat() const {
+    check_view_type(sizeof(T), num_elements() * static_cast<std::int64_t>(itemsize()));
+    return FlatView<T>(reinterpret_cast<T*>(data()), static_cast<std::size_t>(nbytes() / sizeof(T)));
+  }
+
+  /// The bytes as a [rows, cols] matrix of T, with rows x cols x sizeof(T) == nbytes().
+  template <class T>
+  MatrixView<T> matrix(std::int64_t rows, std::int64_t cols) const {
+    check_matrix(rows, cols, sizeof(T));
+    return MatrixView<T>(reinterpret_cast<T*>(data()), static_cast<std::size_t>(rows), static_cast<std::size_t>(cols));
+  }
+
+  /// Rows [begin, end) of dim 0, sharing storage.
+  Tensor slice_rows(std::int64_t begin, std::int64_t end) const;
+  /// Same storage, another shape with the same element count.
+  Tensor reshaped(Shape shape) const;
+  /// An independent copy.
+  Tensor deep_copy(const std::string& label = "shardops::Tensor::copy") const;
+  /// Copy all elements from \p src (same dtype and element count).
+  void copy_from(const Tensor& src);
+
+  /// Build from host bytes (tests, I/O).
+  static Tensor from_host_bytes(DType dtype, Shape shape, const void* bytes, std::size_t nbytes);
+  /// The elements as host bytes.
+  std::vector<unsigned char> to_host_bytes() const;
+
+  /// Build from a host vector of the dtype's C++ type (bool tensors: use uint8_t 0/1).
+  template <class T>
+  static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values) {
+    return from_host_bytes(dtype, std::move(shape), values.data(), values.size() * sizeof(T));
+  }
+  template <class T>
+  std::vector<T> to_vector() const {
+    const std::vector<unsigned char> bytes = to_host_bytes();
+    if (bytes.size() % sizeof(T) != 0) throw InternalError("Tensor::to_vector: element size mismatch");
+    std::vector<T> out(bytes.size() / sizeof(T));
+    if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+  }
+
+ private:
+  void check_view_type(std::size_t elem, std::int64_t bytes) const;
+  void check_matrix(std::int64_t rows, std::int64_t cols, std::size_t elem) const;
+
+  DType dtype_ = DType::Float32;
+  Shape shape_{0};
+  Kokkos::View<unsigned char*, MemSpace> storage_;
+  std::size_t offset_ = 0;
+};
+
+/// \throws InvalidArgument if \p nbytes cannot be allocated in MemSpace (more than
+/// the memory available); \p what names the tensor in the message.
+void check_allocation(std::size_t nbytes, const std::string& what);
+
+/// Bytes of host memory available now (MemAvailable), or a large number if unknown.
+std::size_t available_host_memory();
+
+}  // namespace shardops

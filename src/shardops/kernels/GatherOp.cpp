@@ -1,0 +1,37 @@
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/Ops.hpp"
+
+namespace shardops {
+
+Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& options) {
+  kx::ScopedRegion region("shardops::GatherNd");
+  expect_index_dtype("GatherNd", 1, indices.dtype());
+  const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
+  Tensor out(params.dtype(), g.output, Init::Uninitialized, "shardops::GatherNd::output");
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * params.itemsize();
+  if (g.num_slices == 0 || row_bytes == 0) return out;
+
+  const ExecSpace space;
+  dispatch_index(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const kernels::IndexRowTarget<I, MemSpace> row_of{reinterpret_cast<const I*>(indices.data()), g.index_depth,
+                                                      kernels::IndexBounds::from(g.dims), 0};
+    auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return row_of(i) < 0; };
+    const std::int64_t bad = kernels::last_where(space, g.num_slices, bad_row, "shardops::GatherNd::validate");
+    if (bad >= 0 && options.bad_indices == BadIndices::Error) {
+      throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)));
+    }
+    dispatch_word(row_bytes, [&](auto wtag) {
+      using W = typename decltype(wtag)::type;
+      const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+      kernels::gather_rows<ExecSpace, W>(space, g.num_slices, row_of, params.matrix<const W>(g.params_rows, words),
+                                         out.matrix<W>(g.num_slices, words));
+    });
+  });
+  space.fence();
+  return out;
+}
+
+}  // namespace shardops

@@ -1,0 +1,34 @@
+#include <string>
+
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/kernels/Ops.hpp"
+
+namespace shardops {
+
+void expect_dtype(const char* op, int input, DType expected, DType actual) {
+  if (expected == actual) return;
+  throw InvalidArgument(std::string("cannot compute ") + op + " as input #" + std::to_string(input) +
+                        "(zero-based) was expected to be a " + tf_dtype_name(expected) + " tensor but is a " +
+                        tf_dtype_name(actual) + " tensor");
+}
+
+void expect_index_dtype(const char* op, int input, DType actual) {
+  if (is_index_dtype(actual)) return;
+  throw InvalidArgument(std::string("cannot compute ") + op + " as input #" + std::to_string(input) +
+                        "(zero-based) was expected to be a int32 or int64 tensor but is a " + tf_dtype_name(actual) +
+                        " tensor");
+}
+
+std::vector<std::int64_t> index_row_values(const Tensor& indices, std::int64_t row, int depth) {
+  std::vector<std::int64_t> values(static_cast<std::size_t>(depth));
+  if (depth == 0) return values;
+  const Tensor one = indices.reshaped(Shape{indices.num_elements() / depth, depth}).slice_rows(row, row + 1);
+  dispatch_index(indices.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const std::vector<I> host = one.to_vector<I>();
+    for (int k = 0; k < depth; ++k) values[static_cast<std::size_t>(k)] = static_cast<std::int64_t>(host[static_cast<std::size_t>(k)]);
+  });
+  return values;
+}
+
+}  // namespace shardops

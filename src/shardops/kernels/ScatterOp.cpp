@@ -1,0 +1,61 @@
+#include <type_traits>
+
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/kernels/Accumulate.hpp"
+#include "shardops/kernels/Assign.hpp"
+#include "shardops/kernels/Combine.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/Ops.hpp"
+#include "shardops/kernels/ScatterApply.hpp"
+
+namespace shardops {
+
+namespace {
+
+Tensor scatter_impl(ScatterOp op, const Tensor* tensor, const Tensor& indices, const Tensor& updates,
+                    const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  const char* name = scatter_op_name(op);
+  kx::ScopedRegion region(std::string("shardops::") + name);
+  const DType dtype = tensor ? tensor->dtype() : updates.dtype();
+  if (tensor) {
+    expect_index_dtype(name, 1, indices.dtype());
+    expect_dtype(name, 2, dtype, updates.dtype());
+  } else {
+    expect_index_dtype(name, 0, indices.dtype());
+  }
+  const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
+  Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
+                      : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");
+  if (g.empty_output) return out;
+
+  const ExecSpace space;
+  dispatch_index(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const kernels::IndexRowTarget<I, MemSpace> target{reinterpret_cast<const I*>(indices.data()), g.index_depth,
+                                                      kernels::IndexBounds::from(g.dims), 0};
+    auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return target(i) < 0; };
+    const std::int64_t bad = kernels::last_where(space, g.num_updates, bad_row, "shardops::scatter::validate");
+    if (bad >= 0 && options.bad_indices == BadIndices::Error) {
+      throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)));
+    }
+    scatter_apply(space, op, options.schedule, g.num_updates, target, updates, out, g.output_rows, g.slice_size);
+  });
+  space.fence();
+  return out;
+}
+
+}  // namespace
+
+Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,
+                  const OpOptions& options) {
+  return scatter_impl(ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
+}
+
+Tensor tensor_scatter(ScatterOp op, const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                      const OpOptions& options) {
+  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
+  return scatter_impl(op, &tensor, indices, updates, tensor.shape().dims(), options);
+}
+
+}  // namespace shardops

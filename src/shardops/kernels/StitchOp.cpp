@@ -1,0 +1,79 @@
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/kernels/Assign.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Ops.hpp"
+
+namespace shardops {
+
+namespace {
+
+// Stitch target of element i: the index itself; negative ones are skipped.
+struct StitchTarget {
+  const std::int32_t* ids;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
+};
+
+std::int64_t max_index(const ExecSpace& space, const std::vector<Tensor>& indices) {
+  std::int64_t result = -1;
+  for (const Tensor& t : indices) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
+    std::int64_t m = -1;
+    Kokkos::parallel_reduce(
+        "shardops::DynamicStitch::max_index", Kokkos::RangePolicy<ExecSpace>(space, 0, t.num_elements()),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
+          if (ids[i] > v) v = ids[i];
+        },
+        Kokkos::Max<std::int64_t>(m));
+    if (t.num_elements() > 0 && m > result) result = m;
+  }
+  return result;
+}
+
+}  // namespace
+
+Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data, const OpOptions& options) {
+  kx::ScopedRegion region("shardops::DynamicStitch");
+  const int n = static_cast<int>(indices.size());
+  for (int m = 0; m < n; ++m) expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
+  for (std::size_t m = 1; m < data.size(); ++m) expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+
+  const ExecSpace space;
+  std::vector<Shape> index_shapes, data_shapes;
+  for (const Tensor& t : indices) index_shapes.push_back(t.shape());
+  for (const Tensor& t : data) data_shapes.push_back(t.shape());
+  const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_index(space, indices));
+
+  for (const Tensor& t : indices) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
+    auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
+    const std::int64_t bad = kernels::first_where(space, t.num_elements(), negative, "shardops::DynamicStitch::validate");
+    if (bad >= 0 && options.bad_indices == BadIndices::Error) throw InvalidArgument(stitch_index_error(bad));
+  }
+
+  Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::DynamicStitch::merged");
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * merged.itemsize();
+  if (row_bytes == 0 || g.first_dim == 0) return merged;
+  dispatch_word(row_bytes, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule);
+    std::int64_t key = 0;
+    for (std::size_t m = 0; m < indices.size(); ++m) {
+      const StitchTarget target{reinterpret_cast<const std::int32_t*>(indices[m].data())};
+      assign.claim(g.rows[m], target, data[m].matrix<const W>(g.rows[m], words), key);
+      key += g.rows[m];
+    }
+    key = 0;
+    for (std::size_t m = 0; m < indices.size(); ++m) {
+      const StitchTarget target{reinterpret_cast<const std::int32_t*>(indices[m].data())};
+      assign.copy_winners(g.rows[m], target, data[m].matrix<const W>(g.rows[m], words), key);
+      key += g.rows[m];
+    }
+  });
+  space.fence();
+  return merged;
+}
+
+}  // namespace shardops

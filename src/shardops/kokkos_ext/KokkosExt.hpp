@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// \brief Every difference between Kokkos 3.4 (Debian, CI) and Kokkos 4.x (users'
+/// OpenMP/CUDA builds) lives here, and only here, so that the rest of the code
+/// is written once. Delete a guard when support for the older version is dropped.
+
+#include <Kokkos_Core.hpp>
+#include <cstring>
+#include <string>
+
+namespace shardops {
+namespace kx {
+
+/// min/max/swap usable in kernels: Kokkos 3.4 has no Kokkos::min/max (3.6+) and no
+/// kokkos_swap (4.3). std::min's argument order, so NaN handling matches Eigen's.
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr const T& min(const T& a, const T& b) {
+  return (b < a) ? b : a;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr const T& max(const T& a, const T& b) {
+  return (a < b) ? b : a;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION void swap(T& a, T& b) {
+  T t = a;
+  a = b;
+  b = t;
+}
+
+/// Reinterpret the bits of a trivially copyable value (std::bit_cast is C++20).
+template <class To, class From>
+KOKKOS_INLINE_FUNCTION To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "shardops::kx::bit_cast: sizes differ");
+  To to;
+  memcpy(&to, &from, sizeof(To));
+  return to;
+}
+
+/// RAII profiling region (Kokkos::Profiling::ScopedRegion is 4.1+).
+class ScopedRegion {
+ public:
+  explicit ScopedRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+  ScopedRegion(const ScopedRegion&) = delete;
+  ScopedRegion& operator=(const ScopedRegion&) = delete;
+};
+
+/// Labelled fence where the Kokkos version has one (3.6+), plain fence otherwise.
+template <class ExecSpace>
+void fence(const ExecSpace& space, const char* label) {
+#if KOKKOS_VERSION >= 30600
+  space.fence(label);
+#else
+  (void)label;
+  space.fence();
+#endif
+}
+
+/// Number of threads an execution space instance runs (static in 3.x, a member in 4.x;
+/// calling it on an instance works for both).
+template <class ExecSpace>
+int concurrency(const ExecSpace& space) {
+  return static_cast<int>(space.concurrency());
+}
+
+/// Uninitialised allocation in a memory space (the 3.4 and 4.x spellings of the
+/// WithoutInitializing mirror differ; view_alloc with a label works in both).
+template <class ViewType>
+ViewType make_uninitialized(const std::string& label, std::size_t n) {
+  return ViewType(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), n);
+}
+
+}  // namespace kx
+}  // namespace shardops
+
+/// Hint that \p addr will be read soon. Random-target scatter and gather are latency
+/// bound (shared/reference/kernel-floors.md): keeping misses in flight is worth 2x on
+/// a CPU. Device passes compile it away.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
+#define SHARDOPS_PREFETCH(addr) ((void)0)
+#elif defined(__GNUC__) || defined(__clang__)
+#define SHARDOPS_PREFETCH(addr) __builtin_prefetch((addr))
+#else
+#define SHARDOPS_PREFETCH(addr) ((void)0)
+#endif

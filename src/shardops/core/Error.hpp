@@ -42,4 +42,14 @@ class InternalError : public Error {
   explicit InternalError(const std::string& message) : Error(ErrorKind::Internal, message) {}
 };
 
+/// Throws the Error subclass that matches \p kind.
+[[noreturn]] inline void throw_error(ErrorKind kind, const std::string& message) {
+  switch (kind) {
+    case ErrorKind::InvalidArgument: throw InvalidArgument(message);
+    case ErrorKind::IO: throw IOError(message);
+    case ErrorKind::Internal: break;
+  }
+  throw InternalError(message);
+}
+
 }  // namespace shardops

@@ -102,6 +102,18 @@ Tensor Tensor::deep_copy(const std::string& label) const {
   return out;
 }
 
+Tensor Tensor::adopt(DType dtype, Shape shape, Kokkos::View<unsigned char*, MemSpace> storage) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  if (storage.extent(0) != t.nbytes()) {
+    throw InternalError("Tensor::adopt: " + std::to_string(storage.extent(0)) + " bytes for " + t.shape_.str() + " " +
+                        dtype_name(dtype));
+  }
+  t.storage_ = std::move(storage);
+  return t;
+}
+
 Tensor Tensor::from_host_bytes(DType dtype, Shape shape, const void* bytes, std::size_t nbytes) {
   Tensor t(dtype, std::move(shape), Init::Uninitialized, "shardops::Tensor::from_host");
   if (nbytes != t.nbytes()) {

@@ -62,6 +62,9 @@ class Tensor {
   /// Copy all elements from \p src (same dtype and element count).
   void copy_from(const Tensor& src);
 
+  /// Wrap an existing allocation of exactly nbytes (e.g. a receive buffer).
+  static Tensor adopt(DType dtype, Shape shape, Kokkos::View<unsigned char*, MemSpace> storage);
+
   /// Build from host bytes (tests, I/O).
   static Tensor from_host_bytes(DType dtype, Shape shape, const void* bytes, std::size_t nbytes);
   /// The elements as host bytes.

@@ -1,12 +1,12 @@
 #pragma once
 /// \file
-/// \brief Assign rows to target rows where the last writer in index order wins:
-/// DynamicStitch, ParallelDynamicStitch and TensorScatterUpdate.
+/// \brief Assign rows to target rows where the writer with the largest order key
+/// wins: DynamicStitch, ParallelDynamicStitch and TensorScatterUpdate.
 ///
-/// Sequential schedule: one in-order pass. Parallel schedule: every target row
-/// records the largest order key that writes it (atomic max of an integer, whose
-/// result does not depend on the order the atomics run in), then the winning rows
-/// are copied. Both give the same bytes.
+/// Sequential schedule (keys increase in call order): one in-order pass. Parallel
+/// schedule (any key order): every target row records the largest key that writes
+/// it — an atomic max of an integer, whose result does not depend on the order the
+/// atomics run in — then the winning rows are copied. Both give the same bytes.
 
 #include <cstdint>
 #include <string>
@@ -20,10 +20,22 @@
 namespace shardops {
 namespace kernels {
 
-/// \brief Last-writer-wins assignment into \p out over one or more source batches
-/// given in order. A batch is n rows, a target_of(i) functor (-1 = skip) and the
-/// source matrix. For the parallel schedule, keys must grow across batches: batch
-/// b's row i has key key_base + i.
+/// Order key of row i of a batch: base + i.
+struct ConsecutiveKeys {
+  std::int64_t base;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return base + i; }
+};
+
+/// Order key of row i read from an array.
+struct KeysFrom {
+  const std::int64_t* keys;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return keys[i]; }
+};
+
+/// \brief Last-writer-wins assignment into \p out over one or more source batches.
+/// A batch is n rows, target_of(i) (-1 = skip), key_of(i) and the source matrix.
+/// With the sequential schedule batches must be given in key order and keys must
+/// increase within a batch.
 template <class ExecSpace, class W>
 class LastWriterAssign {
  public:
@@ -41,13 +53,13 @@ class LastWriterAssign {
   Schedule schedule() const { return schedule_; }
 
   /// Sequential: copies the batch now. Parallel: records the batch's claims.
-  template <class TargetOf>
-  void claim(std::int64_t n, const TargetOf& target_of, const MatrixView<const W, Mem>& src, std::int64_t key_base) {
+  template <class TargetOf, class KeyOf>
+  void claim(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of, const MatrixView<const W, Mem>& src) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
-    if (n == 0) return;
+    if (n == 0 || words == 0) return;
+    W* dst = out_.data();
+    const W* s = src.data();
     if (schedule_ == Schedule::Sequential) {
-      W* dst = out_.data();
-      const W* s = src.data();
       Kokkos::parallel_for(
           "shardops::LastWriterAssign::sequential", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1),
           KOKKOS_LAMBDA(const int) {
@@ -63,17 +75,17 @@ class LastWriterAssign {
         "shardops::LastWriterAssign::claim", Kokkos::RangePolicy<ExecSpace>(space_, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int64_t t = target_of(i);
-          if (t >= 0) Kokkos::atomic_fetch_max(&winner(t), key_base + i);
+          if (t >= 0) Kokkos::atomic_fetch_max(&winner(t), key_of(i));
         });
   }
 
-  /// Parallel schedule only: copies the winning rows of a batch (call for every
-  /// batch after all claims).
-  template <class TargetOf>
-  void copy_winners(std::int64_t n, const TargetOf& target_of, const MatrixView<const W, Mem>& src,
-                    std::int64_t key_base) {
-    if (schedule_ != Schedule::Parallel || n == 0) return;
+  /// Parallel schedule: copies the winning rows of a batch (call for every batch
+  /// after all claims). Sequential: nothing left to do.
+  template <class TargetOf, class KeyOf>
+  void copy_winners(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of,
+                    const MatrixView<const W, Mem>& src) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
+    if (schedule_ != Schedule::Parallel || n == 0 || words == 0) return;
     auto winner = winner_;
     W* dst = out_.data();
     const W* s = src.data();
@@ -81,7 +93,7 @@ class LastWriterAssign {
         "shardops::LastWriterAssign::copy", Kokkos::RangePolicy<ExecSpace>(space_, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int64_t t = target_of(i);
-          if (t >= 0 && winner(t) == key_base + i) copy_row(dst + t * words, s + i * words, words);
+          if (t >= 0 && winner(t) == key_of(i)) copy_row(dst + t * words, s + i * words, words);
         });
   }
 

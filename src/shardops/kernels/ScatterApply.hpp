@@ -33,8 +33,8 @@ void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, std:
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
       kernels::LastWriterAssign<ExecSpace, W> assign(space, out.matrix<W>(out_rows, words), schedule);
       const auto src = updates.matrix<const W>(n, words);
-      assign.claim(n, target, src, 0);
-      assign.copy_winners(n, target, src, 0);
+      assign.claim(n, target, kernels::ConsecutiveKeys{0}, src);
+      assign.copy_winners(n, target, kernels::ConsecutiveKeys{0}, src);
     });
     return;
   }

@@ -62,13 +62,13 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
     std::int64_t key = 0;
     for (std::size_t m = 0; m < indices.size(); ++m) {
       const StitchTarget target{reinterpret_cast<const std::int32_t*>(indices[m].data())};
-      assign.claim(g.rows[m], target, data[m].matrix<const W>(g.rows[m], words), key);
+      assign.claim(g.rows[m], target, kernels::ConsecutiveKeys{key}, data[m].matrix<const W>(g.rows[m], words));
       key += g.rows[m];
     }
     key = 0;
     for (std::size_t m = 0; m < indices.size(); ++m) {
       const StitchTarget target{reinterpret_cast<const std::int32_t*>(indices[m].data())};
-      assign.copy_winners(g.rows[m], target, data[m].matrix<const W>(g.rows[m], words), key);
+      assign.copy_winners(g.rows[m], target, kernels::ConsecutiveKeys{key}, data[m].matrix<const W>(g.rows[m], words));
       key += g.rows[m];
     }
   });

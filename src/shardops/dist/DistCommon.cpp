@@ -1,0 +1,29 @@
+#include "shardops/dist/DistCommon.hpp"
+
+#include "shardops/dist/DistOps.hpp"
+
+namespace shardops {
+
+namespace {
+std::int64_t g_last_bytes_sent = 0;
+}
+
+std::int64_t last_bytes_sent() { return g_last_bytes_sent; }
+void set_last_bytes_sent(std::int64_t bytes) { g_last_bytes_sent = bytes; }
+
+DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index) {
+  if (index.is_scalar()) {
+    if (data.is_scalar()) return data;
+    return data.redistribute(comm, RowLayout::on_rank(data.layout().total(), comm.size(), 0));
+  }
+  if (data.is_scalar() || data.layout() == index.layout()) return data;
+  if (data.layout().total() != index.layout().total()) return data;  // shape check will report it
+  return data.redistribute(comm, index.layout());
+}
+
+void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message) {
+  PendingError e{ErrorKind::InvalidArgument, message, order};
+  agree_on_error(comm, found ? &e : nullptr);
+}
+
+}  // namespace shardops

@@ -1,0 +1,95 @@
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/dist/DistCommon.hpp"
+#include "shardops/dist/DistOps.hpp"
+#include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Gather.hpp"
+
+namespace shardops {
+
+DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in, const OpOptions& options) {
+  kx::ScopedRegion region("shardops::dist::GatherNd");
+  set_last_bytes_sent(0);
+  expect_index_dtype("GatherNd", 1, indices_in.dtype());
+  const GatherGeometry g = check_gather_nd(params.shape(), indices_in.shape());
+  const int me = comm.rank();
+  // A rank-1 index is one index row: bring it whole to rank 0, which owns the output.
+  const DistTensor indices = indices_in.shape().rank() == 1
+                                 ? indices_in.redistribute(comm, RowLayout::on_rank(indices_in.shape().dim(0), comm.size(), 0))
+                                 : indices_in;
+  const bool one_row = indices_in.shape().rank() == 1;
+  const RowLayout out_layout =
+      one_row ? (g.output.rank() == 0 ? RowLayout::on_rank(1, comm.size(), 0)
+                                      : RowLayout::on_rank(g.output.dim(0), comm.size(), 0))
+              : indices.layout();
+  const std::int64_t n = one_row ? (me == 0 ? 1 : 0) : indices.local().num_elements() / std::max(g.index_depth, 1);
+  const std::int64_t local_index_rows = one_row ? n : indices.layout().count(me) * (indices.row_elements() / std::max(g.index_depth, 1));
+  const std::int64_t first_row = one_row ? 0 : indices.row_offset() * (indices.row_elements() / std::max(g.index_depth, 1));
+  (void)local_index_rows;
+  const Shape local_shape = one_row ? (me == 0 ? g.output : (g.output.rank() == 0 ? Shape{0} : g.output.with_dim0(0)))
+                                    : g.output.with_dim0(out_layout.count(me));
+  Tensor out(params.dtype(), local_shape, Init::Zero, "shardops::dist::GatherNd::output");
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
+
+  if (g.index_depth == 0) {
+    // Every index row selects all of params: replicate params, gather locally.
+    const Tensor full = params.allgather(comm);
+    if (n > 0 && row_bytes > 0) {
+      const Tensor local = gather_nd(full, indices.local().reshaped(indices.local().shape()), options);
+      out.copy_from(local.reshaped(out.shape()));
+    }
+    return DistTensor(out, g.output, out_layout, me);
+  }
+
+  const ExecSpace space;
+  const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
+  const std::int64_t rows_per_dim0 = bounds.strides[0];
+  dispatch_index(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* idx = reinterpret_cast<const I*>(indices.local().data());
+    const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
+    if (options.bad_indices == BadIndices::Error) {
+      auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return linear(i) < 0; };
+      const std::int64_t bad = kernels::last_where(space, n, bad_row, "shardops::dist::GatherNd::validate");
+      std::string message;
+      if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
+      agree_index_error(comm, bad >= 0, -(first_row + bad), message);
+    }
+    // Ask the owner of each index's first coordinate for the row, by its local number.
+    const OwnerOf owner = params.layout().device_owner();
+    Kokkos::View<std::int64_t*, MemSpace> request("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
+    Kokkos::View<int*, MemSpace> dest("shardops::dist::GatherNd::dest", static_cast<std::size_t>(n));
+    Kokkos::parallel_for(
+        "shardops::dist::GatherNd::route", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t row = linear(i);
+          const int r = row < 0 ? -1 : owner(static_cast<std::int64_t>(idx[i * bounds.depth]));
+          dest(i) = r;
+          request(i) = row < 0 ? -1 : row - owner.offset(r) * rows_per_dim0;
+        });
+    auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return dest(i); };
+    const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+    const ByteView asked = plan.forward(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
+    // Owner side: copy the requested rows, in request order, and send them back.
+    ByteView reply(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::GatherNd::reply"),
+                   static_cast<std::size_t>(plan.num_recv()) * row_bytes);
+    const std::int64_t local_params_rows = params.layout().count(me) * rows_per_dim0;
+    if (row_bytes > 0) {
+      dispatch_word(row_bytes, [&](auto wtag) {
+        using W = typename decltype(wtag)::type;
+        const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+        kernels::gather_rows<ExecSpace, W>(
+            space, plan.num_recv(), ReceivedRow{reinterpret_cast<const std::int64_t*>(asked.data())},
+            params.local().matrix<const W>(local_params_rows, words),
+            MatrixView<W>(reinterpret_cast<W*>(reply.data()), static_cast<std::size_t>(plan.num_recv()),
+                          static_cast<std::size_t>(words)));
+      });
+    }
+    const ByteView answered = plan.exchange_reverse(reply, row_bytes);
+    set_last_bytes_sent(plan.bytes_sent());
+    plan.unpack(answered, out.data(), row_bytes);  // rows not asked for (ignored bad indices) are zero
+  });
+  space.fence();
+  return DistTensor(out, g.output, out_layout, me);
+}
+
+}  // namespace shardops

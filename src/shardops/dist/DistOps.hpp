@@ -1,0 +1,44 @@
+#pragma once
+/// \file
+/// \brief The ops on row-sharded tensors. Every function is collective over \p comm.
+///
+/// Results are byte-identical for any number of ranks and equal to the one-rank ops
+/// (kernels/Ops.hpp), hence to TensorFlow's CPU result. Validation is collective:
+/// shape checks use global shapes (every rank reaches the same verdict), index
+/// checks are agreed with one allreduce, and every rank raises the message a
+/// one-rank run would raise. Output layouts (SPEC section 2): DynamicPartition
+/// outputs stay where their rows were; DynamicStitch and ScatterNd are balanced;
+/// TensorScatter* keep the layout of \p tensor; GatherNd the layout of \p indices.
+/// Paired inputs (data with partitions, data[m] with indices[m], updates with
+/// indices) are moved to their index tensor's layout first if it differs.
+
+#include <cstdint>
+#include <vector>
+
+#include "shardops/dist/DistTensor.hpp"
+#include "shardops/kernels/Ops.hpp"
+
+namespace shardops {
+
+/// Bytes sent to other ranks by the last dist op on this rank (for reports).
+std::int64_t last_bytes_sent();
+
+std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
+                                          std::int64_t num_partitions, const OpOptions& options = {});
+
+DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                          const OpOptions& options = {});
+
+DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
+                      const std::vector<std::int64_t>& shape, const OpOptions& options = {});
+
+DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                          const DistTensor& updates, const OpOptions& options = {});
+
+DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices,
+                     const OpOptions& options = {});
+
+/// \p data moved to \p index's layout (a scalar index: all of data on rank 0).
+DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index);
+
+}  // namespace shardops

@@ -1,0 +1,94 @@
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/dist/DistCommon.hpp"
+#include "shardops/dist/DistOps.hpp"
+#include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/ScatterApply.hpp"
+
+namespace shardops {
+
+namespace {
+
+DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  const char* name = scatter_op_name(op);
+  kx::ScopedRegion region(std::string("shardops::dist::") + name);
+  const DType dtype = tensor ? tensor->dtype() : updates.dtype();
+  if (tensor) {
+    expect_index_dtype(name, 1, indices.dtype());
+    expect_dtype(name, 2, dtype, updates.dtype());
+  } else {
+    expect_index_dtype(name, 0, indices.dtype());
+  }
+  const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
+  const int me = comm.rank();
+  const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
+  Tensor out = tensor ? tensor->local().deep_copy("shardops::dist::TensorScatter::output")
+                      : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");
+  DistTensor result(out, g.output, out_layout, me);
+  set_last_bytes_sent(0);
+  if (g.empty_output) return result;
+
+  const ExecSpace space;
+  const DistTensor upd = align_to(comm, updates, indices);
+  const std::int64_t n = indices.local().num_elements() / g.index_depth;                  // local index rows
+  const std::int64_t first_row = indices.row_offset() * (indices.row_elements() / g.index_depth);  // global index row
+  const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
+  const std::int64_t rows_per_dim0 = bounds.strides[0];  // output rows per index of dim 0
+
+  dispatch_index(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* idx = reinterpret_cast<const I*>(indices.local().data());
+    const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
+    if (options.bad_indices == BadIndices::Error) {
+      // TF reports the last bad row: agree on the largest global row (smallest -row).
+      auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return linear(i) < 0; };
+      const std::int64_t bad = kernels::last_where(space, n, bad_row, "shardops::dist::scatter::validate");
+      std::string message;
+      if (bad >= 0) {
+        message = scatter_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
+      }
+      agree_index_error(comm, bad >= 0, -(first_row + bad), message);
+    }
+    // Route each update to the owner of its first coordinate, with its row there.
+    const OwnerOf owner = out_layout.device_owner();
+    Kokkos::View<std::int64_t*, MemSpace> target("shardops::dist::scatter::target", static_cast<std::size_t>(n));
+    Kokkos::View<int*, MemSpace> dest("shardops::dist::scatter::dest", static_cast<std::size_t>(n));
+    Kokkos::parallel_for(
+        "shardops::dist::scatter::route", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t row = linear(i);
+          const int r = row < 0 ? -1 : owner(static_cast<std::int64_t>(idx[i * bounds.depth]));
+          dest(i) = r;
+          target(i) = row < 0 ? -1 : row - owner.offset(r) * rows_per_dim0;
+        });
+    auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return dest(i); };
+    const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+    const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
+    const ByteView recv_target = plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+    const ByteView recv_rows = plan.forward(upd.local().data(), row_bytes);
+    set_last_bytes_sent(plan.bytes_sent());
+    // Receive order is global order (source rank, then local order): apply in it.
+    const Tensor received = Tensor::adopt(dtype, Shape{plan.num_recv(), g.slice_size}, recv_rows);
+    const ReceivedRow to{reinterpret_cast<const std::int64_t*>(recv_target.data())};
+    scatter_apply(space, op, options.schedule, plan.num_recv(), to, received, out, out_layout.count(me) * rows_per_dim0,
+                  g.slice_size);
+  });
+  space.fence();
+  return result;
+}
+
+}  // namespace
+
+DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
+                      const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
+}
+
+DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                          const DistTensor& updates, const OpOptions& options) {
+  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
+  return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
+}
+
+}  // namespace shardops

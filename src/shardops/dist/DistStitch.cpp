@@ -1,0 +1,124 @@
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/dist/DistCommon.hpp"
+#include "shardops/dist/DistOps.hpp"
+#include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/kernels/Assign.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+
+namespace shardops {
+
+namespace {
+
+std::int64_t local_max(const ExecSpace& space, const Tensor& ids) {
+  const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
+  std::int64_t m = -1;
+  Kokkos::parallel_reduce(
+      "shardops::dist::DynamicStitch::max_index", Kokkos::RangePolicy<ExecSpace>(space, 0, ids.num_elements()),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
+        if (p[i] > v) v = p[i];
+      },
+      Kokkos::Max<std::int64_t>(m));
+  return ids.num_elements() > 0 ? m : -1;
+}
+
+}  // namespace
+
+DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                          const OpOptions& options) {
+  kx::ScopedRegion region("shardops::dist::DynamicStitch");
+  const ExecSpace space;
+  const int n = static_cast<int>(indices.size());
+  for (int m = 0; m < n; ++m) expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
+  for (std::size_t m = 1; m < data.size(); ++m) expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+  std::vector<Shape> index_shapes, data_shapes;
+  for (const DistTensor& t : indices) index_shapes.push_back(t.shape());
+  for (const DistTensor& t : data) data_shapes.push_back(t.shape());
+  std::int64_t mx = -1;
+  for (const DistTensor& t : indices) mx = std::max(mx, local_max(space, t.local()));
+  const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, comm.max(mx));
+
+  // Global order of element i of input m: (m, global flat position).
+  std::vector<std::int64_t> key_base(indices.size()), first_flat(indices.size());
+  std::int64_t base = 0;
+  for (std::size_t m = 0; m < indices.size(); ++m) {
+    key_base[m] = base;
+    first_flat[m] = indices[m].row_offset() * indices[m].row_elements();
+    base += g.rows[m];
+  }
+  if (options.bad_indices == BadIndices::Error) {
+    bool found = false;
+    std::int64_t order = 0, flat = 0;
+    for (std::size_t m = 0; m < indices.size() && !found; ++m) {
+      const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
+      auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
+      const std::int64_t bad = kernels::first_where(space, indices[m].local().num_elements(), negative,
+                                                    "shardops::dist::DynamicStitch::validate");
+      if (bad >= 0) {
+        found = true;
+        flat = first_flat[m] + bad;
+        order = key_base[m] + flat;
+      }
+    }
+    agree_index_error(comm, found, order, stitch_index_error(flat));
+  }
+
+  // Route every (target, key, row) to the owner of its target row.
+  const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
+  const OwnerOf owner = out_layout.device_owner();
+  std::int64_t total = 0;
+  std::vector<std::int64_t> local_first(indices.size());
+  for (std::size_t m = 0; m < indices.size(); ++m) {
+    local_first[m] = total;
+    total += indices[m].local().num_elements();
+  }
+  Kokkos::View<int*, MemSpace> dest("shardops::dist::DynamicStitch::dest", static_cast<std::size_t>(total));
+  Kokkos::View<std::int64_t*, MemSpace> target("shardops::dist::DynamicStitch::target", static_cast<std::size_t>(total));
+  Kokkos::View<std::int64_t*, MemSpace> key("shardops::dist::DynamicStitch::key", static_cast<std::size_t>(total));
+  for (std::size_t m = 0; m < indices.size(); ++m) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
+    const std::int64_t first = local_first[m], kb = key_base[m] + first_flat[m];
+    Kokkos::parallel_for(
+        "shardops::dist::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, 0, indices[m].local().num_elements()),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int32_t idx = ids[i];
+          const int r = idx < 0 ? -1 : owner(idx);
+          dest(first + i) = r;
+          target(first + i) = idx < 0 ? -1 : idx - owner.offset(r);
+          key(first + i) = kb + i;
+        });
+  }
+  auto dest_of = KOKKOS_LAMBDA(const std::int64_t j)->std::int64_t { return dest(j); };
+  const ExchangePlan plan = ExchangePlan::build(comm, total, dest_of);
+  const ByteView recv_target = plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+  const ByteView recv_key = plan.forward(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
+  ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::DynamicStitch::send"),
+                static_cast<std::size_t>(plan.num_send()) * row_bytes);
+  for (std::size_t m = 0; m < indices.size(); ++m) {
+    const DistTensor rows = align_to(comm, data[m], indices[m]);
+    plan.pack(send, local_first[m], rows.local().data(), indices[m].local().num_elements(), row_bytes);
+  }
+  const ByteView recv_rows = plan.exchange(send, row_bytes);
+  set_last_bytes_sent(plan.bytes_sent());
+
+  const int me = comm.rank();
+  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::DynamicStitch::merged");
+  if (row_bytes > 0 && plan.num_recv() > 0) {
+    dispatch_word(row_bytes, [&](auto tag) {
+      using W = typename decltype(tag)::type;
+      const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+      // Rows arrive by source rank, not by key: the keyed (atomic max) schedule.
+      kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), Schedule::Parallel);
+      const ReceivedRow to{reinterpret_cast<const std::int64_t*>(recv_target.data())};
+      const kernels::KeysFrom keys{reinterpret_cast<const std::int64_t*>(recv_key.data())};
+      const MatrixView<const W> src(reinterpret_cast<const W*>(recv_rows.data()), static_cast<std::size_t>(plan.num_recv()),
+                                    static_cast<std::size_t>(words));
+      assign.claim(plan.num_recv(), to, keys, src);
+      assign.copy_winners(plan.num_recv(), to, keys, src);
+    });
+  }
+  space.fence();
+  return DistTensor(merged, g.output, out_layout, me);
+}
+
+}  // namespace shardops

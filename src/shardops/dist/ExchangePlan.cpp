@@ -1,0 +1,211 @@
+#include "shardops/dist/ExchangePlan.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/dist/GpuAwareMpi.hpp"
+#include "shardops/kernels/RowCopy.hpp"
+
+namespace shardops {
+
+namespace {
+
+std::int64_t g_max_rows_per_round = INT_MAX;
+
+// A committed MPI datatype of one row, freed on scope exit.
+class RowType {
+ public:
+  explicit RowType(std::size_t row_bytes) {
+    if (row_bytes > static_cast<std::size_t>(INT_MAX)) throw InvalidArgument("a row of " + std::to_string(row_bytes) + " bytes is too large to send");
+    check_mpi(MPI_Type_contiguous(static_cast<int>(row_bytes), MPI_BYTE, &type_), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&type_), "MPI_Type_commit");
+  }
+  ~RowType() { MPI_Type_free(&type_); }
+  RowType(const RowType&) = delete;
+  RowType& operator=(const RowType&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+using HostBytes = Kokkos::View<unsigned char*, Kokkos::HostSpace>;
+
+// Copies rows [from, from+n) of src to rows [to, to+n) of dst (same row size).
+template <class Dst, class Src>
+void copy_rows(const Dst& dst, std::int64_t to, const Src& src, std::int64_t from, std::int64_t n, std::size_t row_bytes) {
+  if (n == 0 || row_bytes == 0) return;
+  const std::size_t b = row_bytes;
+  Kokkos::deep_copy(Kokkos::subview(dst, std::make_pair(static_cast<std::size_t>(to) * b, static_cast<std::size_t>(to + n) * b)),
+                    Kokkos::subview(src, std::make_pair(static_cast<std::size_t>(from) * b, static_cast<std::size_t>(from + n) * b)));
+}
+
+}  // namespace
+
+void ExchangePlan::set_max_rows_per_round(std::int64_t rows) { g_max_rows_per_round = std::max<std::int64_t>(1, std::min<std::int64_t>(rows, INT_MAX)); }
+std::int64_t ExchangePlan::max_rows_per_round() { return g_max_rows_per_round; }
+
+void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
+  comm_ = comm;
+  const std::size_t n = static_cast<std::size_t>(nranks_);
+  send_counts_.assign(n, 0);
+  send_offsets_.assign(n + 1, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    send_counts_[r] = bucket_begin[r + 1] - bucket_begin[r];
+    send_offsets_[r + 1] = send_offsets_[r] + send_counts_[r];
+  }
+  recv_counts_.assign(n, 0);
+  check_mpi(MPI_Alltoall(send_counts_.data(), 1, MPI_INT64_T, recv_counts_.data(), 1, MPI_INT64_T, comm.get()),
+            "MPI_Alltoall");
+  recv_offsets_.assign(n + 1, 0);
+  for (std::size_t r = 0; r < n; ++r) recv_offsets_[r + 1] = recv_offsets_[r] + recv_counts_[r];
+}
+
+ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_t>& scounts,
+                             const std::vector<std::int64_t>& soffs, const std::vector<std::int64_t>& rcounts,
+                             const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
+                             std::size_t row_bytes) const {
+  const Comm& comm = *comm_;
+  ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
+  ByteView recv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv"),
+                static_cast<std::size_t>(total_recv) * row_bytes);
+  const std::size_t me = static_cast<std::size_t>(self_);
+  // Rows to self never touch MPI.
+  copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);
+  std::int64_t sent_bytes = 0;
+  for (std::size_t r = 0; r < scounts.size(); ++r) {
+    if (r != me) sent_bytes += scounts[r] * static_cast<std::int64_t>(row_bytes);
+  }
+  *bytes_sent_ += sent_bytes;
+  if (row_bytes == 0) return recv;
+
+  // MPI reads host memory unless it takes MemSpace pointers (GPU-aware).
+  const bool direct = mpi_takes_memspace_pointers();
+  auto send_host = direct ? HostBytes() : Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
+  auto recv_host = direct ? HostBytes() : HostBytes("shardops::ExchangePlan::recv_host", recv.extent(0));
+  unsigned char* sbase = direct ? send.data() : send_host.data();
+  unsigned char* rbase = direct ? recv.data() : recv_host.data();
+
+  const RowType type(row_bytes);
+  const int n = nranks_;
+  const std::int64_t cap = std::max<std::int64_t>(1, g_max_rows_per_round / n);
+  // Rounds this rank needs; every rank runs the largest number (the call is collective).
+  std::int64_t my_rounds = 1;
+  for (int r = 0; r < n; ++r) {
+    if (r == self_) continue;
+    my_rounds = std::max(my_rounds, (scounts[static_cast<std::size_t>(r)] + cap - 1) / cap);
+    my_rounds = std::max(my_rounds, (rcounts[static_cast<std::size_t>(r)] + cap - 1) / cap);
+  }
+  const bool single = my_rounds == 1 && soffs.back() <= INT_MAX && roffs.back() <= INT_MAX;
+  const std::int64_t rounds = comm.max(single ? 1 : std::max<std::int64_t>(my_rounds, 2));
+
+  std::vector<int> sc(static_cast<std::size_t>(n)), sd(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n)),
+      rd(static_cast<std::size_t>(n));
+  if (rounds == 1) {
+    for (int r = 0; r < n; ++r) {
+      const std::size_t u = static_cast<std::size_t>(r);
+      sc[u] = r == self_ ? 0 : static_cast<int>(scounts[u]);
+      rc[u] = r == self_ ? 0 : static_cast<int>(rcounts[u]);
+      sd[u] = static_cast<int>(soffs[u]);
+      rd[u] = static_cast<int>(roffs[u]);
+    }
+    check_mpi(MPI_Alltoallv(sbase, sc.data(), sd.data(), type.get(), rbase, rc.data(), rd.data(), type.get(), comm.get()),
+              "MPI_Alltoallv");
+  } else {
+    // Split: each round moves at most `cap` rows per peer through compact staging
+    // buffers, so no count or displacement exceeds an int.
+    std::vector<unsigned char> sstage(static_cast<std::size_t>(cap * n) * row_bytes), rstage(sstage.size());
+    for (std::int64_t round = 0; round < rounds; ++round) {
+      int spos = 0, rpos = 0;
+      for (int r = 0; r < n; ++r) {
+        const std::size_t u = static_cast<std::size_t>(r);
+        const std::int64_t done = round * cap;
+        const std::int64_t s = r == self_ ? 0 : std::max<std::int64_t>(0, std::min(cap, scounts[u] - done));
+        const std::int64_t q = r == self_ ? 0 : std::max<std::int64_t>(0, std::min(cap, rcounts[u] - done));
+        if (s > 0) std::memcpy(sstage.data() + spos * row_bytes, sbase + (soffs[u] + done) * row_bytes, static_cast<std::size_t>(s) * row_bytes);
+        sc[u] = static_cast<int>(s);
+        sd[u] = spos;
+        rc[u] = static_cast<int>(q);
+        rd[u] = rpos;
+        spos += static_cast<int>(s);
+        rpos += static_cast<int>(q);
+      }
+      check_mpi(MPI_Alltoallv(sstage.data(), sc.data(), sd.data(), type.get(), rstage.data(), rc.data(), rd.data(),
+                              type.get(), comm.get()),
+                "MPI_Alltoallv");
+      for (int r = 0; r < n; ++r) {
+        const std::size_t u = static_cast<std::size_t>(r);
+        if (rc[u] > 0) std::memcpy(rbase + (roffs[u] + round * cap) * row_bytes, rstage.data() + rd[u] * row_bytes, static_cast<std::size_t>(rc[u]) * row_bytes);
+      }
+    }
+  }
+  if (!direct) {
+    // Keep the self rows copied above: bring only the MPI-received segments back.
+    for (int r = 0; r < n; ++r) {
+      const std::size_t u = static_cast<std::size_t>(r);
+      if (r != self_) copy_rows(recv, roffs[u], recv_host, roffs[u], rcounts[u], row_bytes);
+    }
+  }
+  return recv;
+}
+
+ByteView ExchangePlan::exchange(const ByteView& send, std::size_t row_bytes) const {
+  return route(send, send_counts_, send_offsets_, recv_counts_, recv_offsets_, num_recv(), row_bytes);
+}
+
+ByteView ExchangePlan::exchange_reverse(const ByteView& reply, std::size_t row_bytes) const {
+  return route(reply, recv_counts_, recv_offsets_, send_counts_, send_offsets_, num_send(), row_bytes);
+}
+
+void ExchangePlan::pack(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
+                        std::size_t row_bytes) const {
+  if (count == 0 || row_bytes == 0) return;
+  const ExecSpace space;
+  auto slot = slot_;
+  dispatch_word(row_bytes, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    const W* src = reinterpret_cast<const W*>(rows);
+    W* dst = reinterpret_cast<W*>(send.data());
+    Kokkos::parallel_for(
+        "shardops::ExchangePlan::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, count),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t s = slot(first + i);
+          if (s >= 0) kernels::copy_row(dst + s * words, src + i * words, words);
+        });
+  });
+}
+
+void ExchangePlan::unpack(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const {
+  if (num_rows_ == 0 || row_bytes == 0) return;
+  const ExecSpace space;
+  auto slot = slot_;
+  dispatch_word(row_bytes, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    const W* src = reinterpret_cast<const W*>(packed.data());
+    W* dst = reinterpret_cast<W*>(out);
+    Kokkos::parallel_for(
+        "shardops::ExchangePlan::unpack", Kokkos::RangePolicy<ExecSpace>(space, 0, num_rows_),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t s = slot(i);
+          if (s >= 0) {
+            kernels::copy_row(dst + i * words, src + s * words, words);
+          } else {
+            kernels::zero_row(dst + i * words, words);
+          }
+        });
+  });
+  space.fence();
+}
+
+ByteView ExchangePlan::forward(const unsigned char* local, std::size_t row_bytes) const {
+  ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send"),
+                static_cast<std::size_t>(num_send()) * row_bytes);
+  pack(send, 0, local, num_rows_, row_bytes);
+  return exchange(send, row_bytes);
+}
+
+}  // namespace shardops

@@ -1,0 +1,107 @@
+#pragma once
+/// \file
+/// \brief Who sends which rows where, built once, used for several payloads.
+///
+/// Build: each local row gets a destination rank (or -1: not sent). Rows are packed
+/// by destination with the stable bucket sort (kernels/BucketSort.hpp), so each
+/// destination receives a source's rows in that source's local order; one
+/// MPI_Alltoall exchanges the counts. A payload then moves with MPI_Alltoallv over a
+/// row-sized datatype (counts are rows, never bytes), split into rounds if a count
+/// or displacement would overflow int. Rows a rank sends to itself are copied, not
+/// passed through MPI. Receive order: source rank 0's rows first, each source's rows
+/// in its local order — for block-sharded tensors, global order.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Tensor.hpp"
+#include "shardops/dist/Comm.hpp"
+#include "shardops/kernels/BucketSort.hpp"
+
+namespace shardops {
+
+/// Raw bytes in MemSpace.
+using ByteView = Kokkos::View<unsigned char*, MemSpace>;
+
+class ExchangePlan {
+ public:
+  ExchangePlan() = default;
+
+  /// \brief Collective. \p dest_of(i) is the destination rank of local row i in
+  /// [0, n), or -1 for a row that is not sent.
+  template <class DestOf>
+  static ExchangePlan build(const Comm& comm, std::int64_t n, const DestOf& dest_of) {
+    const ExecSpace space;
+    ExchangePlan plan;
+    plan.nranks_ = comm.size();
+    plan.self_ = comm.rank();
+    plan.num_rows_ = n;
+    auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan");
+    Kokkos::View<std::int64_t*, MemSpace> slot(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::slot"),
+                                               static_cast<std::size_t>(n));
+    Kokkos::deep_copy(space, slot, std::int64_t(-1));
+    auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { slot(i) = s; };
+    kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");
+    space.fence();
+    plan.slot_ = slot;
+    auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
+    plan.finish(comm, begin.data());
+    return plan;
+  }
+
+  int nranks() const noexcept { return nranks_; }
+  /// Local rows the plan was built over.
+  std::int64_t num_rows() const noexcept { return num_rows_; }
+  /// Rows this rank sends (including to itself) / receives (including from itself).
+  std::int64_t num_send() const noexcept { return send_offsets_.back(); }
+  std::int64_t num_recv() const noexcept { return recv_offsets_.back(); }
+  const std::vector<std::int64_t>& send_counts() const noexcept { return send_counts_; }
+  const std::vector<std::int64_t>& recv_counts() const noexcept { return recv_counts_; }
+  const std::vector<std::int64_t>& recv_offsets() const noexcept { return recv_offsets_; }
+  /// Send-buffer position of each local row (-1: not sent).
+  const Kokkos::View<std::int64_t*, MemSpace>& slots() const noexcept { return slot_; }
+
+  /// Rows [first, first + count) of the plan's row space (given as \p rows), packed into \p send
+  /// (num_send() x row_bytes). Several sources can fill one send buffer.
+  void pack(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
+            std::size_t row_bytes) const;
+  /// Collective: sends the packed rows, returns num_recv() x row_bytes in receive order.
+  ByteView exchange(const ByteView& send, std::size_t row_bytes) const;
+  /// Collective: the reverse route. \p reply has num_recv() rows in receive order;
+  /// returns num_send() rows in send-buffer order (use unpack to put them back).
+  ByteView exchange_reverse(const ByteView& reply, std::size_t row_bytes) const;
+  /// out[i] = packed[slot(i)] for every local row; rows that were not sent are zeroed.
+  void unpack(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const;
+
+  /// Convenience: pack all rows of \p local (n x row_bytes) and exchange.
+  ByteView forward(const unsigned char* local, std::size_t row_bytes) const;
+
+  /// Bytes this rank sent to other ranks over all exchanges of this plan (for reports).
+  std::int64_t bytes_sent() const noexcept { return *bytes_sent_; }
+
+  /// Largest rows in one message (per peer) and in one Alltoallv (in all); lower
+  /// it to test the split of a large exchange. Default: what fits in an int.
+  static void set_max_rows_per_round(std::int64_t rows);
+  static std::int64_t max_rows_per_round();
+
+ private:
+  void finish(const Comm& comm, const std::int64_t* bucket_begin);
+  ByteView route(const ByteView& send, const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
+                 const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
+                 std::size_t row_bytes) const;
+
+  std::optional<Comm> comm_;
+  int nranks_ = 1, self_ = 0;
+  std::int64_t num_rows_ = 0;
+  Kokkos::View<std::int64_t*, MemSpace> slot_;
+  std::vector<std::int64_t> send_counts_{0}, send_offsets_{0}, recv_counts_{0}, recv_offsets_{0};
+  std::shared_ptr<std::int64_t> bytes_sent_ = std::make_shared<std::int64_t>(0);
+};
+
+}  // namespace shardops

@@ -1,0 +1,75 @@
+#pragma once
+/// \file
+/// \brief How a tensor's rows (axis 0) are split into contiguous blocks, one per
+/// rank in rank order. Every rank holds the whole table, so the owner of a row is
+/// computed, never looked up remotely.
+
+#include <cstdint>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/Kokkos.hpp"
+
+namespace shardops {
+
+class Comm;
+
+/// \brief Device-side owner lookup: balanced layouts by arithmetic, ragged ones by a
+/// binary search over the block offsets (held in a View).
+struct OwnerOf {
+  Kokkos::View<const std::int64_t*, MemSpace> offsets;  ///< size+1 entries
+  int nranks = 1;
+  bool balanced = false;
+  std::int64_t quotient = 0, remainder = 0;
+
+  /// Rank owning global row \p row (0 <= row < total).
+  KOKKOS_INLINE_FUNCTION int operator()(const std::int64_t row) const {
+    if (balanced) {
+      const std::int64_t big = remainder * (quotient + 1);
+      return static_cast<int>(row < big ? row / (quotient + 1) : remainder + (row - big) / quotient);
+    }
+    int lo = 0, hi = nranks;  // find the last r with offsets(r) <= row
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (offsets(mid) <= row) lo = mid; else hi = mid;
+    }
+    return lo;
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t offset(int rank) const { return offsets(rank); }
+};
+
+/// \brief Row counts and offsets of every rank.
+class RowLayout {
+ public:
+  RowLayout() : RowLayout(std::vector<std::int64_t>{0}) {}
+  explicit RowLayout(std::vector<std::int64_t> counts);
+  /// \p rows split as evenly as possible: the first rows % nranks ranks get one more.
+  static RowLayout balanced(std::int64_t rows, int nranks);
+  /// All rows on rank \p root.
+  static RowLayout on_rank(std::int64_t rows, int nranks, int root);
+  /// Collective: each rank's local row count.
+  static RowLayout from_local(const Comm& comm, std::int64_t local_rows);
+
+  int nranks() const noexcept { return static_cast<int>(counts_.size()); }
+  std::int64_t count(int rank) const { return counts_.at(static_cast<std::size_t>(rank)); }
+  std::int64_t offset(int rank) const { return offsets_.at(static_cast<std::size_t>(rank)); }
+  std::int64_t total() const noexcept { return offsets_.back(); }
+  const std::vector<std::int64_t>& counts() const noexcept { return counts_; }
+  const std::vector<std::int64_t>& offsets() const noexcept { return offsets_; }
+  bool is_balanced() const noexcept { return balanced_; }
+  /// Host lookup of the rank owning \p row.
+  int owner(std::int64_t row) const;
+  /// Device lookup (copies the offsets to MemSpace once per call).
+  OwnerOf device_owner() const;
+
+  friend bool operator==(const RowLayout& a, const RowLayout& b) { return a.counts_ == b.counts_; }
+  friend bool operator!=(const RowLayout& a, const RowLayout& b) { return !(a == b); }
+
+ private:
+  std::vector<std::int64_t> counts_;
+  std::vector<std::int64_t> offsets_;
+  bool balanced_ = false;
+};
+
+}  // namespace shardops

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace shardops {
 
@@ -16,24 +17,31 @@ enum class ErrorKind : int { Internal = 1, InvalidArgument = 2, IO = 3 };
 /// \brief Base of every error shardops raises; carries its exit-code class.
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Error(ErrorKind kind, const std::string& message, std::string subject = {})
+      : std::runtime_error(message), kind_(kind), subject_(std::move(subject)) {}
   ErrorKind kind() const noexcept { return kind_; }
   int exit_code() const noexcept { return static_cast<int>(kind_); }
+  /// Which input the error is about ("indices", "indices[2]", "partitions", ...), or
+  /// empty; the command line maps it to the dataset the user named.
+  const std::string& subject() const noexcept { return subject_; }
 
  private:
   ErrorKind kind_;
+  std::string subject_;
 };
 
 /// Bad input: shapes, dtypes, indices, usage. Exit code 2.
 class InvalidArgument : public Error {
  public:
-  explicit InvalidArgument(const std::string& message) : Error(ErrorKind::InvalidArgument, message) {}
+  explicit InvalidArgument(const std::string& message, std::string subject = {})
+      : Error(ErrorKind::InvalidArgument, message, std::move(subject)) {}
 };
 
 /// A file could not be read or written. Exit code 3.
 class IOError : public Error {
  public:
-  explicit IOError(const std::string& message) : Error(ErrorKind::IO, message) {}
+  explicit IOError(const std::string& message, std::string subject = {})
+      : Error(ErrorKind::IO, message, std::move(subject)) {}
 };
 
 /// Something that should not happen. Exit code 1.
@@ -43,10 +51,10 @@ class InternalError : public Error {
 };
 
 /// Throws the Error subclass that matches \p kind.
-[[noreturn]] inline void throw_error(ErrorKind kind, const std::string& message) {
+[[noreturn]] inline void throw_error(ErrorKind kind, const std::string& message, const std::string& subject = {}) {
   switch (kind) {
-    case ErrorKind::InvalidArgument: throw InvalidArgument(message);
-    case ErrorKind::IO: throw IOError(message);
+    case ErrorKind::InvalidArgument: throw InvalidArgument(message, subject);
+    case ErrorKind::IO: throw IOError(message, subject);
     case ErrorKind::Internal: break;
   }
   throw InternalError(message);

@@ -90,7 +90,8 @@ void agree_on_error(const Comm& comm, const PendingError* local) {
   const std::string message = comm.broadcast(local ? local->message : std::string(), root);
   std::int64_t kind = local ? static_cast<std::int64_t>(local->kind) : 0;
   check_mpi(MPI_Bcast(&kind, 1, MPI_INT64_T, root, comm.get()), "MPI_Bcast");
-  throw_error(static_cast<ErrorKind>(kind), message);
+  const std::string subject = comm.broadcast(local ? local->subject : std::string(), root);
+  throw_error(static_cast<ErrorKind>(kind), message, subject);
 }
 
 }  // namespace shardops

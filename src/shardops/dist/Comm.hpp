@@ -57,6 +57,7 @@ struct PendingError {
   ErrorKind kind = ErrorKind::InvalidArgument;
   std::string message;
   std::int64_t order = 0;
+  std::string subject = {};  ///< see Error::subject()
 };
 
 /// \brief Collective: if any rank passes an error, every rank throws the chosen one
@@ -76,7 +77,7 @@ void run_agreed(const Comm& comm, Body&& body) {
   try {
     body();
   } catch (const Error& e) {
-    pending = PendingError{e.kind(), e.what(), 0};
+    pending = PendingError{e.kind(), e.what(), 0, e.subject()};
     failed = true;
   } catch (const std::exception& e) {
     pending = PendingError{ErrorKind::Internal, e.what(), 0};

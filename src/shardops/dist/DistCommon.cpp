@@ -21,8 +21,9 @@ DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& 
   return data.redistribute(comm, index.layout());
 }
 
-void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message) {
-  PendingError e{ErrorKind::InvalidArgument, message, order};
+void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
+                       const std::string& subject) {
+  PendingError e{ErrorKind::InvalidArgument, message, order, subject};
   agree_on_error(comm, found ? &e : nullptr);
 }
 

@@ -16,7 +16,8 @@ void set_last_bytes_sent(std::int64_t bytes);
 
 /// Collective: raises on every rank the bad-index error with the smallest \p order
 /// among the ranks that \p found one.
-void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message);
+void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
+                       const std::string& subject);
 
 /// Device functor: the int64 value of row i of a received array (a target row).
 struct ReceivedRow {

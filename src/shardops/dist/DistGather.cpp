@@ -53,7 +53,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       const std::int64_t bad = kernels::last_where(space, n, bad_row, "shardops::dist::GatherNd::validate");
       std::string message;
       if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
-      agree_index_error(comm, bad >= 0, -(first_row + bad), message);
+      agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();

@@ -25,7 +25,7 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
       const std::int32_t value = ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
       message = partition_index_error(partitions.shape(), global, value, g.num_partitions);
     }
-    agree_index_error(comm, bad >= 0, global, message);
+    agree_index_error(comm, bad >= 0, global, message, "partitions");
   }
 
   // The local rows are partitioned where they are: no data moves between ranks.

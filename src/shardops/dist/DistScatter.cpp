@@ -49,7 +49,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
       if (bad >= 0) {
         message = scatter_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
       }
-      agree_index_error(comm, bad >= 0, -(first_row + bad), message);
+      agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
     // Route each update to the owner of its first coordinate, with its row there.
     const OwnerOf owner = out_layout.device_owner();

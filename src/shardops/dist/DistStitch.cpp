@@ -47,7 +47,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   }
   if (options.bad_indices == BadIndices::Error) {
     bool found = false;
-    std::int64_t order = 0, flat = 0;
+    std::int64_t order = 0, flat = 0, input = 0;
     for (std::size_t m = 0; m < indices.size() && !found; ++m) {
       const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
       auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
@@ -55,11 +55,12 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
                                                     "shardops::dist::DynamicStitch::validate");
       if (bad >= 0) {
         found = true;
+        input = static_cast<std::int64_t>(m);
         flat = first_flat[m] + bad;
         order = key_base[m] + flat;
       }
     }
-    agree_index_error(comm, found, order, stitch_index_error(flat));
+    agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
   }
 
   // Route every (target, key, row) to the owner of its target row.

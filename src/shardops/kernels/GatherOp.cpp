@@ -21,7 +21,7 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
     auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return row_of(i) < 0; };
     const std::int64_t bad = kernels::last_where(space, g.num_slices, bad_row, "shardops::GatherNd::validate");
     if (bad >= 0 && options.bad_indices == BadIndices::Error) {
-      throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)));
+      throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }
     dispatch_word(row_bytes, [&](auto wtag) {
       using W = typename decltype(wtag)::type;

@@ -16,7 +16,7 @@ std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitio
     const std::int64_t bad = kernels::first_bad_partition(space, ids, g.num_partitions);
     if (bad >= 0) {
       const std::int32_t value = partitions.reshaped(Shape{g.num_rows}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
-      throw InvalidArgument(partition_index_error(partitions.shape(), bad, value, g.num_partitions));
+      throw InvalidArgument(partition_index_error(partitions.shape(), bad, value, g.num_partitions), "partitions");
     }
   }
 

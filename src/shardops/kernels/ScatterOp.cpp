@@ -37,7 +37,7 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor, const Tensor& indices, c
     auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return target(i) < 0; };
     const std::int64_t bad = kernels::last_where(space, g.num_updates, bad_row, "shardops::scatter::validate");
     if (bad >= 0 && options.bad_indices == BadIndices::Error) {
-      throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)));
+      throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }
     scatter_apply(space, op, options.schedule, g.num_updates, target, updates, out, g.output_rows, g.slice_size);
   });

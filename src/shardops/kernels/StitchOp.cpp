@@ -17,7 +17,8 @@ struct StitchTarget {
 
 std::int64_t max_index(const ExecSpace& space, const std::vector<Tensor>& indices) {
   std::int64_t result = -1;
-  for (const Tensor& t : indices) {
+  for (std::size_t m = 0; m < indices.size(); ++m) {
+    const Tensor& t = indices[m];
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
     std::int64_t m = -1;
     Kokkos::parallel_reduce(
@@ -45,11 +46,12 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
   for (const Tensor& t : data) data_shapes.push_back(t.shape());
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_index(space, indices));
 
-  for (const Tensor& t : indices) {
+  for (std::size_t m = 0; m < indices.size(); ++m) {
+    const Tensor& t = indices[m];
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
     auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
     const std::int64_t bad = kernels::first_where(space, t.num_elements(), negative, "shardops::DynamicStitch::validate");
-    if (bad >= 0 && options.bad_indices == BadIndices::Error) throw InvalidArgument(stitch_index_error(bad));
+    if (bad >= 0 && options.bad_indices == BadIndices::Error) throw InvalidArgument(stitch_index_error(bad), "indices[" + std::to_string(m) + "]");
   }
 
   Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::DynamicStitch::merged");

@@ -1,0 +1,31 @@
+#!/usr/bin/python3
+"""Writes the example inputs (SPEC section 7's workload, scaled by --rows) with h5py.
+
+example.h5:/data        float32 [rows, 16]    the rows to move
+example.h5:/positions   int32   [rows]        0..rows-1 (partitioned alongside data, they
+                                              become the indices that stitch it back)
+example.h5:/partition   int32   [rows]        random partition ids in [0, partitions)
+example.h5:/indices     int64   [2*rows, 1]   random row indices (duplicates included)
+example.h5:/updates     float32 [2*rows, 16]  one update row per index
+"""
+import argparse
+
+import h5py
+import numpy as np
+
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("out", help="output HDF5 file")
+parser.add_argument("--rows", type=int, default=1 << 20)
+parser.add_argument("--partitions", type=int, default=16)
+parser.add_argument("--seed", type=int, default=7)
+args = parser.parse_args()
+
+rng = np.random.default_rng(args.seed)
+n = args.rows
+with h5py.File(args.out, "w") as f:
+    f["data"] = rng.standard_normal((n, 16)).astype(np.float32)
+    f["positions"] = np.arange(n, dtype=np.int32)
+    f["partition"] = rng.integers(0, args.partitions, n).astype(np.int32)
+    f["indices"] = rng.integers(0, n, (2 * n, 1)).astype(np.int64)
+    f["updates"] = rng.standard_normal((2 * n, 16)).astype(np.float32)
+print(f"wrote {args.out}: {n} rows x 16 float32, {2 * n} scatter/gather indices, {args.partitions} partitions")

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// \brief Wall time per named phase ("read", "validate", "route", "apply", "write"),
+/// accumulated on this rank; the command line reports the max over ranks.
+
+#include <map>
+#include <string>
+
+#include <Kokkos_Timer.hpp>
+
+namespace shardops {
+
+class PhaseClock {
+ public:
+  static void add(const std::string& phase, double seconds);
+  static std::map<std::string, double> totals();
+  static void reset();
+};
+
+/// \brief Times a scope into a phase. The execution space is fenced at the end so
+/// that device work is counted where it ran.
+class ScopedPhase {
+ public:
+  explicit ScopedPhase(std::string phase) : phase_(std::move(phase)) {}
+  ~ScopedPhase();
+  ScopedPhase(const ScopedPhase&) = delete;
+  ScopedPhase& operator=(const ScopedPhase&) = delete;
+
+ private:
+  std::string phase_;
+  Kokkos::Timer timer_;
+};
+
+}  // namespace shardops

@@ -1,4 +1,7 @@
+#include <optional>
+
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
@@ -11,6 +14,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   kx::ScopedRegion region("shardops::dist::GatherNd");
   set_last_bytes_sent(0);
   expect_index_dtype("GatherNd", 1, indices_in.dtype());
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
   const GatherGeometry g = check_gather_nd(params.shape(), indices_in.shape());
   const int me = comm.rank();
   // A rank-1 index is one index row: bring it whole to rank 0, which owns the output.
@@ -55,6 +59,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
+    phase.emplace("route");
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();
     Kokkos::View<std::int64_t*, MemSpace> request("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
@@ -69,6 +74,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return dest(i); };
     const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
     const ByteView asked = plan.forward(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
+    phase.emplace("apply");
     // Owner side: copy the requested rows, in request order, and send them back.
     ByteView reply(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::GatherNd::reply"),
                    static_cast<std::size_t>(plan.num_recv()) * row_bytes);
@@ -84,6 +90,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                           static_cast<std::size_t>(words)));
       });
     }
+    phase.emplace("route");
     const ByteView answered = plan.exchange_reverse(reply, row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
     plan.unpack(answered, out.data(), row_bytes);  // rows not asked for (ignored bad indices) are zero

@@ -1,3 +1,6 @@
+#include <optional>
+
+#include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/kernels/Partition.hpp"
@@ -8,6 +11,7 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
                                           std::int64_t num_partitions, const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::DynamicPartition");
   set_last_bytes_sent(0);
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
   expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
   const PartitionGeometry g = check_dynamic_partition(data.shape(), partitions.shape(), num_partitions);
   const DistTensor aligned = align_to(comm, data, partitions);
@@ -28,6 +32,7 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
     agree_index_error(comm, bad >= 0, global, message, "partitions");
   }
 
+  phase.emplace("apply");
   // The local rows are partitioned where they are: no data moves between ranks.
   std::vector<Tensor> local;
   if (local_rows > 0) {

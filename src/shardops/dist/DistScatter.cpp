@@ -1,4 +1,7 @@
+#include <optional>
+
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
@@ -21,6 +24,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   } else {
     expect_index_dtype(name, 0, indices.dtype());
   }
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
   const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
   const int me = comm.rank();
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
@@ -51,6 +55,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
       }
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
+    phase.emplace("route");
     // Route each update to the owner of its first coordinate, with its row there.
     const OwnerOf owner = out_layout.device_owner();
     Kokkos::View<std::int64_t*, MemSpace> target("shardops::dist::scatter::target", static_cast<std::size_t>(n));
@@ -68,6 +73,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const ByteView recv_target = plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
     const ByteView recv_rows = plan.forward(upd.local().data(), row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
+    phase.emplace("apply");
     // Receive order is global order (source rank, then local order): apply in it.
     const Tensor received = Tensor::adopt(dtype, Shape{plan.num_recv(), g.slice_size}, recv_rows);
     const ReceivedRow to{reinterpret_cast<const std::int64_t*>(recv_target.data())};

@@ -1,4 +1,7 @@
+#include <optional>
+
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
@@ -30,6 +33,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   const int n = static_cast<int>(indices.size());
   for (int m = 0; m < n; ++m) expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
   for (std::size_t m = 1; m < data.size(); ++m) expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
   std::vector<Shape> index_shapes, data_shapes;
   for (const DistTensor& t : indices) index_shapes.push_back(t.shape());
   for (const DistTensor& t : data) data_shapes.push_back(t.shape());
@@ -63,6 +67,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
     agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
   }
 
+  phase.emplace("route");
   // Route every (target, key, row) to the owner of its target row.
   const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
   const OwnerOf owner = out_layout.device_owner();
@@ -102,6 +107,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   const ByteView recv_rows = plan.exchange(send, row_bytes);
   set_last_bytes_sent(plan.bytes_sent());
 
+  phase.emplace("apply");
   const int me = comm.rank();
   Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::DynamicStitch::merged");
   if (row_bytes > 0 && plan.num_recv() > 0) {

@@ -9,8 +9,8 @@ BUILD=${SHARDOPS_BUILD_DIR:-$REPO/build}
 export SHARDOPS_BUILD_DIR=$BUILD
 cd "$REPO"
 
-bash scripts/setup.sh
-bash scripts/build.sh
+bash scripts/setup.sh || { echo "FAILED: setup"; exit 1; }
+bash scripts/build.sh || { echo "FAILED: build"; exit 1; }
 
 # Open MPI on a single machine, possibly as root: allow root, and skip the UCX probe (ob1 is
 # much faster to start; a cluster run should keep its default).

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// \brief What the user asked for, as parsed from the command line.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardops/kernels/Ops.hpp"
+
+namespace shardops {
+namespace app {
+
+enum class Verbosity { Quiet, Normal, Verbose };
+
+/// \brief One op invocation. Dataset names are "FILE:/path".
+struct Request {
+  std::string command;  ///< subcommand name, e.g. "scatter-nd"
+  // Inputs (which ones are used depends on the command).
+  std::string data, partitions, tensor, params, updates;
+  std::vector<std::string> indices_list, data_list;  ///< dynamic-stitch
+  std::string indices;
+  std::int64_t num_partitions = 0;
+  std::string shape;  ///< scatter-nd: "4,4,4"
+  std::string out;
+  // Common options.
+  OpOptions options;
+  bool overwrite = false;
+  std::string report;
+  Verbosity verbosity = Verbosity::Normal;
+};
+
+}  // namespace app
+}  // namespace shardops

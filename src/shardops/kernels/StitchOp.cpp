@@ -17,8 +17,7 @@ struct StitchTarget {
 
 std::int64_t max_index(const ExecSpace& space, const std::vector<Tensor>& indices) {
   std::int64_t result = -1;
-  for (std::size_t m = 0; m < indices.size(); ++m) {
-    const Tensor& t = indices[m];
+  for (const Tensor& t : indices) {
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
     std::int64_t m = -1;
     Kokkos::parallel_reduce(
@@ -44,8 +43,9 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
   std::vector<Shape> index_shapes, data_shapes;
   for (const Tensor& t : indices) index_shapes.push_back(t.shape());
   for (const Tensor& t : data) data_shapes.push_back(t.shape());
-  const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_index(space, indices));
+  const std::int64_t max_idx = max_index(space, indices);
 
+  // TF checks the index values before the data shapes (CheckArgsAndAllocateResult).
   for (std::size_t m = 0; m < indices.size(); ++m) {
     const Tensor& t = indices[m];
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
@@ -53,11 +53,14 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
     const std::int64_t bad = kernels::first_where(space, t.num_elements(), negative, "shardops::DynamicStitch::validate");
     if (bad >= 0 && options.bad_indices == BadIndices::Error) throw InvalidArgument(stitch_index_error(bad), "indices[" + std::to_string(m) + "]");
   }
+  const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_idx);
 
   Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::DynamicStitch::merged");
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * merged.itemsize();
   if (row_bytes == 0 || g.first_dim == 0) return merged;
-  dispatch_word(row_bytes, [&](auto tag) {
+  std::size_t selector = word_selector(row_bytes, {merged.data()});
+  for (const Tensor& t : data) selector = word_selector(selector, {t.data()});
+  dispatch_word(selector, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
     kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule);

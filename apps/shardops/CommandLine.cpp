@@ -148,6 +148,16 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
     add_common(sub, r, bad_indices, schedule);
   }
 
+  CLI::App* run = app.add_subcommand("run", "Run a deck: a pipeline of ops over named tensors (YAML)");
+  run->add_option("deck", r.deck, "The deck file (see inputs/ for examples)")->required()->check(CLI::ExistingFile);
+  run->add_option("--set", r.set, "Override a deck parameter: --set rows=1000000 (repeatable)");
+  run->footer(
+      "\nA deck names its input tensors (HDF5 datasets FILE:/path, relative to the deck's folder, or inline values),\n"
+      "a list of steps (every op, plus range, equal/not_equal, add/multiply by a scalar and random_uniform), and the\n"
+      "outputs to write. Intermediate tensors stay distributed in memory; outputs are written together, atomically.\n"
+      "The deck is checked completely before any work starts.\n\nExample:\n  mpirun -n 2 shardops run inputs/pipeline.yaml --set rows=100000");
+  add_common(run, r, bad_indices, schedule);
+
   std::ostringstream null_stream;
   std::ostream& out = print ? std::cout : null_stream;
   try {
@@ -176,6 +186,9 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
     throw InvalidArgument("usage: " + what + " (run shardops --help)");
   }
   r.command = app.get_subcommands().front()->get_name();
+  const CLI::App* chosen = app.get_subcommands().front();
+  r.bad_indices_given = chosen->count("--bad-indices") > 0;
+  r.schedule_given = chosen->count("--schedule") > 0;
   r.options.bad_indices = bad_indices_from_string(bad_indices);
   r.options.schedule = schedule == "sequential" ? Schedule::Sequential
                        : schedule == "parallel" ? Schedule::Parallel

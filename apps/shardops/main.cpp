@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "CommandLine.hpp"
+#include "DeckRunner.hpp"
 #include "ErrorReport.hpp"
 #include "OpCommands.hpp"
 #include "Report.hpp"
@@ -61,7 +62,11 @@ int main(int argc, char** argv) {
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);
         if (!request) return;  // help or version printed
         command = request->command;
-        app::run_op_command(comm, *request, record, inputs);
+        if (request->command == "run") {
+          app::run_deck_command(comm, *request, record, inputs);
+        } else {
+          app::run_op_command(comm, *request, record, inputs);
+        }
         const double seconds = timer.seconds();
         if (!request->report.empty()) app::write_report(comm, record, request->report, seconds);
         if (rank == 0 && request->verbosity != app::Verbosity::Quiet) print_summary(record, size, seconds);

@@ -1,0 +1,206 @@
+#include "DeckRunner.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "Deck.hpp"
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/core/Phases.hpp"
+#include "shardops/dist/DistElementwise.hpp"
+#include "shardops/dist/DistOps.hpp"
+#include "shardops/io/Io.hpp"
+
+namespace shardops {
+namespace app {
+
+namespace {
+
+using Env = std::map<std::string, DistTensor>;
+
+std::string describe(const DistTensor& t) { return t.shape().str() + " " + dtype_name(t.dtype()); }
+
+// An inline value, built on every rank, each keeping its block.
+DistTensor inline_tensor(const Comm& comm, const DeckInput& in) {
+  const Shape shape(in.shape);
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(shape.num_elements()) * dtype_size(in.dtype));
+  dispatch_dtype(in.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = reinterpret_cast<T*>(bytes.data());
+    for (std::size_t k = 0; k < in.real_values.size(); ++k) {
+      const Scalar s = in.integer_values ? Scalar::integer(in.int_values[k]) : Scalar::real(in.real_values[k]);
+      if constexpr (std::is_same<T, bool>::value) {
+        out[k] = s.is_integer ? s.i != 0 : s.f != 0.0;
+      } else if constexpr (std::is_same<T, half_t>::value) {
+        out[k] = half_t(static_cast<float>(s.f));
+      } else if constexpr (std::is_integral<T>::value) {
+        out[k] = s.is_integer ? static_cast<T>(s.i) : static_cast<T>(s.f);
+      } else if constexpr (std::is_floating_point<T>::value) {
+        out[k] = static_cast<T>(s.f);
+      } else {
+        out[k] = T(static_cast<typename T::value_type>(s.f));
+      }
+    }
+  });
+  return DistTensor::from_replicated(comm, Tensor::from_host_bytes(in.dtype, shape, bytes.data(), bytes.size()));
+}
+
+const DistTensor& get(const Env& env, const DeckStep& step, const std::string& key) {
+  return env.at(step.args.at(key).text);
+}
+
+std::vector<DistTensor> get_list(const Env& env, const DeckStep& step, const std::string& key) {
+  std::vector<DistTensor> out;
+  for (const std::string& name : step.args.at(key).list) out.push_back(env.at(name));
+  return out;
+}
+
+ScatterOp tensor_scatter_op(const std::string& op) {
+  if (op == "tensor_scatter_update") return ScatterOp::Update;
+  if (op == "tensor_scatter_add") return ScatterOp::Add;
+  if (op == "tensor_scatter_sub") return ScatterOp::Sub;
+  if (op == "tensor_scatter_min") return ScatterOp::Min;
+  return ScatterOp::Max;
+}
+
+// Runs one step; returns its outputs in step.outputs order.
+std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const Env& env, const OpOptions& options) {
+  const std::string& op = step.op;
+  if (op == "dynamic_partition") {
+    return dynamic_partition(comm, get(env, step, "data"), get(env, step, "partitions"), deck_int(step, "num_partitions"),
+                             options);
+  }
+  if (op == "dynamic_stitch" || op == "parallel_dynamic_stitch") {
+    return {dynamic_stitch(comm, get_list(env, step, "indices"), get_list(env, step, "data"), options)};
+  }
+  if (op == "scatter_nd") {
+    return {scatter_nd(comm, get(env, step, "indices"), get(env, step, "updates"), deck_int_list(step, "shape"), options)};
+  }
+  if (op.rfind("tensor_scatter_", 0) == 0) {
+    return {tensor_scatter(comm, tensor_scatter_op(op), get(env, step, "tensor"), get(env, step, "indices"),
+                           get(env, step, "updates"), options)};
+  }
+  if (op == "gather_nd") return {gather_nd(comm, get(env, step, "params"), get(env, step, "indices"), options)};
+  ScopedPhase phase("apply");
+  if (op == "range") {
+    const std::string limit_text = step.args.at("limit").text;
+    const auto it = env.find(limit_text);
+    const std::int64_t limit = it != env.end() ? (it->second.is_scalar() ? 1 : it->second.shape().dim(0))
+                                               : deck_int(step, "limit");
+    return {range(comm, dtype_from_name(deck_text_or(step, "dtype", "int32")), deck_int_or(step, "start", 0), limit,
+                  deck_int_or(step, "delta", 1))};
+  }
+  if (op == "equal" || op == "not_equal") {
+    return {compare_scalar(comm, op == "equal" ? CompareOp::Equal : CompareOp::NotEqual, get(env, step, "x"),
+                           deck_scalar(step, "y", Scalar(), true))};
+  }
+  if (op == "add" || op == "multiply") {
+    return {arith_scalar(comm, op == "add" ? ArithOp::Add : ArithOp::Multiply, get(env, step, "x"),
+                         deck_scalar(step, "y", Scalar(), true))};
+  }
+  if (op == "random_uniform") {
+    const DType dtype = dtype_from_name(deck_text_or(step, "dtype", "float32"));
+    return {random_uniform(comm, dtype, Shape(deck_int_list(step, "shape")), static_cast<std::uint64_t>(deck_int_or(step, "seed", 0)),
+                           deck_scalar(step, "minval", Scalar::integer(0), false),
+                           deck_scalar(step, "maxval", Scalar::integer(1), false))};
+  }
+  throw InternalError(step.where + ": no runner for op " + op);
+}
+
+}  // namespace
+
+void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, InputList& inputs) {
+  const Deck deck = load_deck(r.deck, r.set);
+  record.command = "run " + r.deck;
+  OpOptions options = r.options;
+  if (!r.bad_indices_given && !deck.bad_indices.empty()) options.bad_indices = bad_indices_from_string(deck.bad_indices);
+  if (!r.schedule_given && !deck.schedule.empty()) {
+    options.schedule = deck.schedule == "sequential" ? Schedule::Sequential
+                       : deck.schedule == "parallel" ? Schedule::Parallel
+                                                     : Schedule::Auto;
+  }
+  record.options = std::string("bad_indices=") + (options.bad_indices == BadIndices::Error ? "error" : "ignore");
+  const bool talk = comm.rank() == 0 && r.verbosity == Verbosity::Verbose;
+
+  Env env;
+  {
+    ScopedPhase phase("read");
+    for (const DeckInput& in : deck.inputs) {
+      const std::string where = deck.path + ":" + std::to_string(in.line) + ": tensor '" + in.name + "'";
+      try {
+        if (in.dataset.empty()) {
+          env[in.name] = inline_tensor(comm, in);
+        } else {
+          inputs.add(in.name, "tensor " + in.name, in.dataset);
+          env[in.name] = io::read_dataset(comm, io::parse_dataset_ref(in.dataset));
+          record.inputs.push_back(in.dataset);
+          record.bytes_read += env[in.name].shape().num_elements() * static_cast<std::int64_t>(dtype_size(env[in.name].dtype()));
+        }
+      } catch (const Error& e) {
+        throw_error(e.kind(), where + ": " + e.what());
+      }
+      inputs.describe(in.name, describe(env[in.name]));
+    }
+  }
+  std::int64_t sent = 0;
+  for (const DeckStep& step : deck.steps) {
+    Kokkos::Timer timer;
+    std::vector<DistTensor> results;
+    try {
+      results = run_step(comm, step, env, options);
+    } catch (const Error& e) {
+      // Name the dataset an index error is about, when the tensor came from one.
+      std::string about;
+      if (!e.subject().empty()) {
+        const std::string key = e.subject().substr(0, e.subject().find('['));
+        const auto it = step.args.find(key);
+        if (it != step.args.end()) {
+          std::string name = it->second.text;
+          if (it->second.is_list) {
+            const std::size_t open = e.subject().find('[');
+            const std::size_t m = open == std::string::npos ? 0 : std::stoul(e.subject().substr(open + 1));
+            name = m < it->second.list.size() ? it->second.list[m] : "";
+          }
+          if (!name.empty()) about = " (tensor '" + name + "')";
+        }
+      }
+      throw_error(e.kind(), step.where + ": " + e.what() + about);
+    }
+    sent += last_bytes_sent();
+    for (std::size_t k = 0; k < results.size(); ++k) env[step.outputs[k]] = results[k];
+    if (talk) {
+      std::cout << "[shardops] " << step.where << " -> " << step.outputs.front()
+                << (step.outputs.size() > 1 ? " .. " + step.outputs.back() : "") << " "
+                << describe(results.front()) << " in " << timer.seconds() << " s" << std::endl;
+    }
+  }
+  record.bytes_sent_local = sent;
+
+  ScopedPhase phase("write");
+  // A deck owns its output folders: create them (rank 0; every rank agrees on failure).
+  run_agreed(comm, [&] {
+    if (comm.rank() != 0) return;
+    for (const DeckOutput& o : deck.outputs) {
+      const std::filesystem::path parent = std::filesystem::path(io::parse_dataset_ref(o.dataset).file).parent_path();
+      std::error_code ec;
+      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+      if (ec) throw IOError(deck.path + ":" + std::to_string(o.line) + ": cannot create " + parent.string() + ": " + ec.message());
+    }
+  });
+  io::OutputTransaction out(comm, io::OutputOptions{r.overwrite});
+  for (const DeckOutput& o : deck.outputs) {
+    const DistTensor& t = env.at(o.name);
+    const io::Attributes attrs{{"op", "run"}, {"deck", deck.path}, {"tensor", o.name}, {"options", record.options}};
+    try {
+      out.write(io::parse_dataset_ref(o.dataset), t, attrs);
+    } catch (const Error& e) {
+      throw_error(e.kind(), deck.path + ":" + std::to_string(o.line) + ": output '" + o.name + "': " + e.what());
+    }
+    record.outputs.push_back(o.dataset + " " + describe(t) + " (" + o.name + ")");
+    record.bytes_written += t.shape().num_elements() * static_cast<std::int64_t>(dtype_size(t.dtype()));
+  }
+  out.commit();
+}
+
+}  // namespace app
+}  // namespace shardops

@@ -1,0 +1,21 @@
+#pragma once
+/// \file
+/// \brief The element-wise helpers on row-sharded tensors (collective over \p comm;
+/// no data moves between ranks). Results are the same at every rank count.
+
+#include "shardops/dist/DistTensor.hpp"
+#include "shardops/kernels/Elementwise.hpp"
+
+namespace shardops {
+
+/// tf.range(start, limit, delta) for int32/int64, balanced across ranks.
+DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t limit, std::int64_t delta);
+
+DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s);
+DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s);
+
+/// Uniform random tensor of \p shape, balanced across ranks (see kernels/Elementwise.hpp).
+DistTensor random_uniform(const Comm& comm, DType dtype, const Shape& shape, std::uint64_t seed, const Scalar& minval,
+                          const Scalar& maxval);
+
+}  // namespace shardops

@@ -1,0 +1,152 @@
+#include "shardops/kernels/Elementwise.hpp"
+
+#include <sstream>
+#include <type_traits>
+
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/kernels/Combine.hpp"
+
+namespace shardops {
+
+namespace {
+
+template <class T>
+T scalar_as(const Scalar& s) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return s.is_integer ? s.i != 0 : s.f != 0.0;
+  } else if constexpr (std::is_same<T, half_t>::value) {
+    return half_t(static_cast<float>(s.f));
+  } else if constexpr (std::is_integral<T>::value) {
+    return s.is_integer ? static_cast<T>(s.i) : static_cast<T>(s.f);
+  } else if constexpr (std::is_floating_point<T>::value) {
+    return static_cast<T>(s.f);
+  } else {
+    return T(static_cast<typename T::value_type>(s.f));  // complex: a real scalar
+  }
+}
+
+// a * b with integer wrap-around (no signed-overflow UB) and TF's meaning elsewhere.
+template <class T>
+KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return a && b;
+  } else if constexpr (std::is_integral<T>::value && std::is_signed<T>::value) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else if constexpr (std::is_same<T, half_t>::value) {
+    return half_t(float(a) * float(b));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
+KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::string Scalar::str() const {
+  std::ostringstream os;
+  if (is_integer) os << i; else os << f;
+  return os.str();
+}
+
+Tensor range_values(DType dtype, std::int64_t start, std::int64_t delta, std::int64_t first, std::int64_t count) {
+  if (dtype != DType::Int32 && dtype != DType::Int64) {
+    throw InvalidArgument(std::string("range: dtype must be int32 or int64, got ") + dtype_name(dtype));
+  }
+  Tensor out(dtype, Shape{count}, Init::Uninitialized, "shardops::range");
+  dispatch_index(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = reinterpret_cast<T*>(out.data());
+    Kokkos::parallel_for(
+        "shardops::range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, count),
+        KOKKOS_LAMBDA(const std::int64_t i) { o[i] = static_cast<T>(start + (first + i) * delta); });
+  });
+  ExecSpace().fence();
+  return out;
+}
+
+Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s) {
+  Tensor out(DType::Int32, x.shape(), Init::Uninitialized, "shardops::compare");
+  std::int32_t* o = reinterpret_cast<std::int32_t*>(out.data());
+  const bool equal = op == CompareOp::Equal;
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = scalar_as<T>(s);
+    const T* in = reinterpret_cast<const T*>(x.data());
+    Kokkos::parallel_for(
+        "shardops::compare", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, x.num_elements()),
+        KOKKOS_LAMBDA(const std::int64_t i) { o[i] = ((in[i] == v) == equal) ? 1 : 0; });
+  });
+  ExecSpace().fence();
+  return out;
+}
+
+Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s) {
+  Tensor out(x.dtype(), x.shape(), Init::Uninitialized, "shardops::arith");
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = scalar_as<T>(s);
+    const T* in = reinterpret_cast<const T*>(x.data());
+    T* o = reinterpret_cast<T*>(out.data());
+    const bool add = op == ArithOp::Add;
+    Kokkos::parallel_for(
+        "shardops::arith", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, x.num_elements()),
+        KOKKOS_LAMBDA(const std::int64_t i) { o[i] = add ? kernels::Wrapping<T>::add(in[i], v) : multiply(in[i], v); });
+  });
+  ExecSpace().fence();
+  return out;
+}
+
+Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first, std::uint64_t seed, const Scalar& minval,
+                      const Scalar& maxval) {
+  Tensor out(dtype, local_shape, Init::Uninitialized, "shardops::random_uniform");
+  const std::uint64_t key = splitmix64(seed);
+  const std::int64_t n = out.num_elements();
+  if (dtype == DType::Float32 || dtype == DType::Float64) {
+    const double lo = minval.f, span = maxval.f - minval.f;
+    dispatch_dtype(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_floating_point<T>::value) {
+        T* o = reinterpret_cast<T*>(out.data());
+        constexpr int bits = std::is_same<T, float>::value ? 24 : 53;
+        Kokkos::parallel_for(
+            "shardops::random_uniform", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+            KOKKOS_LAMBDA(const std::int64_t i) {
+              const std::uint64_t h = splitmix64(key ^ static_cast<std::uint64_t>(first + i));
+              const T u = static_cast<T>(h >> (64 - bits)) / static_cast<T>(std::uint64_t(1) << bits);
+              o[i] = static_cast<T>(lo + span * u);
+            });
+      }
+    });
+  } else if (dtype == DType::Int32 || dtype == DType::Int64) {
+    if (!minval.is_integer || !maxval.is_integer || maxval.i <= minval.i) {
+      throw InvalidArgument("random_uniform: integer dtypes need integer minval < maxval, got " + minval.str() + " and " +
+                            maxval.str());
+    }
+    const std::int64_t lo = minval.i;
+    const std::uint64_t span = static_cast<std::uint64_t>(maxval.i - minval.i);
+    dispatch_index(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* o = reinterpret_cast<T*>(out.data());
+      Kokkos::parallel_for(
+          "shardops::random_uniform", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+          KOKKOS_LAMBDA(const std::int64_t i) {
+            const std::uint64_t h = splitmix64(key ^ static_cast<std::uint64_t>(first + i));
+            o[i] = static_cast<T>(lo + static_cast<std::int64_t>(h % span));
+          });
+    });
+  } else {
+    throw InvalidArgument(std::string("random_uniform: dtype must be float32, float64, int32 or int64, got ") +
+                          dtype_name(dtype));
+  }
+  ExecSpace().fence();
+  return out;
+}
+
+}  // namespace shardops

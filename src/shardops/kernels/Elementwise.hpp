@@ -1,0 +1,46 @@
+#pragma once
+/// \file
+/// \brief The element-wise helpers decks use around the ops (TF's examples build
+/// partition ids with not_equal and indices with range): range, equal/not_equal
+/// against a scalar (int32 0/1 results, ready to be partition ids), add/multiply by
+/// a scalar, and a counter-based random fill. Each value depends only on its global
+/// element position, so the results are the same at every rank count.
+
+#include <cstdint>
+#include <string>
+
+#include "shardops/core/Tensor.hpp"
+
+namespace shardops {
+
+/// A scalar from a deck: an integer literal stays exact, anything else is a double.
+struct Scalar {
+  bool is_integer = true;
+  std::int64_t i = 0;
+  double f = 0.0;
+  static Scalar integer(std::int64_t v) { return Scalar{true, v, static_cast<double>(v)}; }
+  static Scalar real(double v) { return Scalar{false, static_cast<std::int64_t>(v), v}; }
+  std::string str() const;
+};
+
+enum class CompareOp { Equal, NotEqual };
+enum class ArithOp { Add, Multiply };
+
+/// int32/int64 values start + (first + i) * delta for i in [0, count). (Integer
+/// dtypes only: TF accumulates float ranges step by step, which no block split can
+/// reproduce.)
+Tensor range_values(DType dtype, std::int64_t start, std::int64_t delta, std::int64_t first, std::int64_t count);
+
+/// int32 tensor of x == s (or x != s), element-wise.
+Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s);
+
+/// x + s or x * s in x's dtype (integers wrap, as TF's kernels do in practice).
+Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s);
+
+/// \brief Uniform random values of shape \p local_shape whose first element has
+/// global position \p first: floats in [minval, maxval), integers in [minval, maxval).
+/// Value k is a hash of (seed, first + k): independent of how the tensor is split.
+Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first, std::uint64_t seed, const Scalar& minval,
+                      const Scalar& maxval);
+
+}  // namespace shardops

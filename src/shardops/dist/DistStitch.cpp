@@ -39,7 +39,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   for (const DistTensor& t : data) data_shapes.push_back(t.shape());
   std::int64_t mx = -1;
   for (const DistTensor& t : indices) mx = std::max(mx, local_max(space, t.local()));
-  const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, comm.max(mx));
+  mx = comm.max(mx);
 
   // Global order of element i of input m: (m, global flat position).
   std::vector<std::int64_t> key_base(indices.size()), first_flat(indices.size());
@@ -47,7 +47,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   for (std::size_t m = 0; m < indices.size(); ++m) {
     key_base[m] = base;
     first_flat[m] = indices[m].row_offset() * indices[m].row_elements();
-    base += g.rows[m];
+    base += indices[m].shape().num_elements();
   }
   if (options.bad_indices == BadIndices::Error) {
     bool found = false;
@@ -66,6 +66,8 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
     }
     agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
   }
+  // TF checks the index values before the data shapes.
+  const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
   phase.emplace("route");
   // Route every (target, key, row) to the owner of its target row.

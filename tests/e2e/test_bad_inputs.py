@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""End-to-end: bad input to the shardops command (ctest e2e_bad_inputs_np_3).
+
+SPEC sections 4 and 6: every bad input gets its exit code (2 bad input or usage, 3 I/O),
+its message (TensorFlow's text where TF has one, and the dataset it is about) printed once
+by rank 0, and leaves the output path as it was (file bytes identical, or still absent, and
+no temporary file left beside it). No run may hang: each is killed after --timeout seconds
+and fails. Bad indices are placed on one rank's block only as well as on several, to show
+the error is agreed across ranks.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import h5py  # noqa: E402
+
+from e2e_common import (Shardops, Suite, dir_listing, error_lines, file_state, parse_args, ref,  # noqa: E402
+                        work_dir, write_h5)
+
+
+class BadCase:
+    def __init__(self, name, argv, rc, messages, out=None, max_seconds=None, datasets=()):
+        self.name = name
+        self.argv = argv  # full argument list (the output, if any, is inside)
+        self.rc = rc
+        self.messages = messages  # texts that must appear, each exactly once, in stderr
+        self.out = out  # output file path to watch (None: the default out.h5 in the work dir)
+        self.max_seconds = max_seconds
+        self.datasets = datasets  # dataset names that must appear in the error message
+
+
+def make_inputs(d):
+    """Valid and invalid datasets (sizes: 9 index rows = 3 per rank at 3 ranks)."""
+    f32, i32 = np.float32, np.int32
+    r = np.random.default_rng(7)
+    good = os.path.join(d, "in.h5")
+    arrays = {
+        "/params": r.standard_normal((10, 3)).astype(f32),
+        "/gidx_ok": np.array([[0], [9], [3], [3]], i32),
+        # Bad on two ranks (rows 1 and 7): scatter and gather report the LAST bad row.
+        "/gidx_bad": np.array([[0], [12], [2], [3], [4], [5], [6], [10], [9]], np.int64),
+        # Bad on the middle rank only (row 4).
+        "/gidx_one": np.array([[0], [1], [2], [3], [-1], [5], [6], [7], [8]], i32),
+        "/gidx_deep": np.zeros((4, 3), i32),
+        "/gidx_float": np.array([[0.], [1.], [2.], [3.]], f32),
+        "/tensor": r.standard_normal((8, 3)).astype(f32),
+        "/tensor_c64": np.zeros((8, 3), np.complex64),
+        "/sidx_bad": np.array([[0], [1], [8], [3], [4], [5], [-2], [7], [1]], i32),
+        "/sidx_one": np.array([[0], [1], [2], [3], [4], [5], [6], [7], [9]], np.int64),
+        "/sidx_ok": np.array([[0], [1], [2], [3], [4], [5], [6], [7], [1]], i32),
+        "/supd": r.standard_normal((9, 3)).astype(f32),
+        "/supd_c64": np.zeros((9, 3), np.complex64),
+        "/supd_f64": r.standard_normal((9, 3)),
+        "/supd_short": r.standard_normal((8, 3)).astype(f32),
+        "/supd_narrow": r.standard_normal((9, 2)).astype(f32),
+        "/supd16": r.standard_normal((9, 16)).astype(f32),
+        "/pdata": r.standard_normal((9, 2)),
+        "/parts_ok": np.array([0, 1, 2, 3, 0, 1, 2, 3, 0], i32),
+        "/parts_bad": np.array([0, 1, 99, 3, 0, 1, 2, -1, 0], i32),  # first bad: row 2
+        "/parts_one": np.array([0, 1, 2, 3, 0, 1, 2, 3, -1], i32),  # last rank only
+        "/parts_short": np.zeros((8,), i32),
+        "/parts_float": np.zeros((9,), np.float64),
+        "/scalar": np.float32(1.5),
+        "/i0": np.array([0, 1, 2, 3], i32),
+        "/i1": np.array([4, 5, 6, -1, 7], i32),  # negative at flat position 3
+        "/i1_2d": np.array([[4, 5, 6, 7, 8]], i32),
+        "/d0": r.standard_normal((4,)),
+        "/d1": r.standard_normal((5,)),
+        "/d1_wide": r.standard_normal((5, 2)),
+        "/d0_wide": r.standard_normal((4, 3)),
+    }
+    write_h5(good, arrays, mode="w")
+    with h5py.File(good, "a") as f:
+        f.create_dataset("/compound", data=np.zeros(4, dtype=[("a", "<i4"), ("b", "<f8")]))
+        f.create_dataset("/strings", data=np.array([b"ab", b"cd", b"ef"]))
+        f.create_dataset("/vlen_strings", data=["x", "yy"], dtype=h5py.string_dtype())
+        f.create_group("/grp")
+    not_h5 = os.path.join(d, "not_hdf5.h5")
+    with open(not_h5, "w") as f:
+        f.write("this is a text file, not HDF5\n" * 100)
+    truncated = os.path.join(d, "truncated.h5")
+    write_h5(truncated, {"/a": np.arange(1000, dtype=np.int64), "/b": np.arange(100000, dtype=np.float64)}, mode="w")
+    size = os.path.getsize(truncated)
+    with open(truncated, "r+b") as f:
+        f.truncate(size // 2)
+    regular = os.path.join(d, "regular_file")
+    with open(regular, "w") as f:
+        f.write("a file, not a directory\n")
+    return good, not_h5, truncated, regular
+
+
+def catalogue(d, good, not_h5, truncated, regular):
+    g = lambda name: ref(good, name)
+    out = os.path.join(d, "out.h5")
+    o = ref(out, "/o")
+    existing = os.path.join(d, "existing.h5")
+    gather = lambda idx, *extra: ["gather-nd", "--params", g("/params"), "--indices", g(idx), "--out", o] + list(extra)
+    scatter = lambda idx, upd, shape: ["scatter-nd", "--indices", g(idx), "--updates", g(upd), "--shape", shape,
+                                       "--out", o]
+    tscatter = lambda op, t, idx, upd: ["tensor-scatter-" + op, "--tensor", g(t), "--indices", g(idx),
+                                        "--updates", g(upd), "--out", o]
+    partition = lambda data, parts, n: ["dynamic-partition", "--data", g(data), "--partitions", g(parts),
+                                        "--num-partitions", str(n), "--out", o]
+    stitch = lambda idx, data: ["dynamic-stitch", "--indices"] + [g(i) for i in idx] + ["--data"] + \
+        [g(x) for x in data] + ["--out", o]
+    C = BadCase
+    return [
+        # Indices out of range or negative (TF's texts; scatter/gather report the last bad row).
+        C("gather_nd_out_of_range_two_ranks", gather("/gidx_bad"), 2,
+          ["indices[7] = [10] does not index into param shape [10,3]"], datasets=[g("/gidx_bad")]),
+        C("gather_nd_negative_one_rank", gather("/gidx_one"), 2,
+          ["indices[4] = [-1] does not index into param shape [10,3]"], datasets=[g("/gidx_one")]),
+        C("scatter_nd_bad_two_ranks", scatter("/sidx_bad", "/supd", "8,3"), 2,
+          ["indices[6] = [-2] does not index into shape [8,3]"], datasets=[g("/sidx_bad")]),
+        C("scatter_nd_out_of_range_last_rank", scatter("/sidx_one", "/supd", "8,3"), 2,
+          ["indices[8] = [9] does not index into shape [8,3]"], datasets=[g("/sidx_one")]),
+        C("tensor_scatter_update_bad", tscatter("update", "/tensor", "/sidx_bad", "/supd"), 2,
+          ["indices[6] = [-2] does not index into shape [8,3]"], datasets=[g("/sidx_bad")]),
+        C("tensor_scatter_max_bad_last_rank", tscatter("max", "/tensor", "/sidx_one", "/supd"), 2,
+          ["indices[8] = [9] does not index into shape [8,3]"], datasets=[g("/sidx_one")]),
+        C("dynamic_partition_out_of_range", partition("/pdata", "/parts_bad", 4), 2,
+          ["partitions[2] = 99 is not in [0, 4)"], datasets=[g("/parts_bad")]),
+        C("dynamic_partition_negative_last_rank", partition("/pdata", "/parts_one", 4), 2,
+          ["partitions[8] = -1 is not in [0, 4)"], datasets=[g("/parts_one")]),
+        C("dynamic_stitch_negative_index", stitch(["/i0", "/i1"], ["/d0", "/d1"]), 2,
+          ["indices[3] is out of range"], datasets=[g("/i1")]),
+        C("parallel_dynamic_stitch_negative_index",
+          ["parallel-dynamic-stitch"] + stitch(["/i0", "/i1"], ["/d0", "/d1"])[1:], 2,
+          ["indices[3] is out of range"], datasets=[g("/i1")]),
+        # Shapes.
+        C("dynamic_partition_shape_mismatch", partition("/pdata", "/parts_short", 4), 2,
+          ["data.shape must start with partitions.shape, got data.shape = [9,2], partitions.shape = [8]"]),
+        C("dynamic_stitch_data_shape", stitch(["/i0", "/i1_2d"], ["/d0", "/d1"]), 2,
+          ["data[1].shape = [5] does not start with indices[1].shape = [1,5]"]),
+        C("dynamic_stitch_inner_shapes", stitch(["/i0", "/i1"], ["/d0_wide", "/d1_wide"]), 2,
+          ["Need data[0].shape[1:] = data[1].shape[1:], got data[0].shape = [4,3], data[1].shape = [5,2], "
+           "indices[0].shape = [4], indices[1].shape = [5]"]),
+        C("scatter_nd_updates_rows", scatter("/sidx_ok", "/supd_short", "8,3"), 2,
+          ["Dimensions [0,1) of indices[shape=[9,1]] must match dimensions [0,1) of updates[shape=[8,3]]"]),
+        C("tensor_scatter_updates_inner", tscatter("add", "/tensor", "/sidx_ok", "/supd_narrow"), 2,
+          ["The inner 1 dimensions of output.shape=[8,3] must match the inner 1 dimensions of updates.shape=[9,2]"]),
+        C("gather_nd_depth_exceeds_rank", gather("/gidx_deep"), 2,
+          ["index innermost dimension length must be <= params rank; saw: 3 vs. 2"]),
+        C("gather_nd_scalar_params", ["gather-nd", "--params", g("/scalar"), "--indices", g("/gidx_ok"), "--out", o],
+          2, ["params must be at least a vector"]),
+        C("scatter_nd_empty_output_shape", scatter("/sidx_ok", "/supd", "0,3"), 2,
+          ["Indices and updates specified for empty output"]),
+        # Dtypes.
+        C("gather_nd_float_indices", gather("/gidx_float"), 2, ["float32"], datasets=[g("/gidx_float")]),
+        C("dynamic_partition_float_partitions", partition("/pdata", "/parts_float", 4), 2, ["float64"],
+          datasets=[g("/parts_float")]),
+        C("tensor_scatter_updates_dtype", tscatter("update", "/tensor", "/sidx_ok", "/supd_f64"), 2,
+          ["float64"]),
+        C("tensor_scatter_min_complex", tscatter("min", "/tensor_c64", "/sidx_ok", "/supd_c64"), 2,
+          ["complex64"]),
+        # Files and datasets.
+        C("missing_file", ["gather-nd", "--params", ref(os.path.join(d, "no_such_file.h5"), "/params"),
+                           "--indices", g("/gidx_ok"), "--out", o], 2, [os.path.join(d, "no_such_file.h5")]),
+        C("missing_dataset", gather("/no_such_dataset"), 2, [g("/no_such_dataset")]),
+        C("group_not_dataset", gather("/grp"), 2, [g("/grp")]),
+        C("not_hdf5", ["gather-nd", "--params", ref(not_h5, "/params"), "--indices", g("/gidx_ok"), "--out", o], 3,
+          [not_h5]),
+        C("truncated_hdf5", ["gather-nd", "--params", ref(truncated, "/b"), "--indices", g("/gidx_ok"), "--out", o],
+          3, [truncated]),
+        C("compound_dataset", gather("/compound"), 2, [g("/compound")]),
+        C("string_dataset", gather("/strings"), 2, [g("/strings")]),
+        C("vlen_string_dataset", ["gather-nd", "--params", g("/vlen_strings"), "--indices", g("/gidx_ok"),
+                                  "--out", o], 2, [g("/vlen_strings")]),
+        C("malformed_dataset_name", ["gather-nd", "--params", good, "--indices", g("/gidx_ok"), "--out", o], 2,
+          [good]),
+        # Outputs.
+        C("existing_output_no_overwrite", ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"),
+                                           "--out", ref(existing, "/o")], 2, ["--overwrite", ref(existing, "/o")],
+          out=existing),
+        C("output_parent_is_a_file", ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"),
+                                      "--out", ref(os.path.join(regular, "out.h5"), "/o")], 3,
+          [os.path.join(regular, "out.h5")], out=os.path.join(regular, "out.h5")),
+        # Attributes and the command line.
+        C("num_partitions_zero", partition("/pdata", "/parts_ok", 0), 2,
+          ["Value for attr 'num_partitions' of 0 must be at least minimum 1"]),
+        C("num_partitions_negative", ["dynamic-partition", "--data", g("/pdata"), "--partitions", g("/parts_ok"), "--num-partitions=-3",
+           "--out", o], 2, ["must be at least minimum 1"]),
+        C("num_partitions_not_a_number", partition("/pdata", "/parts_ok", "four"), 2, ["--num-partitions"]),
+        C("num_partitions_over_int32", partition("/pdata", "/parts_ok", 3000000000), 2, ["3000000000"]),
+        C("shape_not_integer", scatter("/sidx_ok", "/supd", "4,x"), 2, ["'x' is not an integer"]),
+        C("shape_empty", scatter("/sidx_ok", "/supd", ""), 2, ["--shape"]),
+        C("shape_negative", scatter("/sidx_ok", "/supd", "8,3")[:-4] + ["--shape=-1,2", "--out", o], 2, ["-1"]),
+        # Checked before allocating: must fail fast (the updates fit the shape, so only the size is wrong).
+        C("shape_overflows_int64", scatter("/sidx_ok", "/supd", "100000000000,100000000000,3"), 2,
+          ["[100000000000,100000000000,3]"], max_seconds=20),
+        C("shape_exhausts_memory", scatter("/sidx_ok", "/supd16", "2000000000000,16"), 2, ["memory"],
+          max_seconds=20),
+        C("unknown_option", gather("/gidx_ok", "--bogus-option"), 2, ["--bogus-option"]),
+        C("missing_required_option", ["gather-nd", "--params", g("/params"), "--out", o], 2, ["--indices"]),
+        C("stitch_count_mismatch", ["dynamic-stitch", "--indices", g("/i0"), g("/i1"), "--data", g("/d0"),
+                                    "--out", o], 2, ["--indices and --data must name the same number of datasets"]),
+        C("no_command", [], 2, ["no command given"]),
+        C("unknown_command", ["scatter-everything", "--out", o], 2, ["unknown command 'scatter-everything'"]),
+        C("bad_indices_policy_value", gather("/gidx_ok", "--bad-indices", "skip"), 2, ["--bad-indices"]),
+    ]
+
+
+def run_bad_case(suite, sh, case, d):
+    out = case.out or os.path.join(d, "out.h5")
+    out_dir = os.path.dirname(out)
+    before, listing = file_state(out), dir_listing(out_dir)
+    t0 = time.monotonic()
+    res = sh.run(case.argv)
+    seconds = time.monotonic() - t0
+    suite.require(not res.timed_out, "hung: killed after %.0f s" % sh.timeout, res)
+    suite.check(res.rc == case.rc, "exit code %s, expected %d" % (res.rc, case.rc), res)
+    lines = error_lines(res.stderr)
+    suite.check(len(lines) == 1, "expected exactly one 'shardops: error' line on stderr, got %d" % len(lines), res)
+    for text in list(case.messages) + list(case.datasets):
+        n = res.stderr.count(text)
+        suite.check(n >= 1, "stderr lacks %r" % text, res)
+        suite.check(n <= 1 or len(lines) != 1 or lines[0].count(text) == n,
+                    "%r printed %d times (once expected: rank 0 only)" % (text, n), res)
+    suite.check("internal error" not in res.stderr, "reported as an internal error", res)
+    if suite.args.verbose:
+        print("    " + (lines[0] if lines else "(no error line)"))
+    suite.check(file_state(out) == before, "the output path %s changed (%s -> %s)" % (
+        out, "absent" if before is None else "%d bytes" % len(before),
+        "absent" if file_state(out) is None else "%d bytes" % len(file_state(out))), res)
+    suite.check(dir_listing(out_dir) == listing, "the output directory changed: %s -> %s"
+                % (listing, dir_listing(out_dir)), res)
+    if case.max_seconds:
+        suite.check(seconds < case.max_seconds, "took %.1f s, expected to fail fast (< %d s)"
+                    % (seconds, case.max_seconds), res)
+
+
+def main():
+    args = parse_args(__doc__.splitlines()[0], default_np=3)
+    suite = Suite("e2e_bad_inputs_np_%d" % args.np, args)
+    sh = Shardops(args)
+    with work_dir(args, "bad") as d:
+        good, not_h5, truncated, regular = make_inputs(d)
+        existing = os.path.join(d, "existing.h5")
+        write_h5(existing, {"/o": np.arange(5, dtype=np.int16), "/other": np.ones(3)}, mode="w")
+        inputs_before = {p: file_state(p) for p in (good, not_h5, truncated)}
+        cases = catalogue(d, good, not_h5, truncated, regular)
+        names = [c.name for c in cases]
+        assert len(set(names)) == len(names), "duplicate case names"
+        for case in cases:
+            suite.case(case.name, run_bad_case, suite, sh, case, d)
+        suite.case("inputs_never_modified", lambda: [
+            suite.check(file_state(p) == b, "input file %s was modified" % p) for p, b in inputs_before.items()])
+    return suite.finish(sh)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Runs cases through TensorFlow's raw ops (the oracle of test_tf_oracle.py).
+
+Run by a Python that has TensorFlow (the project's .venv-tf, not Debian's python3):
+    python tf_worker.py DIR
+DIR/cases.json lists the cases ({name, op, num_partitions, shape, bad_indices, keys}),
+DIR/inputs.npz holds their arrays as "<case>/<key>". Writes DIR/results.json
+({name: {"status": "ok"|"error"|"unsupported", "message", "error_class", "outputs"}})
+and DIR/outputs.npz ("<case>/<k>" for output k). Needs only numpy and tensorflow.
+"""
+
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+TENSOR_SCATTER = {
+    "tensor-scatter-update": tf.raw_ops.TensorScatterUpdate,
+    "tensor-scatter-add": tf.raw_ops.TensorScatterAdd,
+    "tensor-scatter-sub": tf.raw_ops.TensorScatterSub,
+    "tensor-scatter-min": tf.raw_ops.TensorScatterMin,
+    "tensor-scatter-max": tf.raw_ops.TensorScatterMax,
+}
+
+
+def policy(case):
+    return {"bad_indices_policy": "IGNORE"} if case.get("bad_indices") == "ignore" else {}
+
+
+def run(case, a):
+    op = case["op"]
+    if op == "dynamic-partition":
+        return tf.raw_ops.DynamicPartition(data=a["data"], partitions=a["partitions"],
+                                           num_partitions=case["num_partitions"])
+    if op in ("dynamic-stitch", "parallel-dynamic-stitch"):
+        m = sum(1 for k in case["keys"] if k.startswith("i"))
+        fn = tf.raw_ops.DynamicStitch if op == "dynamic-stitch" else tf.raw_ops.ParallelDynamicStitch
+        return [fn(indices=[a["i%d" % j] for j in range(m)], data=[a["d%d" % j] for j in range(m)])]
+    if op == "scatter-nd":
+        idx = a["indices"]
+        return [tf.raw_ops.ScatterNd(indices=idx, updates=a["updates"], shape=np.array(case["shape"], idx.dtype),
+                                     **policy(case))]
+    if op in TENSOR_SCATTER:
+        return [TENSOR_SCATTER[op](tensor=a["tensor"], indices=a["indices"], updates=a["updates"], **policy(case))]
+    if op == "gather-nd":
+        return [tf.raw_ops.GatherNd(params=a["params"], indices=a["indices"], **policy(case))]
+    raise ValueError(op)
+
+
+def main():
+    d = sys.argv[1]
+    with open(os.path.join(d, "cases.json")) as f:
+        cases = json.load(f)
+    inputs = np.load(os.path.join(d, "inputs.npz"))
+    results, outputs = {}, {}
+    for case in cases:
+        name = case["name"]
+        a = {k: inputs["%s/%s" % (name, k)] for k in case["keys"]}
+        try:
+            outs = run(case, a)
+        except tf.errors.NotFoundError as e:  # no kernel for this dtype
+            results[name] = {"status": "unsupported", "message": str(e).splitlines()[0]}
+        except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.UnimplementedError) as e:
+            results[name] = {"status": "error", "message": str(e), "error_class": type(e).__name__}
+        else:
+            for k, t in enumerate(outs):
+                outputs["%s/%d" % (name, k)] = np.asarray(t.numpy())
+            results[name] = {"status": "ok", "outputs": len(outs)}
+    np.savez(os.path.join(d, "outputs.npz"), **outputs)
+    with open(os.path.join(d, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print("tf_worker: TensorFlow %s ran %d cases" % (tf.__version__, len(cases)))
+
+
+if __name__ == "__main__":
+    main()

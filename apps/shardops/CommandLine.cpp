@@ -179,7 +179,9 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
       } else if (argv[1][0] != '-') {
         // CLI11 would only say "A subcommand is required": name the word it did not know.
         std::string known;
-        for (const OpHelp& h : kHelp) known += std::string(known.empty() ? "" : ", ") + h.name;
+        for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+          known += (known.empty() ? "" : ", ") + sub->get_name();
+        }
         what = std::string("unknown command '") + argv[1] + "' (the commands are " + known + ")";
       }
     }

@@ -26,10 +26,11 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       one_row ? (g.output.rank() == 0 ? RowLayout::on_rank(1, comm.size(), 0)
                                       : RowLayout::on_rank(g.output.dim(0), comm.size(), 0))
               : indices.layout();
-  const std::int64_t n = one_row ? (me == 0 ? 1 : 0) : indices.local().num_elements() / std::max(g.index_depth, 1);
-  const std::int64_t local_index_rows = one_row ? n : indices.layout().count(me) * (indices.row_elements() / std::max(g.index_depth, 1));
-  const std::int64_t first_row = one_row ? 0 : indices.row_offset() * (indices.row_elements() / std::max(g.index_depth, 1));
-  (void)local_index_rows;
+  // Index rows per row of dim 0 of the indices: prod(indices.shape[1:-1]). Counted from
+  // the shape, not as elements / K: with K = 0 the indices have no elements at all.
+  const std::int64_t rows_per_index_row = one_row ? 1 : g.batch.product_from(1);
+  const std::int64_t n = one_row ? (me == 0 ? 1 : 0) : indices.layout().count(me) * rows_per_index_row;
+  const std::int64_t first_row = one_row ? 0 : indices.row_offset() * rows_per_index_row;
   const Shape local_shape = one_row ? (me == 0 ? g.output : (g.output.rank() == 0 ? Shape{0} : g.output.with_dim0(0)))
                                     : g.output.with_dim0(out_layout.count(me));
   Tensor out(params.dtype(), local_shape, Init::Zero, "shardops::dist::GatherNd::output");
@@ -53,8 +54,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     if (options.bad_indices == BadIndices::Error) {
-      auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return linear(i) < 0; };
-      const std::int64_t bad = kernels::last_where(space, n, bad_row, "shardops::dist::GatherNd::validate");
+      const std::int64_t bad =
+          kernels::last_where(space, n, kernels::negative(linear), "shardops::dist::GatherNd::validate");
       std::string message;
       if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
@@ -64,15 +65,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const OwnerOf owner = params.layout().device_owner();
     Kokkos::View<std::int64_t*, MemSpace> request("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
     Kokkos::View<int*, MemSpace> dest("shardops::dist::GatherNd::dest", static_cast<std::size_t>(n));
-    Kokkos::parallel_for(
-        "shardops::dist::GatherNd::route", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int64_t row = linear(i);
-          const int r = row < 0 ? -1 : owner(static_cast<std::int64_t>(idx[i * bounds.depth]));
-          dest(i) = r;
-          request(i) = row < 0 ? -1 : row - owner.offset(r) * rows_per_dim0;
-        });
-    auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return dest(i); };
-    const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+    route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner, rows_per_dim0, dest,
+                                    request);
+    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const ByteView asked = plan.forward(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
     phase.emplace("apply");
     // Owner side: copy the requested rows, in request order, and send them back.

@@ -18,7 +18,7 @@ function(shardops_add_mpi_test name)
     add_test(NAME ${name}_np_${np}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SHARDOPS_MPIEXEC_FLAGS} ${MPIEXEC_PREFLAGS}
               $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(${name}_np_${np} PROPERTIES LABELS "mpi;np${np}" TIMEOUT 600 PROCESSORS ${np}
+    set_tests_properties(${name}_np_${np} PROPERTIES LABELS "mpi;np${np}" TIMEOUT 120 PROCESSORS ${np}
       ENVIRONMENT "OMP_NUM_THREADS=1;OMPI_MCA_pml=ob1;OMPI_MCA_btl=self,vader;OMPI_MCA_rmaps_base_oversubscribe=1")
   endforeach()
 endfunction()

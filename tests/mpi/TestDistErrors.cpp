@@ -1,0 +1,272 @@
+// Error agreement: a bad index that only some ranks see makes every rank throw
+// InvalidArgument with exactly the message the one-rank op gives on the full data.
+// TensorFlow reports the LAST bad row for scatter/gather and the FIRST bad position
+// for partition/stitch, so with bad indices on several ranks the chosen one depends
+// on where it is in global order, not on which rank found it. The test finishing at
+// all is the proof that no rank hangs.
+#include <gtest/gtest.h>
+
+#include "DistTestUtil.hpp"
+#include "shardops/dist/DistOps.hpp"
+
+namespace shardops {
+namespace {
+
+using namespace test;
+
+// Global rows of rank r's block under `layout` (empty ranks: none).
+std::vector<std::int64_t> block_rows(const RowLayout& layout, int r) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t i = layout.offset(r); i < layout.offset(r) + layout.count(r); ++i) rows.push_back(i);
+  return rows;
+}
+
+// The one-rank message (must be non-empty) equals what the distributed op throws on
+// this rank. Every rank checks, so a rank that returned normally fails too.
+void expect_same_error(const std::function<void()>& one_rank, const std::function<void()>& dist,
+                       const std::string& what) {
+  const std::string expected = error_of(one_rank);
+  const std::string got = error_of(dist);
+  EXPECT_FALSE(expected.empty()) << what << ": the one-rank op accepted the input";
+  EXPECT_EQ(got, expected) << what << " (rank " << world().rank() << ")";
+}
+
+// A valid op right after a failed one: the communicator is still usable.
+void expect_still_working() {
+  Rng rng(7);
+  const Tensor data = random_tensor(rng, DType::Float32, Shape{10, 2});
+  const Tensor indices = random_indices(rng, DType::Int32, Shape{10}, {10});
+  expect_same_tensor(gather_nd(world(), shard(data), shard(indices)), gather_nd(data, indices), "after an error");
+}
+
+// ------------------------------------------------------------------- scatter family
+
+struct ScatterCase {
+  std::string name;
+  std::function<void(const Tensor& indices)> one_rank;
+  std::function<void(const DistTensor& indices)> dist;
+};
+
+std::vector<ScatterCase> scatter_cases(Rng& rng, const RowLayout& index_layout, std::int64_t n) {
+  const int p = world().size();
+  const Tensor updates = random_tensor(rng, DType::Float32, Shape{n, 2});
+  const Tensor tensor = random_tensor(rng, DType::Float32, Shape{6, 3, 2});
+  const RowLayout tensor_layout = random_layout(rng, 6, p);
+  std::vector<ScatterCase> cases;
+  cases.push_back({"ScatterNd", [=](const Tensor& i) { scatter_nd(i, updates, {6, 3, 2}); },
+                   [=](const DistTensor& i) { scatter_nd(world(), i, shard(updates, index_layout), {6, 3, 2}); }});
+  for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min, ScatterOp::Max}) {
+    cases.push_back({scatter_op_name(op), [=](const Tensor& i) { tensor_scatter(op, tensor, i, updates); },
+                     [=](const DistTensor& i) {
+                       tensor_scatter(world(), op, shard(tensor, tensor_layout), i, shard(updates, index_layout));
+                     }});
+  }
+  cases.push_back({"GatherNd", [=](const Tensor& i) { gather_nd(tensor, i); },
+                   [=](const DistTensor& i) { gather_nd(world(), shard(tensor, tensor_layout), i); }});
+  return cases;
+}
+
+// Index rows [n, 2] into dims [6, 3]; `bad` rows get an out-of-range coordinate
+// (alternating the first and second coordinate, negative and too large).
+Tensor with_bad_rows(const Tensor& good, const std::vector<std::int64_t>& bad) {
+  Tensor t = good.deep_copy();
+  for (std::int64_t row : bad) {
+    const bool second = row % 2 == 1;
+    set_index_value(t, 2 * row + (second ? 1 : 0), row % 3 == 0 ? -1 - row : (second ? 3 : 6) + row);
+  }
+  return t;
+}
+
+TEST(DistErrorAgreement, ScatterAndGatherBadIndexOnOneRank) {
+  Rng rng(501);
+  const int p = world().size();
+  const std::int64_t n = 23;
+  for (DType index_dtype : {DType::Int32, DType::Int64}) {
+    const Tensor good = random_indices(rng, index_dtype, Shape{n}, {6, 3});
+    for (const RowLayout& layout : test_layouts(rng, n, p)) {
+      for (const ScatterCase& c : scatter_cases(rng, layout, n)) {
+        for (int r = 0; r < p; ++r) {
+          const std::vector<std::int64_t> rows = block_rows(layout, r);
+          if (rows.empty()) continue;
+          // Only rank r has a bad index: its last row, then its first.
+          for (std::int64_t row : {rows.back(), rows.front()}) {
+            const Tensor bad = with_bad_rows(good, {row});
+            expect_same_error([&] { c.one_rank(bad); }, [&] { c.dist(shard(bad, layout)); },
+                              c.name + " " + dtype_name(index_dtype) + " bad row " + std::to_string(row) +
+                                  " on rank " + std::to_string(r) + " of " + layout_str(layout));
+          }
+        }
+      }
+    }
+  }
+  expect_still_working();
+}
+
+TEST(DistErrorAgreement, ScatterAndGatherReportTheLastBadRow) {
+  Rng rng(502);
+  const int p = world().size();
+  const std::int64_t n = 31;
+  const Tensor good = random_indices(rng, DType::Int64, Shape{n}, {6, 3});
+  for (const RowLayout& layout : test_layouts(rng, n, p)) {
+    // A bad row at the start of every rank's block and one in the middle.
+    std::vector<std::int64_t> bad{n / 2};
+    for (int r = 0; r < p; ++r) {
+      if (layout.count(r) > 0) bad.push_back(layout.offset(r));
+    }
+    const Tensor indices = with_bad_rows(good, bad);
+    for (const ScatterCase& c : scatter_cases(rng, layout, n)) {
+      expect_same_error([&] { c.one_rank(indices); }, [&] { c.dist(shard(indices, layout)); },
+                        c.name + " several bad rows, " + layout_str(layout));
+    }
+  }
+  expect_still_working();
+}
+
+TEST(DistErrorAgreement, RankThreeAndRankOneIndices) {
+  Rng rng(503);
+  const int p = world().size();
+  // Rank-3 indices: the message names the position as [i,j].
+  const Tensor params = random_tensor(rng, DType::Int32, Shape{5, 4});
+  Tensor deep = random_indices(rng, DType::Int32, Shape{6, 3}, {5, 4});
+  set_index_value(deep, 2 * (3 * 4 + 1) + 1, 4);  // [4,1] second coordinate out of range
+  set_index_value(deep, 2 * (3 * 1 + 2), 9);      // [1,2] too
+  const Tensor updates = random_tensor(rng, DType::Int32, Shape{6, 3});
+  for (const RowLayout& layout : test_layouts(rng, 6, p)) {
+    expect_same_error([&] { gather_nd(params, deep); },
+                      [&] { gather_nd(world(), shard(params, random_layout(rng, 5, p)), shard(deep, layout)); },
+                      "GatherNd rank-3 indices " + layout_str(layout));
+    expect_same_error([&] { scatter_nd(deep, updates, {5, 4}); },
+                      [&] { scatter_nd(world(), shard(deep, layout), shard(updates, layout), {5, 4}); },
+                      "ScatterNd rank-3 indices " + layout_str(layout));
+  }
+  // Rank-1 indices: one index row, split over ranks by its elements.
+  const Tensor one = index_tensor(DType::Int64, Shape{2}, {2, 7});
+  for (const RowLayout& layout : test_layouts(rng, 2, p)) {
+    expect_same_error([&] { gather_nd(params, one); }, [&] { gather_nd(world(), shard(params), shard(one, layout)); },
+                      "GatherNd rank-1 indices " + layout_str(layout));
+  }
+  expect_still_working();
+}
+
+// ------------------------------------------------------------------- partition
+
+TEST(DistErrorAgreement, PartitionReportsTheFirstBadValue) {
+  Rng rng(511);
+  const int p = world().size();
+  const std::int64_t n = 26;
+  const Tensor data = random_tensor(rng, DType::Float32, Shape{n, 2, 3});
+  const Tensor good = random_int32(rng, Shape{n, 2}, 0, 3);
+  auto with_bad = [&](const std::vector<std::int64_t>& flats) {
+    std::vector<std::int32_t> v = good.to_vector<std::int32_t>();
+    for (std::int64_t f : flats) v[static_cast<std::size_t>(f)] = f % 2 ? 4 + static_cast<std::int32_t>(f) : -1;
+    return Tensor::from_vector(DType::Int32, good.shape(), v);
+  };
+  for (const RowLayout& layout : test_layouts(rng, n, p)) {
+    // Only rank r is bad (rank 1 when there is one).
+    for (int r = 0; r < p; ++r) {
+      const std::vector<std::int64_t> rows = block_rows(layout, r);
+      if (rows.empty()) continue;
+      const Tensor ids = with_bad({2 * rows.back() + 1});
+      expect_same_error([&] { dynamic_partition(data, ids, 4); },
+                        [&] { dynamic_partition(world(), shard(data, layout), shard(ids, layout), 4); },
+                        "bad partition on rank " + std::to_string(r) + " of " + layout_str(layout));
+    }
+    // Bad values on every rank: the first in global order wins.
+    std::vector<std::int64_t> flats{2 * n - 1};
+    for (int r = 0; r < p; ++r) {
+      if (layout.count(r) > 0) flats.push_back(2 * (layout.offset(r) + layout.count(r) - 1));
+    }
+    const Tensor ids = with_bad(flats);
+    expect_same_error([&] { dynamic_partition(data, ids, 4); },
+                      [&] { dynamic_partition(world(), shard(data, random_layout(rng, n, p)), shard(ids, layout), 4); },
+                      "bad partitions everywhere, " + layout_str(layout));
+  }
+  // Scalar partitions: "partitions = 17 is not in [0, 4)".
+  const Tensor scalar_ids = Tensor::from_vector(DType::Int32, Shape(), std::vector<std::int32_t>{17});
+  const Tensor vec = random_tensor(rng, DType::Int8, Shape{5});
+  expect_same_error([&] { dynamic_partition(vec, scalar_ids, 4); },
+                    [&] { dynamic_partition(world(), shard(vec), shard(scalar_ids), 4); }, "scalar partitions");
+  expect_still_working();
+}
+
+// ------------------------------------------------------------------- stitch
+
+TEST(DistErrorAgreement, StitchReportsTheFirstNegativeIndex) {
+  Rng rng(521);
+  const int p = world().size();
+  const Tensor i0 = random_int32(rng, Shape{14}, 0, 20);
+  const Tensor i1 = random_int32(rng, Shape{9, 2}, 0, 20);
+  const Tensor d0 = random_tensor(rng, DType::Float64, Shape{14, 3});
+  const Tensor d1 = random_tensor(rng, DType::Float64, Shape{9, 2, 3});
+  auto with_negative = [](const Tensor& t, const std::vector<std::int64_t>& flats) {
+    std::vector<std::int32_t> v = t.to_vector<std::int32_t>();
+    for (std::int64_t f : flats) v[static_cast<std::size_t>(f)] = -1 - static_cast<std::int32_t>(f);
+    return Tensor::from_vector(DType::Int32, t.shape(), v);
+  };
+  const RowLayout l0 = random_layout(rng, 14, p);
+  for (const RowLayout& l1 : test_layouts(rng, 9, p)) {
+    auto check = [&](const Tensor& a, const Tensor& b, const std::string& what) {
+      expect_same_error([&] { dynamic_stitch({a, b}, {d0, d1}); },
+                        [&] {
+                          dynamic_stitch(world(), {shard(a, l0), shard(b, l1)}, {shard(d0, l0), shard(d1, l1)});
+                        },
+                        what + ", indices[1] sharded " + layout_str(l1));
+    };
+    // Only rank r has a negative index (in input 1).
+    for (int r = 0; r < p; ++r) {
+      const std::vector<std::int64_t> rows = block_rows(l1, r);
+      if (rows.empty()) continue;
+      check(i0, with_negative(i1, {2 * rows.back()}), "negative on rank " + std::to_string(r));
+    }
+    // Negatives in both inputs on different ranks: input 0's first one wins.
+    check(with_negative(i0, {13, 5}), with_negative(i1, {0, 17}), "negatives in both inputs");
+    check(i0, with_negative(i1, {17, 3, 9}), "several in input 1");
+  }
+  // A negative scalar index (on rank 0) after valid inputs elsewhere.
+  const Tensor s = Tensor::from_vector(DType::Int32, Shape(), std::vector<std::int32_t>{-4});
+  const Tensor ds = random_tensor(rng, DType::Float64, Shape{3});
+  expect_same_error([&] { dynamic_stitch({i0, s}, {d0, ds}); },
+                    [&] {
+                      dynamic_stitch(world(), {shard(i0, RowLayout::on_rank(14, p, p - 1)), shard(s)},
+                                     {shard(d0, RowLayout::on_rank(14, p, p - 1)), shard(ds)});
+                    },
+                    "negative scalar index");
+  expect_still_working();
+}
+
+// ------------------------------------------------------------------- shapes and dtypes
+
+TEST(DistErrorAgreement, ShapeAndDtypeErrorsMatchTheOneRankOps) {
+  Rng rng(531);
+  const int p = world().size();
+  const Tensor data = random_tensor(rng, DType::Float32, Shape{6, 2});
+  const Tensor ids = random_int32(rng, Shape{5}, 0, 1);
+  const RowLayout r5 = random_layout(rng, 5, p), r6 = random_layout(rng, 6, p);
+  expect_same_error([&] { dynamic_partition(data, ids, 2); },
+                    [&] { dynamic_partition(world(), shard(data, r6), shard(ids, r5), 2); }, "partition shapes");
+  expect_same_error([&] { dynamic_partition(data, random_int32(rng, Shape{6}, 0, 0), 0); },
+                    [&] { dynamic_partition(world(), shard(data), shard(random_int32(rng, Shape{6}, 0, 0)), 0); },
+                    "num_partitions 0");
+  const Tensor idx = random_indices(rng, DType::Int32, Shape{5}, {6});
+  const Tensor upd = random_tensor(rng, DType::Float32, Shape{4, 2});
+  expect_same_error([&] { scatter_nd(idx, upd, {6, 2}); },
+                    [&] { scatter_nd(world(), shard(idx, r5), shard(upd), {6, 2}); }, "scatter shapes");
+  expect_same_error([&] { tensor_scatter(ScatterOp::Add, data, idx, random_tensor(rng, DType::Float64, Shape{5, 2})); },
+                    [&] {
+                      tensor_scatter(world(), ScatterOp::Add, shard(data), shard(idx),
+                                     shard(random_tensor(rng, DType::Float64, Shape{5, 2})));
+                    },
+                    "scatter dtypes");
+  const Tensor deep = random_indices(rng, DType::Int64, Shape{3}, {6, 2, 1});
+  expect_same_error([&] { gather_nd(data, deep); }, [&] { gather_nd(world(), shard(data), shard(deep)); },
+                    "gather depth");
+  const Tensor float_ids = random_tensor(rng, DType::Float32, Shape{3, 1});
+  expect_same_error([&] { gather_nd(data, float_ids); }, [&] { gather_nd(world(), shard(data), shard(float_ids)); },
+                    "gather index dtype");
+  expect_same_error([&] { dynamic_stitch({ids}, {data}); },
+                    [&] { dynamic_stitch(world(), {shard(ids, r5)}, {shard(data, r6)}); }, "stitch shapes");
+  expect_still_working();
+}
+
+}  // namespace
+}  // namespace shardops

@@ -1,0 +1,177 @@
+// Distributed GatherNd against the one-rank op, byte for byte: every index depth
+// (K = 0 .. rank), slices, rank-1 and rank-3 indices, params and indices sharded
+// independently. Output layout: the layout of the indices (SPEC section 2).
+#include <gtest/gtest.h>
+
+#include "DistTestUtil.hpp"
+#include "shardops/dist/DistOps.hpp"
+
+namespace shardops {
+namespace {
+
+using namespace test;
+
+void check_gather(const Tensor& params, const Tensor& indices, const RowLayout& params_layout,
+                  const RowLayout& index_layout, const OpOptions& options, const std::string& what) {
+  const Tensor expected = gather_nd(params, indices, options);
+  const DistTensor got = gather_nd(world(), shard(params, params_layout), shard(indices, index_layout), options);
+  expect_same_tensor(got, expected, what);
+  const int p = world().size();
+  if (indices.rank() >= 2) {
+    EXPECT_EQ(got.layout(), index_layout) << what << ": " << layout_str(got.layout());
+  } else {
+    // One index row: the one output lives on rank 0.
+    EXPECT_EQ(got.layout(), RowLayout::on_rank(expected.rows(), p, 0)) << what << ": " << layout_str(got.layout());
+  }
+}
+
+TEST(DistGatherNd, RowsOverDtypesAndLayouts) {
+  Rng rng(401);
+  const int p = world().size();
+  for (DType dtype : movement_dtypes()) {
+    for (DType index_dtype : {DType::Int32, DType::Int64}) {
+      const Tensor params = random_tensor(rng, dtype, Shape{11, 3});
+      const Tensor indices = random_indices(rng, index_dtype, Shape{30}, {11});
+      const std::vector<RowLayout> pl = test_layouts(rng, 11, p), il = test_layouts(rng, 30, p);
+      for (std::size_t i = 0; i < std::max(pl.size(), il.size()); ++i) {
+        check_gather(params, indices, pl[i % pl.size()], il[i % il.size()], {},
+                     std::string(dtype_name(dtype)) + "/" + dtype_name(index_dtype) + " params " +
+                         layout_str(pl[i % pl.size()]) + " indices " + layout_str(il[i % il.size()]));
+      }
+    }
+  }
+}
+
+TEST(DistGatherNd, EveryIndexDepth) {
+  Rng rng(402);
+  const int p = world().size();
+  const Tensor params = random_tensor(rng, DType::Float32, Shape{5, 4, 3});
+  for (int depth = 1; depth <= 3; ++depth) {
+    const std::vector<std::int64_t> dims(params.shape().dims().begin(), params.shape().dims().begin() + depth);
+    for (const Shape& batch : {Shape{17}, Shape{6, 4}, Shape{1}}) {
+      const Tensor indices = random_indices(rng, DType::Int64, batch, dims);
+      for (const RowLayout& il : test_layouts(rng, batch.dim(0), p)) {
+        check_gather(params, indices, random_layout(rng, 5, p), il, {},
+                     "K=" + std::to_string(depth) + " batch " + batch.str() + " " + layout_str(il));
+      }
+    }
+  }
+}
+
+// K = 0: every index row selects all of params.
+TEST(DistGatherNd, IndexDepthZero) {
+  Rng rng(403);
+  const int p = world().size();
+  const Tensor params = random_tensor(rng, DType::Int16, Shape{4, 3});
+  for (const Shape& batch : {Shape{5}, Shape{3, 2}, Shape{0}}) {
+    const Tensor indices = index_tensor(DType::Int32, batch.concat(Shape{0}), {});
+    for (const RowLayout& il : test_layouts(rng, batch.dim(0), p)) {
+      for (const RowLayout& pl : test_layouts(rng, 4, p)) {
+        check_gather(params, indices, pl, il, {}, "K=0 batch " + batch.str() + " indices " + layout_str(il) +
+                                                      " params " + layout_str(pl));
+      }
+    }
+  }
+  // Rank-1 K=0 indices (shape [0]): the output is params itself.
+  const Tensor none = index_tensor(DType::Int64, Shape{0}, {});
+  for (const RowLayout& pl : test_layouts(rng, 4, p)) {
+    check_gather(params, none, pl, RowLayout::balanced(0, p), {}, "indices [0], params " + layout_str(pl));
+  }
+}
+
+// Rank-1 indices are one index row: the output is params.shape[K:].
+TEST(DistGatherNd, RankOneIndices) {
+  Rng rng(404);
+  const int p = world().size();
+  const Tensor params = random_tensor(rng, DType::Float64, Shape{6, 5, 2});
+  for (const std::vector<std::int64_t>& values :
+       {std::vector<std::int64_t>{4}, std::vector<std::int64_t>{5, 3}, std::vector<std::int64_t>{2, 4, 1}}) {
+    const Tensor indices = index_tensor(DType::Int32, Shape{static_cast<std::int64_t>(values.size())}, values);
+    for (const RowLayout& il : test_layouts(rng, indices.rows(), p)) {
+      for (const RowLayout& pl : test_layouts(rng, 6, p)) {
+        check_gather(params, indices, pl, il, {},
+                     "rank-1 K=" + std::to_string(values.size()) + " indices " + layout_str(il) + " params " +
+                         layout_str(pl));
+      }
+    }
+  }
+}
+
+TEST(DistGatherNd, EveryIndexFromOneRank) {
+  Rng rng(405);
+  const int p = world().size();
+  const Tensor params = random_tensor(rng, DType::Complex64, Shape{4 * p, 2});
+  const Tensor first = random_indices(rng, DType::Int32, Shape{40}, {4});  // rows owned by rank 0 (balanced)
+  std::vector<std::int64_t> last_rows;
+  for (std::int64_t i = 0; i < 40; ++i) last_rows.push_back(4 * p - 1 - (i % 3));
+  const Tensor last = index_tensor(DType::Int64, Shape{40, 1}, last_rows);
+  for (const RowLayout& il : test_layouts(rng, 40, p)) {
+    check_gather(params, first, RowLayout::balanced(4 * p, p), il, {}, "from rank 0, " + layout_str(il));
+    check_gather(params, last, RowLayout::balanced(4 * p, p), il, {}, "from the last rank, " + layout_str(il));
+  }
+}
+
+TEST(DistGatherNd, IgnorePolicyWritesZeros) {
+  Rng rng(406);
+  const int p = world().size();
+  OpOptions ignore;
+  ignore.bad_indices = BadIndices::Ignore;
+  const Tensor params = random_tensor(rng, DType::Float32, Shape{7, 3, 2});
+  Tensor indices = random_indices(rng, DType::Int64, Shape{25}, {7, 3});
+  for (std::int64_t i = 0; i < 25; i += 3) set_index_value(indices, 2 * i + (i % 2), i % 2 ? 3 + i : -1 - i);
+  for (const RowLayout& il : test_layouts(rng, 25, p)) {
+    check_gather(params, indices, random_layout(rng, 7, p), il, ignore, "ignore " + layout_str(il));
+  }
+  const Tensor one_bad = index_tensor(DType::Int32, Shape{2}, {1, 9});
+  check_gather(params, one_bad, RowLayout::balanced(7, p), RowLayout::balanced(2, p), ignore, "ignore rank-1");
+}
+
+TEST(DistGatherNd, EmptyInputs) {
+  Rng rng(407);
+  const int p = world().size();
+  const Tensor params = random_tensor(rng, DType::UInt8, Shape{5, 3});
+  const Tensor none = index_tensor(DType::Int32, Shape{0, 1}, {});
+  check_gather(params, none, RowLayout::balanced(5, p), RowLayout::balanced(0, p), {}, "no indices");
+  const Tensor empty_params(DType::UInt8, Shape{0, 3});
+  check_gather(empty_params, none, RowLayout::balanced(0, p), RowLayout::balanced(0, p), {}, "empty params");
+  // Zero-width slices of params that have rows but no elements: TF refuses them
+  // ("Requested more than 0 entries, but params is empty"), on every rank alike.
+  const Tensor thin(DType::Float32, Shape{6, 0});
+  const Tensor indices = random_indices(rng, DType::Int32, Shape{9}, {6});
+  for (const RowLayout& il : test_layouts(rng, 9, p)) {
+    const std::string expected = error_of([&] { gather_nd(thin, indices); });
+    EXPECT_NE(expected, "");
+    EXPECT_EQ(error_of([&] { gather_nd(world(), shard(thin), shard(indices, il)); }), expected) << layout_str(il);
+  }
+  // Zero-width slices of params with elements: K = rank over [6, 2] gives [9] rows of
+  // one element; a [0]-wide batch of them gives an empty output.
+  const Tensor params2 = random_tensor(rng, DType::Float32, Shape{6, 2});
+  const Tensor none2 = index_tensor(DType::Int64, Shape{0, 2}, {});
+  check_gather(params2, none2, RowLayout::on_rank(6, p, p - 1), RowLayout::balanced(0, p), {}, "no element indices");
+}
+
+TEST(DistGatherNd, SplitExchangesGiveTheSameBytes) {
+  Rng rng(408);
+  const int p = world().size();
+  RoundLimit rounds(p);  // one row per peer per round
+  const Tensor params = random_tensor(rng, DType::Int64, Shape{13, 3});
+  const Tensor indices = random_indices(rng, DType::Int32, Shape{40}, {13});
+  for (const RowLayout& il : test_layouts(rng, 40, p)) {
+    check_gather(params, indices, random_layout(rng, 13, p), il, {}, "rounds " + layout_str(il));
+  }
+}
+
+TEST(DistGatherNd, RowsThatStayLocalAreNotSent) {
+  Rng rng(409);
+  const int p = world().size();
+  const std::int64_t rows = 3 * p;
+  std::vector<std::int64_t> own;
+  for (std::int64_t i = 0; i < rows; ++i) own.push_back(i);
+  const RowLayout layout = RowLayout::balanced(rows, p);
+  const Tensor params = random_tensor(rng, DType::Float32, Shape{rows, 4});
+  check_gather(params, index_tensor(DType::Int64, Shape{rows, 1}, own), layout, layout, {}, "own rows");
+  EXPECT_EQ(last_bytes_sent(), 0);
+}
+
+}  // namespace
+}  // namespace shardops

@@ -1,0 +1,207 @@
+// Distributed DynamicStitch against the one-rank op, byte for byte: several inputs
+// of any index rank (scalars too), duplicates within and across inputs and ranks,
+// and the balanced output layout of SPEC section 2.
+#include <gtest/gtest.h>
+
+#include "DistTestUtil.hpp"
+#include "shardops/dist/DistOps.hpp"
+
+namespace shardops {
+namespace {
+
+using namespace test;
+
+// One stitch input: the index tensor, its data, and how each is sharded.
+struct Input {
+  Tensor indices, data;
+  RowLayout index_layout, data_layout;
+};
+
+void check_stitch(const std::vector<Input>& inputs, const OpOptions& options, const std::string& what) {
+  std::vector<Tensor> indices, data;
+  std::vector<DistTensor> dindices, ddata;
+  for (const Input& in : inputs) {
+    indices.push_back(in.indices);
+    data.push_back(in.data);
+    dindices.push_back(shard(in.indices, in.index_layout));
+    ddata.push_back(shard(in.data, in.data_layout));
+  }
+  const Tensor expected = dynamic_stitch(indices, data, options);
+  const DistTensor got = dynamic_stitch(world(), dindices, ddata, options);
+  expect_same_tensor(got, expected, what);
+  // DynamicStitch's output is balanced.
+  const std::int64_t rows = expected.shape().dim(0);
+  EXPECT_EQ(got.layout(), RowLayout::balanced(rows, world().size()))
+      << what << ": layout " << layout_str(got.layout());
+}
+
+std::int64_t rows_of(const Shape& s) { return s.rank() == 0 ? 1 : s.dim(0); }
+
+// indices of `shape` with values in [lo, hi], and data of shape + slice.
+Input make_input(Rng& rng, DType dtype, const Shape& index_shape, const Shape& slice, std::int32_t lo, std::int32_t hi) {
+  Input in;
+  in.indices = random_int32(rng, index_shape, lo, hi);
+  in.data = random_tensor(rng, dtype, index_shape.concat(slice));
+  const int p = world().size();
+  const std::int64_t rows = index_shape.rank() == 0 ? 1 : index_shape.dim(0);
+  in.index_layout = index_shape.rank() == 0 ? RowLayout::on_rank(1, p, 0) : random_layout(rng, rows, p);
+  // A scalar index pairs with data of the slice's shape: shard that by its own rows.
+  in.data_layout = index_shape.rank() == 0 ? random_layout(rng, rows_of(in.data.shape()), p) : in.index_layout;
+  return in;
+}
+
+TEST(DistDynamicStitch, OneInputOverLayoutsAndDtypes) {
+  Rng rng(201);
+  const int p = world().size();
+  for (DType dtype : movement_dtypes()) {
+    for (std::int64_t rows : {1, 2, 5, 60}) {
+      Input in = make_input(rng, dtype, Shape{rows}, Shape{3}, 0, static_cast<std::int32_t>(rows + 3));
+      for (const RowLayout& layout : test_layouts(rng, rows, p)) {
+        in.index_layout = in.data_layout = layout;
+        check_stitch({in}, {}, std::string(dtype_name(dtype)) + " rows " + std::to_string(rows) + " " + layout_str(layout));
+      }
+    }
+  }
+}
+
+TEST(DistDynamicStitch, SeveralInputsWithScalarAndMatrixIndices) {
+  Rng rng(202);
+  const int p = world().size();
+  for (DType dtype : {DType::Int8, DType::Float16, DType::Float32, DType::Complex128}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      const Shape slice = trial % 2 ? Shape{2, 3} : Shape{};
+      std::vector<Input> inputs;
+      inputs.push_back(make_input(rng, dtype, Shape{23}, slice, 0, 30));
+      inputs.push_back(make_input(rng, dtype, Shape(), slice, 0, 30));        // scalar index
+      inputs.push_back(make_input(rng, dtype, Shape{7, 3}, slice, 0, 30));    // rank-2 index
+      inputs.push_back(make_input(rng, dtype, Shape{0}, slice, 0, 30));       // empty input
+      inputs.push_back(make_input(rng, dtype, Shape(), slice, 31, 31));       // scalar that sets the size
+      inputs.push_back(make_input(rng, dtype, Shape{11}, slice, 0, 30));
+      // Data sharded unlike its indices (moved to the indices' layout by the op).
+      inputs[0].data_layout = random_layout(rng, 23, p);
+      inputs[2].data_layout = RowLayout::on_rank(7, p, p - 1);
+      check_stitch(inputs, {}, std::string(dtype_name(dtype)) + " trial " + std::to_string(trial));
+    }
+  }
+}
+
+// Many writers of few rows, spread over all ranks and inputs: the last (m, i) in
+// global order must win on every rank count.
+TEST(DistDynamicStitch, DuplicatesAcrossRanksAndInputs) {
+  Rng rng(203);
+  const int p = world().size();
+  for (DType dtype : {DType::Float32, DType::Int64, DType::Complex64}) {
+    std::vector<Input> inputs;
+    for (int m = 0; m < 3; ++m) inputs.push_back(make_input(rng, dtype, Shape{40}, Shape{2}, 0, 4));
+    for (const RowLayout& layout : test_layouts(rng, 40, p)) {
+      for (Input& in : inputs) in.index_layout = in.data_layout = layout;
+      check_stitch(inputs, {}, std::string(dtype_name(dtype)) + " hot rows, " + layout_str(layout));
+    }
+    // Each input sharded its own way.
+    for (Input& in : inputs) in.index_layout = in.data_layout = random_layout(rng, 40, p);
+    check_stitch(inputs, {}, std::string(dtype_name(dtype)) + " hot rows, mixed layouts");
+  }
+}
+
+TEST(DistDynamicStitch, EveryRowToOneRank) {
+  Rng rng(204);
+  const int p = world().size();
+  // Output of 4p rows, balanced: rank 0 owns [0, 4), the last rank [4p-4, 4p).
+  const std::int32_t last = 4 * p - 1;
+  for (bool to_last : {false, true}) {
+    std::vector<Input> inputs;
+    inputs.push_back(make_input(rng, DType::Float64, Shape{30}, Shape{3}, to_last ? last - 3 : 0, to_last ? last : 3));
+    inputs.push_back(make_input(rng, DType::Float64, Shape{1}, Shape{3}, last, last));  // sets the size
+    for (const RowLayout& layout : test_layouts(rng, 30, p)) {
+      inputs[0].index_layout = inputs[0].data_layout = layout;
+      check_stitch(inputs, {}, std::string(to_last ? "all to the last rank " : "all to rank 0 ") + layout_str(layout));
+    }
+  }
+}
+
+TEST(DistDynamicStitch, TensorFlowDocumentationExample) {
+  const int p = world().size();
+  // tf.dynamic_stitch docs: indices 6, [4, 1], [[5, 2], [0, 3]].
+  std::vector<Input> inputs(3);
+  inputs[0].indices = Tensor::from_vector(DType::Int32, Shape(), std::vector<std::int32_t>{6});
+  inputs[0].data = Tensor::from_vector(DType::Float32, Shape{2}, std::vector<float>{61, 62});
+  inputs[1].indices = Tensor::from_vector(DType::Int32, Shape{2}, std::vector<std::int32_t>{4, 1});
+  inputs[1].data = Tensor::from_vector(DType::Float32, Shape{2, 2}, std::vector<float>{41, 42, 11, 12});
+  inputs[2].indices = Tensor::from_vector(DType::Int32, Shape{2, 2}, std::vector<std::int32_t>{5, 2, 0, 3});
+  inputs[2].data =
+      Tensor::from_vector(DType::Float32, Shape{2, 2, 2}, std::vector<float>{51, 52, 21, 22, 1, 2, 31, 32});
+  inputs[0].index_layout = RowLayout::on_rank(1, p, 0);
+  inputs[0].data_layout = RowLayout::on_rank(2, p, p - 1);
+  inputs[1].index_layout = inputs[1].data_layout = RowLayout::on_rank(2, p, p - 1);
+  inputs[2].index_layout = inputs[2].data_layout = RowLayout::balanced(2, p);
+  check_stitch(inputs, {}, "TF example");
+  std::vector<DistTensor> di, dd;
+  for (const Input& in : inputs) {
+    di.push_back(shard(in.indices, in.index_layout));
+    dd.push_back(shard(in.data, in.data_layout));
+  }
+  const Tensor merged = dynamic_stitch(world(), di, dd).allgather(world());
+  EXPECT_EQ(merged.shape(), Shape({7, 2}));
+  EXPECT_EQ(merged.to_vector<float>(), (std::vector<float>{1, 2, 11, 12, 21, 22, 31, 32, 41, 42, 51, 52, 61, 62}));
+}
+
+TEST(DistDynamicStitch, IgnorePolicySkipsNegativeIndices) {
+  Rng rng(205);
+  const int p = world().size();
+  OpOptions ignore;
+  ignore.bad_indices = BadIndices::Ignore;
+  std::vector<Input> inputs;
+  inputs.push_back(make_input(rng, DType::Int32, Shape{35}, Shape{2}, -3, 12));
+  inputs.push_back(make_input(rng, DType::Int32, Shape{9}, Shape{2}, -1, 5));
+  for (const RowLayout& layout : test_layouts(rng, 35, p)) {
+    inputs[0].index_layout = inputs[0].data_layout = layout;
+    check_stitch(inputs, ignore, "ignore " + layout_str(layout));
+  }
+}
+
+TEST(DistDynamicStitch, EmptyInputsAndRows) {
+  Rng rng(206);
+  const int p = world().size();
+  // No index at all: output [0, 3].
+  std::vector<Input> none{make_input(rng, DType::Float32, Shape{0}, Shape{3}, 0, 0),
+                          make_input(rng, DType::Float32, Shape{0, 2}, Shape{3}, 0, 0)};
+  check_stitch(none, {}, "no indices");
+  // Rows of zero elements.
+  std::vector<Input> zero{make_input(rng, DType::Float32, Shape{12}, Shape{0}, 0, 20)};
+  for (const RowLayout& layout : test_layouts(rng, 12, p)) {
+    zero[0].index_layout = zero[0].data_layout = layout;
+    check_stitch(zero, {}, "zero-width rows " + layout_str(layout));
+  }
+  // More output rows than ranks hold indices: untouched rows are zero.
+  std::vector<Input> sparse{make_input(rng, DType::UInt16, Shape{2}, Shape{4}, 40, 41)};
+  check_stitch(sparse, {}, "sparse");
+}
+
+TEST(DistDynamicStitch, SplitExchangesGiveTheSameBytes) {
+  Rng rng(207);
+  const int p = world().size();
+  RoundLimit rounds(2 * p);
+  std::vector<Input> inputs;
+  for (int m = 0; m < 3; ++m) inputs.push_back(make_input(rng, DType::Float16, Shape{30}, Shape{3}, 0, 9));
+  for (const RowLayout& layout : test_layouts(rng, 30, p)) {
+    inputs[1].index_layout = inputs[1].data_layout = layout;
+    check_stitch(inputs, {}, "rounds " + layout_str(layout));
+  }
+}
+
+TEST(DistDynamicStitch, RowsThatStayLocalAreNotSent) {
+  Rng rng(208);
+  const int p = world().size();
+  const std::int64_t rows = 4 * p;
+  std::vector<std::int32_t> own;
+  for (std::int32_t i = 0; i < rows; ++i) own.push_back(i);
+  Input in;
+  in.indices = Tensor::from_vector(DType::Int32, Shape{rows}, own);
+  in.data = random_tensor(rng, DType::Int32, Shape{rows, 2});
+  in.index_layout = in.data_layout = RowLayout::balanced(rows, p);  // = the output layout
+  check_stitch({in}, {}, "own rows");
+  EXPECT_EQ(last_bytes_sent(), 0);
+}
+
+}  // namespace
+}  // namespace shardops

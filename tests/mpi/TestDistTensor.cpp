@@ -1,0 +1,162 @@
+// DistTensor: sharding a replicated tensor, gathering it back, moving it between
+// layouts, scalars.
+#include <gtest/gtest.h>
+
+#include "DistTestUtil.hpp"
+#include "shardops/dist/ExchangePlan.hpp"
+
+namespace shardops {
+namespace {
+
+using namespace test;
+
+// The block of `full` that rank r holds under `layout`.
+Tensor block_of(const Tensor& full, const RowLayout& layout, int r) {
+  return full.slice_rows(layout.offset(r), layout.offset(r) + layout.count(r));
+}
+
+void expect_holds_block(const DistTensor& t, const Tensor& full, const RowLayout& layout, const std::string& what) {
+  const int me = world().rank();
+  EXPECT_EQ(t.layout(), layout) << what << ": layout " << layout_str(t.layout()) << " vs " << layout_str(layout);
+  EXPECT_EQ(t.shape(), full.shape()) << what;
+  EXPECT_EQ(t.row_offset(), layout.offset(me)) << what;
+  expect_same_tensor(t.local(), block_of(full, layout, me), what + " (local block)");
+}
+
+TEST(DistTensor, FromReplicatedAndAllgatherRoundTrip) {
+  Rng rng(11);
+  const int p = world().size();
+  for (DType dtype : movement_dtypes()) {
+    for (std::int64_t rows : {0, 1, 2, 3, 5, 37}) {
+      const Tensor full = random_tensor(rng, dtype, Shape{rows, 2, 3});
+      for (const RowLayout& layout : test_layouts(rng, rows, p)) {
+        const std::string what = std::string(dtype_name(dtype)) + " rows " + std::to_string(rows) + " layout " +
+                                 layout_str(layout);
+        const DistTensor t = shard(full, layout);
+        expect_holds_block(t, full, layout, what);
+        EXPECT_EQ(t.row_elements(), 6) << what;
+        EXPECT_EQ(t.row_bytes(), 6 * dtype_size(dtype)) << what;
+        expect_same_tensor(t.allgather(world()), full, what);
+      }
+    }
+  }
+  // Balanced by default.
+  const Tensor full = random_tensor(rng, DType::Float32, Shape{10});
+  EXPECT_EQ(shard(full).layout(), RowLayout::balanced(10, p));
+}
+
+TEST(DistTensor, MoreRanksThanRows) {
+  Rng rng(12);
+  const int p = world().size();
+  const Tensor full = random_tensor(rng, DType::Int64, Shape{1, 4});
+  const DistTensor t = shard(full);
+  EXPECT_EQ(t.layout().count(0), 1);
+  for (int r = 1; r < p; ++r) EXPECT_EQ(t.layout().count(r), 0);
+  expect_same_tensor(t.allgather(world()), full, "one row");
+  expect_same_tensor(t.rebalance(world()).allgather(world()), full, "one row rebalanced");
+  const RowLayout last = RowLayout::on_rank(1, p, p - 1);
+  expect_holds_block(t.redistribute(world(), last), full, last, "one row to the last rank");
+}
+
+TEST(DistTensor, Scalars) {
+  Rng rng(13);
+  const int me = world().rank(), p = world().size();
+  for (DType dtype : movement_dtypes()) {
+    const Tensor full = random_tensor(rng, dtype, Shape());
+    const DistTensor t = shard(full);
+    EXPECT_TRUE(t.is_scalar());
+    EXPECT_EQ(t.shape(), Shape());
+    EXPECT_EQ(t.layout(), RowLayout::on_rank(1, p, 0));
+    EXPECT_EQ(t.local().shape(), me == 0 ? Shape() : Shape{0}) << dtype_name(dtype);
+    EXPECT_EQ(t.row_elements(), 1);
+    expect_same_tensor(t.allgather(world()), full, std::string("scalar ") + dtype_name(dtype));
+    // A scalar is not split: rebalancing leaves it on rank 0; it can still be moved whole.
+    expect_same_tensor(t.rebalance(world()).allgather(world()), full, "scalar rebalanced");
+    EXPECT_EQ(t.rebalance(world()).layout(), t.layout());
+    const DistTensor moved = t.redistribute(world(), RowLayout::on_rank(1, p, p - 1));
+    EXPECT_EQ(moved.local().shape(), me == p - 1 ? Shape() : Shape{0});
+    expect_same_tensor(moved.allgather(world()), full, "scalar on the last rank");
+    const DistTensor back = moved.redistribute(world(), RowLayout::on_rank(1, p, 0));
+    expect_same_tensor(back.local(), t.local(), "scalar moved back");
+  }
+}
+
+TEST(DistTensor, RedistributeBetweenLayoutsRoundTrips) {
+  Rng rng(14);
+  const int p = world().size();
+  for (DType dtype : {DType::Int8, DType::Float16, DType::Float64, DType::Complex128}) {
+    for (std::int64_t rows : {0, 3, 41}) {
+      const Tensor full = random_tensor(rng, dtype, Shape{rows, 3});
+      const std::vector<RowLayout> layouts = test_layouts(rng, rows, p);
+      for (const RowLayout& from : layouts) {
+        const DistTensor t = shard(full, from);
+        for (const RowLayout& to : layouts) {
+          const std::string what = std::string(dtype_name(dtype)) + " " + layout_str(from) + " -> " + layout_str(to);
+          const DistTensor moved = t.redistribute(world(), to);
+          expect_holds_block(moved, full, to, what);
+          const DistTensor back = moved.redistribute(world(), from);
+          expect_holds_block(back, full, from, what + " and back");
+        }
+      }
+    }
+  }
+}
+
+TEST(DistTensor, RebalanceGivesBalancedBlocks) {
+  Rng rng(15);
+  const int p = world().size();
+  for (std::int64_t rows : {0, 1, 7, 64}) {
+    const Tensor full = random_tensor(rng, DType::Float32, Shape{rows, 5});
+    for (const RowLayout& layout : test_layouts(rng, rows, p)) {
+      const DistTensor balanced = shard(full, layout).rebalance(world());
+      expect_holds_block(balanced, full, RowLayout::balanced(rows, p), "rebalance from " + layout_str(layout));
+    }
+  }
+}
+
+TEST(DistTensor, RedistributeWithZeroByteRowsAndInRounds) {
+  Rng rng(16);
+  const int p = world().size();
+  // Rows of zero bytes: only the shape moves.
+  const Tensor empty_rows(DType::Float32, Shape{9, 0});
+  const DistTensor t = shard(empty_rows, RowLayout::on_rank(9, p, p - 1));
+  const DistTensor moved = t.rebalance(world());
+  EXPECT_EQ(moved.layout(), RowLayout::balanced(9, p));
+  EXPECT_EQ(moved.local().shape(), Shape({RowLayout::balanced(9, p).count(world().rank()), 0}));
+  // A redistribution split into many small rounds.
+  RoundLimit rounds(3);
+  const Tensor full = random_tensor(rng, DType::Int32, Shape{50, 2});
+  for (const RowLayout& layout : test_layouts(rng, 50, p)) {
+    expect_holds_block(shard(full, layout).rebalance(world()), full, RowLayout::balanced(50, p),
+                       "rounds of 3 rows from " + layout_str(layout));
+  }
+}
+
+TEST(DistTensor, FromLocal) {
+  Rng rng(17);
+  const int me = world().rank(), p = world().size();
+  // Rank r contributes r+1 rows (rank 1: none).
+  const std::int64_t mine = me == 1 ? 0 : me + 1;
+  std::vector<std::int64_t> counts;
+  for (int r = 0; r < p; ++r) counts.push_back(r == 1 ? 0 : r + 1);
+  const RowLayout layout(counts);
+  const Tensor full = random_tensor(rng, DType::Int16, Shape{layout.total(), 4});
+  const DistTensor t = DistTensor::from_local(world(), block_of(full, layout, me).deep_copy());
+  EXPECT_EQ(t.local().rows(), mine);
+  expect_holds_block(t, full, layout, "from_local");
+  expect_same_tensor(t.allgather(world()), full, "from_local gathered");
+
+  // Trailing dims that differ between ranks: every rank throws, none hangs.
+  const Tensor odd(DType::Int16, Shape{2, me == p - 1 && p > 1 ? 5 : 4});
+  const std::string err = error_of([&] { DistTensor::from_local(world(), odd); });
+  if (p > 1) {
+    EXPECT_NE(err.find("ranks disagree"), std::string::npos) << err;
+  } else {
+    EXPECT_EQ(err, "");
+  }
+  EXPECT_NE(error_of([&] { DistTensor::from_local(world(), Tensor(DType::Int16, Shape())); }).find("scalar"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardops

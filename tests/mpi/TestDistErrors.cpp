@@ -268,5 +268,34 @@ TEST(DistErrorAgreement, ShapeAndDtypeErrorsMatchTheOneRankOps) {
   expect_still_working();
 }
 
+// Bad shapes and a bad index on some rank together: the error TF checks first wins
+// on every rank (shapes before index values, except DynamicStitch, which checks its
+// index values first).
+TEST(DistErrorAgreement, ShapeErrorsAndIndexErrorsTogether) {
+  Rng rng(532);
+  const int p = world().size();
+  const RowLayout last5 = RowLayout::on_rank(5, p, p - 1);
+  Tensor idx = random_indices(rng, DType::Int64, Shape{5}, {6});
+  set_index_value(idx, 4, 17);  // on the last rank under `last5`
+  const Tensor upd = random_tensor(rng, DType::Float32, Shape{5, 3});  // slice 3 does not fit [6, 2]
+  const Tensor tensor = random_tensor(rng, DType::Float32, Shape{6, 2});
+  expect_same_error([&] { scatter_nd(idx, upd, {6, 2}); },
+                    [&] { scatter_nd(world(), shard(idx, last5), shard(upd, last5), {6, 2}); }, "scatter");
+  expect_same_error([&] { tensor_scatter(ScatterOp::Max, tensor, idx, upd); },
+                    [&] { tensor_scatter(world(), ScatterOp::Max, shard(tensor), shard(idx, last5), shard(upd, last5)); },
+                    "tensor scatter");
+  const Tensor deep_idx = index_tensor(DType::Int32, Shape{1, 3}, {9, 0, 0});  // K = 3 > rank 2, and 9 is bad
+  expect_same_error([&] { gather_nd(tensor, deep_idx); }, [&] { gather_nd(world(), shard(tensor), shard(deep_idx)); },
+                    "gather");
+  const Tensor ids = Tensor::from_vector(DType::Int32, Shape{5}, std::vector<std::int32_t>{0, 1, 0, 1, 9});
+  expect_same_error([&] { dynamic_partition(tensor, ids, 2); },
+                    [&] { dynamic_partition(world(), shard(tensor), shard(ids, last5), 2); }, "partition");
+  // Stitch: the negative index (on the last rank) is reported, not the data shape.
+  const Tensor neg = Tensor::from_vector(DType::Int32, Shape{5}, std::vector<std::int32_t>{0, 1, 2, 3, -1});
+  expect_same_error([&] { dynamic_stitch({neg}, {tensor}); },
+                    [&] { dynamic_stitch(world(), {shard(neg, last5)}, {shard(tensor)}); }, "stitch");
+  expect_still_working();
+}
+
 }  // namespace
 }  // namespace shardops

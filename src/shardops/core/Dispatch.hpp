@@ -7,7 +7,9 @@
 /// number of instantiations at five whatever the dtype. Index width is chosen at
 /// the same point (dispatch_index).
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "shardops/core/DType.hpp"
@@ -59,8 +61,9 @@ struct alignas(16) Word16 {
 };
 
 /// Calls f(TypeTag<W>{}) with W the widest word (16, 8, 4, 2 or 1 bytes) that divides
-/// \p row_bytes. Rows start at multiples of row_bytes from a 64-byte aligned
-/// allocation, so every row is aligned for W.
+/// \p row_bytes. Rows start at multiples of row_bytes from their tensor's first row,
+/// which need not be aligned (a slice_rows() view starts wherever its first row does):
+/// pass word_selector(row_bytes, {first rows}) so that W is aligned there too.
 template <class F>
 decltype(auto) dispatch_word(std::size_t row_bytes, F&& f) {
   if (row_bytes % 16 == 0) return f(TypeTag<Word16>{});
@@ -68,6 +71,13 @@ decltype(auto) dispatch_word(std::size_t row_bytes, F&& f) {
   if (row_bytes % 4 == 0) return f(TypeTag<std::uint32_t>{});
   if (row_bytes % 2 == 0) return f(TypeTag<std::uint16_t>{});
   return f(TypeTag<std::uint8_t>{});
+}
+
+/// \p row_bytes with the low address bits of every tensor's first row folded in: the
+/// value to hand dispatch_word, whose W then divides the row size and every address.
+inline std::size_t word_selector(std::size_t row_bytes, std::initializer_list<const void*> first_rows) {
+  for (const void* p : first_rows) row_bytes |= static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) & 15u);
+  return row_bytes;
 }
 
 }  // namespace shardops

@@ -23,7 +23,7 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
     if (bad >= 0 && options.bad_indices == BadIndices::Error) {
       throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }
-    dispatch_word(row_bytes, [&](auto wtag) {
+    dispatch_word(word_selector(row_bytes, {params.data(), out.data()}), [&](auto wtag) {
       using W = typename decltype(wtag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
       kernels::gather_rows<ExecSpace, W>(space, g.num_slices, row_of, params.matrix<const W>(g.params_rows, words),

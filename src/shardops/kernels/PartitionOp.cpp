@@ -24,7 +24,7 @@ std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitio
   Tensor grouped(data.dtype(), g.slice_shape.prepend(layout.total), Init::Uninitialized,
                  "shardops::DynamicPartition::outputs");
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * data.itemsize();
-  dispatch_word(row_bytes, [&](auto tag) {
+  dispatch_word(word_selector(row_bytes, {data.data(), grouped.data()}), [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
     kernels::partition_rows<ExecSpace, W>(space, layout, ids, g.num_partitions, data.matrix<const W>(g.num_rows, words),

@@ -28,7 +28,7 @@ void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, std:
   if (n == 0 || slice == 0) return;
   if (op == ScatterOp::Update) {
     const std::size_t row_bytes = static_cast<std::size_t>(slice) * out.itemsize();
-    dispatch_word(row_bytes, [&](auto wtag) {
+    dispatch_word(word_selector(row_bytes, {updates.data(), out.data()}), [&](auto wtag) {
       using W = typename decltype(wtag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
       kernels::LastWriterAssign<ExecSpace, W> assign(space, out.matrix<W>(out_rows, words), schedule);

@@ -15,8 +15,6 @@ using namespace test;
 constexpr ScatterOp kTensorOps[] = {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min,
                                     ScatterOp::Max};
 
-std::int64_t rows_of(const Shape& s) { return s.rank() == 0 ? 1 : s.dim(0); }
-
 void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,
                       const RowLayout& index_layout, const RowLayout& update_layout, const OpOptions& options,
                       const std::string& what) {

@@ -67,6 +67,7 @@ def make_inputs(d):
         "/scalar": np.float32(1.5),
         "/i0": np.array([0, 1, 2, 3], i32),
         "/i1": np.array([4, 5, 6, -1, 7], i32),  # negative at flat position 3
+        "/i1_ok": np.array([4, 5, 6, 7, 8], i32),
         "/i1_2d": np.array([[4, 5, 6, 7, 8]], i32),
         "/d0": r.standard_normal((4,)),
         "/d1": r.standard_normal((5,)),
@@ -136,7 +137,7 @@ def catalogue(d, good, not_h5, truncated, regular):
           ["data.shape must start with partitions.shape, got data.shape = [9,2], partitions.shape = [8]"]),
         C("dynamic_stitch_data_shape", stitch(["/i0", "/i1_2d"], ["/d0", "/d1"]), 2,
           ["data[1].shape = [5] does not start with indices[1].shape = [1,5]"]),
-        C("dynamic_stitch_inner_shapes", stitch(["/i0", "/i1"], ["/d0_wide", "/d1_wide"]), 2,
+        C("dynamic_stitch_inner_shapes", stitch(["/i0", "/i1_ok"], ["/d0_wide", "/d1_wide"]), 2,
           ["Need data[0].shape[1:] = data[1].shape[1:], got data[0].shape = [4,3], data[1].shape = [5,2], "
            "indices[0].shape = [4], indices[1].shape = [5]"]),
         C("scatter_nd_updates_rows", scatter("/sidx_ok", "/supd_short", "8,3"), 2,

@@ -113,7 +113,8 @@ RowLayout random_layout(Rng& rng, std::int64_t rows, int nranks) {
   }
   if (live.empty()) live.push_back(std::uniform_int_distribution<int>(0, nranks - 1)(rng));
   std::vector<std::int64_t> cuts{0, rows};
-  for (std::size_t i = 1; i < live.size(); ++i) cuts.push_back(std::uniform_int_distribution<std::int64_t>(0, rows)(rng));
+  for (std::size_t i = 1; i < live.size(); ++i)
+    cuts.push_back(std::uniform_int_distribution<std::int64_t>(0, rows)(rng));
   std::sort(cuts.begin(), cuts.end());
   for (std::size_t i = 0; i < live.size(); ++i) counts[static_cast<std::size_t>(live[i])] = cuts[i + 1] - cuts[i];
   return RowLayout(counts);
@@ -196,8 +197,8 @@ RoundLimit::RoundLimit(std::int64_t rows) : saved_(ExchangePlan::max_rows_per_ro
 RoundLimit::~RoundLimit() { ExchangePlan::set_max_rows_per_round(saved_); }
 
 std::vector<DType> movement_dtypes() {
-  return {DType::Bool, DType::Int8, DType::Float16, DType::Int32, DType::Float32, DType::Int64, DType::Float64,
-          DType::Complex64, DType::Complex128};
+  return {DType::Bool,  DType::Int8,    DType::Float16,   DType::Int32,     DType::Float32,
+          DType::Int64, DType::Float64, DType::Complex64, DType::Complex128};
 }
 
 std::vector<DType> arithmetic_dtypes() {

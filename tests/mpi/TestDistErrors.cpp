@@ -53,8 +53,13 @@ std::vector<ScatterCase> scatter_cases(Rng& rng, const RowLayout& index_layout, 
   const Tensor tensor = random_tensor(rng, DType::Float32, Shape{6, 3, 2});
   const RowLayout tensor_layout = random_layout(rng, 6, p);
   std::vector<ScatterCase> cases;
-  cases.push_back({"ScatterNd", [=](const Tensor& i) { scatter_nd(i, updates, {6, 3, 2}); },
-                   [=](const DistTensor& i) { scatter_nd(world(), i, shard(updates, index_layout), {6, 3, 2}); }});
+  cases.push_back({"ScatterNd",
+                   [=](const Tensor& i) {
+                     scatter_nd(i, updates, {6, 3, 2});
+                   },
+                   [=](const DistTensor& i) {
+                     scatter_nd(world(), i, shard(updates, index_layout), {6, 3, 2});
+                   }});
   for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min, ScatterOp::Max}) {
     cases.push_back({scatter_op_name(op), [=](const Tensor& i) { tensor_scatter(op, tensor, i, updates); },
                      [=](const DistTensor& i) {
@@ -92,8 +97,8 @@ TEST(DistErrorAgreement, ScatterAndGatherBadIndexOnOneRank) {
           for (std::int64_t row : {rows.back(), rows.front()}) {
             const Tensor bad = with_bad_rows(good, {row});
             expect_same_error([&] { c.one_rank(bad); }, [&] { c.dist(shard(bad, layout)); },
-                              c.name + " " + dtype_name(index_dtype) + " bad row " + std::to_string(row) +
-                                  " on rank " + std::to_string(r) + " of " + layout_str(layout));
+                              c.name + " " + dtype_name(index_dtype) + " bad row " + std::to_string(row) + " on rank " +
+                                  std::to_string(r) + " of " + layout_str(layout));
           }
         }
       }
@@ -135,9 +140,14 @@ TEST(DistErrorAgreement, RankThreeAndRankOneIndices) {
     expect_same_error([&] { gather_nd(params, deep); },
                       [&] { gather_nd(world(), shard(params, random_layout(rng, 5, p)), shard(deep, layout)); },
                       "GatherNd rank-3 indices " + layout_str(layout));
-    expect_same_error([&] { scatter_nd(deep, updates, {5, 4}); },
-                      [&] { scatter_nd(world(), shard(deep, layout), shard(updates, layout), {5, 4}); },
-                      "ScatterNd rank-3 indices " + layout_str(layout));
+    expect_same_error(
+        [&] {
+          scatter_nd(deep, updates, {5, 4});
+        },
+        [&] {
+          scatter_nd(world(), shard(deep, layout), shard(updates, layout), {5, 4});
+        },
+        "ScatterNd rank-3 indices " + layout_str(layout));
   }
   // Rank-1 indices: one index row, split over ranks by its elements.
   const Tensor one = index_tensor(DType::Int64, Shape{2}, {2, 7});
@@ -206,11 +216,14 @@ TEST(DistErrorAgreement, StitchReportsTheFirstNegativeIndex) {
   const RowLayout l0 = random_layout(rng, 14, p);
   for (const RowLayout& l1 : test_layouts(rng, 9, p)) {
     auto check = [&](const Tensor& a, const Tensor& b, const std::string& what) {
-      expect_same_error([&] { dynamic_stitch({a, b}, {d0, d1}); },
-                        [&] {
-                          dynamic_stitch(world(), {shard(a, l0), shard(b, l1)}, {shard(d0, l0), shard(d1, l1)});
-                        },
-                        what + ", indices[1] sharded " + layout_str(l1));
+      expect_same_error(
+          [&] {
+            dynamic_stitch({a, b}, {d0, d1});
+          },
+          [&] {
+            dynamic_stitch(world(), {shard(a, l0), shard(b, l1)}, {shard(d0, l0), shard(d1, l1)});
+          },
+          what + ", indices[1] sharded " + layout_str(l1));
     };
     // Only rank r has a negative index (in input 1).
     for (int r = 0; r < p; ++r) {
@@ -225,12 +238,15 @@ TEST(DistErrorAgreement, StitchReportsTheFirstNegativeIndex) {
   // A negative scalar index (on rank 0) after valid inputs elsewhere.
   const Tensor s = Tensor::from_vector(DType::Int32, Shape(), std::vector<std::int32_t>{-4});
   const Tensor ds = random_tensor(rng, DType::Float64, Shape{3});
-  expect_same_error([&] { dynamic_stitch({i0, s}, {d0, ds}); },
-                    [&] {
-                      dynamic_stitch(world(), {shard(i0, RowLayout::on_rank(14, p, p - 1)), shard(s)},
-                                     {shard(d0, RowLayout::on_rank(14, p, p - 1)), shard(ds)});
-                    },
-                    "negative scalar index");
+  expect_same_error(
+      [&] {
+        dynamic_stitch({i0, s}, {d0, ds});
+      },
+      [&] {
+        dynamic_stitch(world(), {shard(i0, RowLayout::on_rank(14, p, p - 1)), shard(s)},
+                       {shard(d0, RowLayout::on_rank(14, p, p - 1)), shard(ds)});
+      },
+      "negative scalar index");
   expect_still_working();
 }
 
@@ -249,14 +265,23 @@ TEST(DistErrorAgreement, ShapeAndDtypeErrorsMatchTheOneRankOps) {
                     "num_partitions 0");
   const Tensor idx = random_indices(rng, DType::Int32, Shape{5}, {6});
   const Tensor upd = random_tensor(rng, DType::Float32, Shape{4, 2});
-  expect_same_error([&] { scatter_nd(idx, upd, {6, 2}); },
-                    [&] { scatter_nd(world(), shard(idx, r5), shard(upd), {6, 2}); }, "scatter shapes");
-  expect_same_error([&] { tensor_scatter(ScatterOp::Add, data, idx, random_tensor(rng, DType::Float64, Shape{5, 2})); },
-                    [&] {
-                      tensor_scatter(world(), ScatterOp::Add, shard(data), shard(idx),
-                                     shard(random_tensor(rng, DType::Float64, Shape{5, 2})));
-                    },
-                    "scatter dtypes");
+  expect_same_error(
+      [&] {
+        scatter_nd(idx, upd, {6, 2});
+      },
+      [&] {
+        scatter_nd(world(), shard(idx, r5), shard(upd), {6, 2});
+      },
+      "scatter shapes");
+  expect_same_error(
+      [&] {
+        tensor_scatter(ScatterOp::Add, data, idx, random_tensor(rng, DType::Float64, Shape{5, 2}));
+      },
+      [&] {
+        tensor_scatter(world(), ScatterOp::Add, shard(data), shard(idx),
+                       shard(random_tensor(rng, DType::Float64, Shape{5, 2})));
+      },
+      "scatter dtypes");
   const Tensor deep = random_indices(rng, DType::Int64, Shape{3}, {6, 2, 1});
   expect_same_error([&] { gather_nd(data, deep); }, [&] { gather_nd(world(), shard(data), shard(deep)); },
                     "gather depth");
@@ -276,14 +301,21 @@ TEST(DistErrorAgreement, ShapeErrorsAndIndexErrorsTogether) {
   const int p = world().size();
   const RowLayout last5 = RowLayout::on_rank(5, p, p - 1);
   Tensor idx = random_indices(rng, DType::Int64, Shape{5}, {6});
-  set_index_value(idx, 4, 17);  // on the last rank under `last5`
+  set_index_value(idx, 4, 17);                                         // on the last rank under `last5`
   const Tensor upd = random_tensor(rng, DType::Float32, Shape{5, 3});  // slice 3 does not fit [6, 2]
   const Tensor tensor = random_tensor(rng, DType::Float32, Shape{6, 2});
-  expect_same_error([&] { scatter_nd(idx, upd, {6, 2}); },
-                    [&] { scatter_nd(world(), shard(idx, last5), shard(upd, last5), {6, 2}); }, "scatter");
-  expect_same_error([&] { tensor_scatter(ScatterOp::Max, tensor, idx, upd); },
-                    [&] { tensor_scatter(world(), ScatterOp::Max, shard(tensor), shard(idx, last5), shard(upd, last5)); },
-                    "tensor scatter");
+  expect_same_error(
+      [&] {
+        scatter_nd(idx, upd, {6, 2});
+      },
+      [&] {
+        scatter_nd(world(), shard(idx, last5), shard(upd, last5), {6, 2});
+      },
+      "scatter");
+  expect_same_error(
+      [&] { tensor_scatter(ScatterOp::Max, tensor, idx, upd); },
+      [&] { tensor_scatter(world(), ScatterOp::Max, shard(tensor), shard(idx, last5), shard(upd, last5)); },
+      "tensor scatter");
   const Tensor deep_idx = index_tensor(DType::Int32, Shape{1, 3}, {9, 0, 0});  // K = 3 > rank 2, and 9 is bad
   expect_same_error([&] { gather_nd(tensor, deep_idx); }, [&] { gather_nd(world(), shard(tensor), shard(deep_idx)); },
                     "gather");

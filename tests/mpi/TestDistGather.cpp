@@ -67,8 +67,8 @@ TEST(DistGatherNd, IndexDepthZero) {
     const Tensor indices = index_tensor(DType::Int32, batch.concat(Shape{0}), {});
     for (const RowLayout& il : test_layouts(rng, batch.dim(0), p)) {
       for (const RowLayout& pl : test_layouts(rng, 4, p)) {
-        check_gather(params, indices, pl, il, {}, "K=0 batch " + batch.str() + " indices " + layout_str(il) +
-                                                      " params " + layout_str(pl));
+        check_gather(params, indices, pl, il, {},
+                     "K=0 batch " + batch.str() + " indices " + layout_str(il) + " params " + layout_str(pl));
       }
     }
   }
@@ -89,9 +89,9 @@ TEST(DistGatherNd, RankOneIndices) {
     const Tensor indices = index_tensor(DType::Int32, Shape{static_cast<std::int64_t>(values.size())}, values);
     for (const RowLayout& il : test_layouts(rng, indices.rows(), p)) {
       for (const RowLayout& pl : test_layouts(rng, 6, p)) {
-        check_gather(params, indices, pl, il, {},
-                     "rank-1 K=" + std::to_string(values.size()) + " indices " + layout_str(il) + " params " +
-                         layout_str(pl));
+        check_gather(
+            params, indices, pl, il, {},
+            "rank-1 K=" + std::to_string(values.size()) + " indices " + layout_str(il) + " params " + layout_str(pl));
       }
     }
   }

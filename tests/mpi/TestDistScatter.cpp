@@ -12,8 +12,7 @@ namespace {
 
 using namespace test;
 
-constexpr ScatterOp kTensorOps[] = {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min,
-                                    ScatterOp::Max};
+constexpr ScatterOp kTensorOps[] = {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min, ScatterOp::Max};
 
 void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,
                       const RowLayout& index_layout, const RowLayout& update_layout, const OpOptions& options,
@@ -26,8 +25,8 @@ void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::v
 }
 
 void check_tensor_scatter(ScatterOp op, const Tensor& tensor, const Tensor& indices, const Tensor& updates,
-                          const RowLayout& tensor_layout, const RowLayout& index_layout,
-                          const RowLayout& update_layout, const OpOptions& options, const std::string& what) {
+                          const RowLayout& tensor_layout, const RowLayout& index_layout, const RowLayout& update_layout,
+                          const OpOptions& options, const std::string& what) {
   const std::string name = std::string(scatter_op_name(op)) + " " + what;
   const Tensor expected = tensor_scatter(op, tensor, indices, updates, options);
   const DistTensor t = shard(tensor, tensor_layout);
@@ -68,12 +67,12 @@ TEST(DistScatterNd, IndexDepthsSlicesAndLayouts) {
     Shape batch;
   };
   const std::vector<Case> cases{
-      {{7, 3, 2}, 1, Shape{25}},     // slices of [3, 2]
-      {{7, 3, 2}, 2, Shape{25}},     // slices of [2]
-      {{7, 3, 2}, 3, Shape{25}},     // K = rank: single elements
-      {{5, 4}, 2, Shape{6, 5}},      // rank-3 indices
-      {{3}, 1, Shape{40}},           // fewer output rows than ranks may hold
-      {{2, 6}, 1, Shape{9}},         // more ranks than output rows
+      {{7, 3, 2}, 1, Shape{25}},  // slices of [3, 2]
+      {{7, 3, 2}, 2, Shape{25}},  // slices of [2]
+      {{7, 3, 2}, 3, Shape{25}},  // K = rank: single elements
+      {{5, 4}, 2, Shape{6, 5}},   // rank-3 indices
+      {{3}, 1, Shape{40}},        // fewer output rows than ranks may hold
+      {{2, 6}, 1, Shape{9}},      // more ranks than output rows
   };
   for (const Case& c : cases) {
     const std::vector<std::int64_t> dims(c.shape.begin(), c.shape.begin() + c.depth);
@@ -83,8 +82,8 @@ TEST(DistScatterNd, IndexDepthsSlicesAndLayouts) {
       const Tensor updates = random_tensor(rng, dtype, c.batch.concat(slice));
       for (const RowLayout& layout : test_layouts(rng, c.batch.dim(0), p)) {
         check_scatter_nd(indices, updates, c.shape, layout, layout, {},
-                         std::string(dtype_name(dtype)) + " shape " + Shape(c.shape).str() + " K=" +
-                             std::to_string(c.depth) + " " + layout_str(layout));
+                         std::string(dtype_name(dtype)) + " shape " + Shape(c.shape).str() +
+                             " K=" + std::to_string(c.depth) + " " + layout_str(layout));
       }
       // Updates sharded unlike the indices.
       check_scatter_nd(indices, updates, c.shape, random_layout(rng, c.batch.dim(0), p),
@@ -140,7 +139,8 @@ TEST(DistScatterNd, IgnorePolicyAndEmptyInputs) {
   // No updates at all.
   const Tensor no_indices = index_tensor(DType::Int32, Shape{0, 1}, {});
   const Tensor no_updates(DType::Float32, Shape{0, 4});
-  check_scatter_nd(no_indices, no_updates, {5, 4}, RowLayout::balanced(0, p), RowLayout::balanced(0, p), {}, "no updates");
+  check_scatter_nd(no_indices, no_updates, {5, 4}, RowLayout::balanced(0, p), RowLayout::balanced(0, p), {},
+                   "no updates");
   // An empty output (shape [0, 4]) with no updates.
   check_scatter_nd(no_indices, no_updates, {0, 4}, RowLayout::balanced(0, p), RowLayout::balanced(0, p), {},
                    "empty output");
@@ -159,13 +159,16 @@ TEST(DistScatterNd, RankOneIndicesAreRefusedAlike) {
     for (const RowLayout& layout : test_layouts(rng, 2, p)) {
       const std::string expected = error_of([&] { scatter_nd(indices, updates, {5, 5, 2}); });
       EXPECT_NE(expected, "");
-      EXPECT_EQ(error_of([&] { scatter_nd(world(), shard(indices, layout), shard(updates, layout), {5, 5, 2}); }),
+      EXPECT_EQ(error_of([&] {
+                  scatter_nd(world(), shard(indices, layout), shard(updates, layout), {5, 5, 2});
+                }),
                 expected)
           << layout_str(layout);
       const std::string expected_t = error_of([&] { tensor_scatter(ScatterOp::Add, tensor, indices, updates); });
       EXPECT_NE(expected_t, "");
       EXPECT_EQ(error_of([&] {
-                  tensor_scatter(world(), ScatterOp::Add, shard(tensor), shard(indices, layout), shard(updates, layout));
+                  tensor_scatter(world(), ScatterOp::Add, shard(tensor), shard(indices, layout),
+                                 shard(updates, layout));
                 }),
                 expected_t)
           << layout_str(layout);
@@ -188,8 +191,9 @@ TEST(DistTensorScatter, EveryOpOverDtypesAndLayouts) {
       for (std::size_t i = 0; i < std::max(tensor_layouts.size(), index_layouts.size()); ++i) {
         const RowLayout& tl = tensor_layouts[i % tensor_layouts.size()];
         const RowLayout& il = index_layouts[i % index_layouts.size()];
-        check_tensor_scatter(op, tensor, indices, updates, tl, il, il, {},
-                             std::string(dtype_name(dtype)) + " tensor " + layout_str(tl) + " indices " + layout_str(il));
+        check_tensor_scatter(
+            op, tensor, indices, updates, tl, il, il, {},
+            std::string(dtype_name(dtype)) + " tensor " + layout_str(tl) + " indices " + layout_str(il));
       }
     }
   }
@@ -220,7 +224,8 @@ TEST(DistTensorScatter, DeepIndicesParallelScheduleAndMixedLayouts) {
     const Tensor updates = random_tensor(rng, DType::Float32, Shape{8, 6, 3});
     for (const RowLayout& layout : test_layouts(rng, 8, p)) {
       const RowLayout tensor_layout = random_layout(rng, 6, p);
-      check_tensor_scatter(op, tensor, indices, updates, tensor_layout, layout, layout, {}, "K=2 " + layout_str(layout));
+      check_tensor_scatter(op, tensor, indices, updates, tensor_layout, layout, layout, {},
+                           "K=2 " + layout_str(layout));
       check_tensor_scatter(op, tensor, indices, updates, tensor_layout, layout, random_layout(rng, 8, p), parallel,
                            "K=2 parallel, updates elsewhere " + layout_str(layout));
     }

@@ -31,14 +31,14 @@ void check_stitch(const std::vector<Input>& inputs, const OpOptions& options, co
   expect_same_tensor(got, expected, what);
   // DynamicStitch's output is balanced.
   const std::int64_t rows = expected.shape().dim(0);
-  EXPECT_EQ(got.layout(), RowLayout::balanced(rows, world().size()))
-      << what << ": layout " << layout_str(got.layout());
+  EXPECT_EQ(got.layout(), RowLayout::balanced(rows, world().size())) << what << ": layout " << layout_str(got.layout());
 }
 
 std::int64_t rows_of(const Shape& s) { return s.rank() == 0 ? 1 : s.dim(0); }
 
 // indices of `shape` with values in [lo, hi], and data of shape + slice.
-Input make_input(Rng& rng, DType dtype, const Shape& index_shape, const Shape& slice, std::int32_t lo, std::int32_t hi) {
+Input make_input(Rng& rng, DType dtype, const Shape& index_shape, const Shape& slice, std::int32_t lo,
+                 std::int32_t hi) {
   Input in;
   in.indices = random_int32(rng, index_shape, lo, hi);
   in.data = random_tensor(rng, dtype, index_shape.concat(slice));
@@ -58,7 +58,8 @@ TEST(DistDynamicStitch, OneInputOverLayoutsAndDtypes) {
       Input in = make_input(rng, dtype, Shape{rows}, Shape{3}, 0, static_cast<std::int32_t>(rows + 3));
       for (const RowLayout& layout : test_layouts(rng, rows, p)) {
         in.index_layout = in.data_layout = layout;
-        check_stitch({in}, {}, std::string(dtype_name(dtype)) + " rows " + std::to_string(rows) + " " + layout_str(layout));
+        check_stitch({in}, {},
+                     std::string(dtype_name(dtype)) + " rows " + std::to_string(rows) + " " + layout_str(layout));
       }
     }
   }
@@ -72,10 +73,10 @@ TEST(DistDynamicStitch, SeveralInputsWithScalarAndMatrixIndices) {
       const Shape slice = trial % 2 ? Shape{2, 3} : Shape{};
       std::vector<Input> inputs;
       inputs.push_back(make_input(rng, dtype, Shape{23}, slice, 0, 30));
-      inputs.push_back(make_input(rng, dtype, Shape(), slice, 0, 30));        // scalar index
-      inputs.push_back(make_input(rng, dtype, Shape{7, 3}, slice, 0, 30));    // rank-2 index
-      inputs.push_back(make_input(rng, dtype, Shape{0}, slice, 0, 30));       // empty input
-      inputs.push_back(make_input(rng, dtype, Shape(), slice, 31, 31));       // scalar that sets the size
+      inputs.push_back(make_input(rng, dtype, Shape(), slice, 0, 30));      // scalar index
+      inputs.push_back(make_input(rng, dtype, Shape{7, 3}, slice, 0, 30));  // rank-2 index
+      inputs.push_back(make_input(rng, dtype, Shape{0}, slice, 0, 30));     // empty input
+      inputs.push_back(make_input(rng, dtype, Shape(), slice, 31, 31));     // scalar that sets the size
       inputs.push_back(make_input(rng, dtype, Shape{11}, slice, 0, 30));
       // Data sharded unlike its indices (moved to the indices' layout by the op).
       inputs[0].data_layout = random_layout(rng, 23, p);

@@ -30,8 +30,8 @@ TEST(DistTensor, FromReplicatedAndAllgatherRoundTrip) {
     for (std::int64_t rows : {0, 1, 2, 3, 5, 37}) {
       const Tensor full = random_tensor(rng, dtype, Shape{rows, 2, 3});
       for (const RowLayout& layout : test_layouts(rng, rows, p)) {
-        const std::string what = std::string(dtype_name(dtype)) + " rows " + std::to_string(rows) + " layout " +
-                                 layout_str(layout);
+        const std::string what =
+            std::string(dtype_name(dtype)) + " rows " + std::to_string(rows) + " layout " + layout_str(layout);
         const DistTensor t = shard(full, layout);
         expect_holds_block(t, full, layout, what);
         EXPECT_EQ(t.row_elements(), 6) << what;

@@ -76,8 +76,8 @@ std::vector<unsigned char> local_payload(int src, std::int64_t n, std::size_t ro
 }
 
 // What rank `me` must receive: every source in rank order, its rows to `me` in local order.
-std::vector<unsigned char> expected_receive(int me, int nranks, std::int64_t base, DestRule rule,
-                                            std::size_t row_bytes, int salt) {
+std::vector<unsigned char> expected_receive(int me, int nranks, std::int64_t base, DestRule rule, std::size_t row_bytes,
+                                            int salt) {
   std::vector<unsigned char> out;
   for (int s = 0; s < nranks; ++s) {
     const std::int64_t n = rows_of(s, base);
@@ -117,7 +117,8 @@ TEST(ExchangePlan, CountsAreTheRoutingTable) {
   // Slots: rows that are sent get distinct positions, grouped by destination, stable.
   auto slots = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), plan.slots());
   std::vector<std::int64_t> next(static_cast<std::size_t>(p), 0);
-  for (int r = 1; r < p; ++r) next[static_cast<std::size_t>(r)] = next[static_cast<std::size_t>(r - 1)] + send[static_cast<std::size_t>(r - 1)];
+  for (int r = 1; r < p; ++r)
+    next[static_cast<std::size_t>(r)] = next[static_cast<std::size_t>(r - 1)] + send[static_cast<std::size_t>(r - 1)];
   for (std::int64_t i = 0; i < plan.num_rows(); ++i) {
     const std::int64_t d = mixed_dest(me, i, p);
     EXPECT_EQ(slots(static_cast<std::size_t>(i)), d < 0 ? -1 : next[static_cast<std::size_t>(d)]++) << "row " << i;

@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// \brief Reading datasets: their dtype and shape, and a DistTensor of their rows.
+
+#include "shardops/core/DType.hpp"
+#include "shardops/core/Shape.hpp"
+#include "shardops/dist/Comm.hpp"
+#include "shardops/dist/DistTensor.hpp"
+#include "shardops/dist/RowLayout.hpp"
+#include "shardops/io/DatasetRef.hpp"
+
+namespace shardops::io {
+
+/// \brief What a dataset holds: the DType it is read as and its shape (rank 0 for
+/// a scalar dataset; dims may be 0).
+struct DatasetInfo {
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+/// \brief Collective: the dtype and shape of \p ref, without reading data.
+/// \throws InvalidArgument if the file or the dataset does not exist, the path names
+/// a group, or the HDF5 type is not supported; IOError if the file is not HDF5 or is
+/// damaged. Every rank throws the same error.
+DatasetInfo inspect(const Comm& comm, const DatasetRef& ref);
+
+/// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows
+/// (one hyperslab, collective transfer; byte order and type layout converted by HDF5).
+///
+/// \param layout the row blocks to read; nullptr means RowLayout::balanced(dim 0).
+///   A scalar dataset is read by rank 0 (DistTensor's scalar convention) and takes
+///   no layout other than that.
+/// \throws as inspect(); also InvalidArgument if \p layout does not fit the dataset
+/// or a block needs more memory than is available (checked before allocating), and
+/// IOError if reading fails. Every rank throws the same error.
+DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout = nullptr);
+
+}  // namespace shardops::io

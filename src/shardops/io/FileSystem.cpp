@@ -1,0 +1,126 @@
+#include "shardops/io/FileSystem.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/io/Hdf5Handle.hpp"
+
+namespace shardops::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string parent_dir(const std::string& file) {
+  const fs::path parent = fs::path(file).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// fsync a file or directory; false on failure.
+bool sync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
+}
+
+}  // namespace
+
+void check_input_file(const std::string& file, const std::string& what) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) throw InvalidArgument(what + ": file '" + file + "' does not exist");
+    throw IOError(what + ": cannot access file '" + file + "': " + errno_text(err));
+  }
+  if (!S_ISREG(st.st_mode)) throw IOError(what + ": '" + file + "' is not a regular file");
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) throw IOError(what + ": cannot open file '" + file + "' for reading: " + errno_text(errno));
+  ::close(fd);
+  quiet_hdf5();
+  const htri_t is_hdf5 = H5Fis_hdf5(file.c_str());
+  hdf5_error_detail();  // clear the stack
+  if (is_hdf5 <= 0) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
+}
+
+std::string resolve_output_path(const std::string& file, const std::string& what) {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(fs::path(file), ec), ec);
+  if (ec) resolved = fs::absolute(fs::path(file)).lexically_normal();
+  if (resolved.filename().empty()) throw IOError(what + ": output file name '" + file + "' names a directory");
+  const std::string target = resolved.string();
+  const std::string dir = parent_dir(target);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    throw IOError(what + ": cannot write '" + file + "': directory '" + dir + "' " +
+                  (err == ENOENT    ? std::string("does not exist")
+                   : err == ENOTDIR ? std::string("is not a directory (a component of it is a file)")
+                                    : "is not accessible: " + errno_text(err)));
+  }
+  if (!S_ISDIR(st.st_mode)) throw IOError(what + ": cannot write '" + file + "': '" + dir + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw IOError(what + ": cannot write '" + file + "': directory '" + dir +
+                  "' is not writable: " + errno_text(errno));
+  }
+  if (::stat(target.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode))
+      throw IOError(what + ": cannot write '" + file + "': it exists and is not a regular file");
+    // It would be replaced by rename, but a read-only file says "leave me alone".
+    if (::access(target.c_str(), R_OK | W_OK) != 0) {
+      throw IOError(what + ": cannot write '" + file +
+                    "': the existing file is not readable and writable: " + errno_text(errno));
+    }
+  }
+  return target;
+}
+
+bool path_exists(const std::string& path) noexcept {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string temp_path_beside(const std::string& target) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path p(target);
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string name = "." + p.filename().string() + ".shardops-tmp." + std::to_string(::getpid()) + "." +
+                           std::to_string(nanos) + "." + std::to_string(counter++);
+  return (p.parent_path() / name).string();
+}
+
+void copy_file_to(const std::string& from, const std::string& to, const std::string& what) {
+  std::error_code ec;
+  if (!fs::copy_file(fs::path(from), fs::path(to), fs::copy_options::none, ec) || ec) {
+    throw IOError(what + ": cannot copy the existing '" + from + "' to the temporary file '" + to +
+                  "': " + ec.message());
+  }
+}
+
+void rename_into_place(const std::string& temp, const std::string& target, const std::string& what) {
+  if (!sync_path(temp, O_RDONLY)) {
+    throw IOError(what + ": cannot flush the temporary file '" + temp + "' to disk: " + errno_text(errno));
+  }
+  if (std::rename(temp.c_str(), target.c_str()) != 0) {
+    throw IOError(what + ": cannot rename the temporary file '" + temp + "' to '" + target + "': " + errno_text(errno));
+  }
+  sync_path(parent_dir(target), O_RDONLY | O_DIRECTORY);  // best effort: the rename is done either way
+}
+
+void remove_quietly(const std::string& path) noexcept { static_cast<void>(std::remove(path.c_str())); }
+
+}  // namespace shardops::io

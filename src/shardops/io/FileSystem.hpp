@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// \brief One-rank filesystem steps of the io layer: checking an input file,
+/// resolving an output path, temporary files beside a target, copy, rename, remove.
+///
+/// None of these is collective; callers run them on one rank (or each rank) inside
+/// run_agreed so every rank raises the same error. Errors: a missing input file is
+/// InvalidArgument (bad input, exit 2); everything the filesystem refuses is IOError (3).
+
+#include <string>
+
+namespace shardops::io {
+
+/// \brief Checks that \p file can be read as HDF5: it exists (else InvalidArgument),
+/// is a regular file, can be opened for reading and carries the HDF5 signature
+/// (else IOError). \p what names the dataset being read, for the message.
+void check_input_file(const std::string& file, const std::string& what);
+
+/// \brief The path an output to \p file really goes to (symbolic links resolved, so
+/// the temporary file lands beside the real file). Checks that its directory exists,
+/// is a directory and is writable, and that an existing \p file is a regular file.
+/// \throws IOError naming \p what and the reason.
+std::string resolve_output_path(const std::string& file, const std::string& what);
+
+/// True if \p path exists (any kind of file).
+bool path_exists(const std::string& path) noexcept;
+
+/// \brief A fresh name beside \p target: "DIR/.NAME.shardops-tmp.PID.NANOS.COUNTER".
+std::string temp_path_beside(const std::string& target);
+
+/// \brief Copies \p from to the new file \p to (which must not exist), keeping the
+/// permission bits. \throws IOError naming \p what.
+void copy_file_to(const std::string& from, const std::string& to, const std::string& what);
+
+/// \brief Flushes \p temp to disk and renames it over \p target (atomic within one
+/// filesystem), then flushes the directory. \throws IOError naming \p what.
+void rename_into_place(const std::string& temp, const std::string& target, const std::string& what);
+
+/// Removes \p path if it exists; never throws.
+void remove_quietly(const std::string& path) noexcept;
+
+}  // namespace shardops::io

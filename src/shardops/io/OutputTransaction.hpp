@@ -1,0 +1,82 @@
+#pragma once
+/// \file
+/// \brief Atomic output (SPEC section 3): datasets are written into temporary files
+/// beside their targets and renamed into place only when every rank succeeded.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shardops/dist/Comm.hpp"
+#include "shardops/dist/DistTensor.hpp"
+#include "shardops/io/DatasetRef.hpp"
+#include "shardops/io/Provenance.hpp"
+
+namespace shardops::io {
+
+/// Options of an output transaction.
+struct OutputOptions {
+  /// Replace output datasets that already exist (the CLI's --overwrite). Groups are never replaced.
+  bool overwrite = false;
+};
+
+/// \brief A set of output datasets that appear together or not at all.
+///
+/// The first write() to a file prepares a temporary file beside it, in the same
+/// directory (".NAME.shardops-tmp.PID.NANOS.N"): a copy of the existing file if
+/// there is one, so the datasets it holds are kept, else a new file. Datasets are
+/// written into the temporary file only; the target and every input stay untouched.
+/// commit() closes the temporary files and, once every rank has succeeded, rank 0
+/// renames each over its target. If anything fails, or the transaction is destroyed
+/// uncommitted, the temporary files are removed and the targets are left as they were.
+///
+/// Every member function is collective over the Comm, and every failure is agreed:
+/// all ranks throw the same error. The destructor closes files (collective for the
+/// MPI-IO driver), so all ranks must destroy the transaction together, which they
+/// do when they leave a scope by the same, agreed, error.
+///
+/// With several files, each rename is atomic but the set is not: if the rename of a
+/// later file fails, earlier ones have been replaced already (that error says so).
+class OutputTransaction {
+ public:
+  explicit OutputTransaction(const Comm& comm, OutputOptions options = {});
+  ~OutputTransaction();
+  OutputTransaction(const OutputTransaction&) = delete;
+  OutputTransaction& operator=(const OutputTransaction&) = delete;
+
+  /// \brief Collective: writes \p tensor as dataset \p target (each rank its row block
+  /// as a hyperslab, collective transfer; a scalar by rank 0), in h5py's type layout,
+  /// with \p provenance and shardops_version as string attributes. Parent groups are
+  /// created as needed.
+  /// \throws InvalidArgument if \p target exists (without overwrite; the message
+  /// suggests --overwrite), names a group, lies below a dataset, or is written twice;
+  /// IOError if the output directory is missing or not writable, an existing target
+  /// file is not HDF5, or HDF5 fails. After an error the transaction can only be
+  /// destroyed or aborted: nothing of it is committed.
+  void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance);
+
+  /// \brief Collective: closes the temporary files and renames them into place once
+  /// every rank succeeded. \throws IOError if closing or renaming fails (temporary
+  /// files are removed). Nothing to do if nothing was written.
+  void commit();
+
+  /// \brief Collective: closes and removes the temporary files; targets untouched.
+  /// Never throws. Called by the destructor of an uncommitted transaction.
+  void abort() noexcept;
+
+  bool committed() const noexcept { return committed_; }
+  /// The temporary files now held (for tests and diagnostics).
+  std::vector<std::string> temp_paths() const;
+
+ private:
+  struct PendingFile;
+  PendingFile& pending_for(const DatasetRef& target);
+
+  Comm comm_;
+  OutputOptions options_;
+  std::vector<std::unique_ptr<PendingFile>> files_;
+  bool committed_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace shardops::io

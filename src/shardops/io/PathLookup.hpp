@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// \brief What an absolute path inside an HDF5 file names, found link by link so a
+/// missing dataset is told apart from a damaged file.
+
+#include <hdf5.h>
+
+#include <string>
+
+namespace shardops::io {
+
+enum class ObjectKind { Missing, Group, Dataset, Other };
+
+/// \brief The result of lookup_path().
+struct PathLookup {
+  /// Kind of the object at the full path; Missing if it or one of its parents does not exist.
+  ObjectKind kind = ObjectKind::Missing;
+  /// The first prefix of the path that does not exist (kind Missing), or the parent
+  /// that exists but is not a group (blocked); empty otherwise.
+  std::string stop;
+  /// True if a proper prefix exists but is a dataset or other non-group object.
+  bool blocked = false;
+  /// What that prefix is, when blocked.
+  ObjectKind blocked_by = ObjectKind::Missing;
+};
+
+/// \brief Looks up \p path ("/a/b/c", valid as parse_dataset_ref checks) in \p file.
+/// \throws IOError naming \p what if HDF5 cannot read the links (damaged file).
+PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what);
+
+/// "a group", "a dataset", "a named datatype", for messages.
+const char* object_kind_name(ObjectKind kind) noexcept;
+
+}  // namespace shardops::io

@@ -1,0 +1,216 @@
+// Atomic output: temporary file beside the target, renamed only on success; other
+// datasets of an existing file kept; existing datasets refused without overwrite
+// (file unchanged, byte for byte) and replaced with it; failures on one rank leave
+// neither temporary file nor target; unwritable places are IOErrors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "DistTestUtil.hpp"
+#include "TestIoUtil.hpp"
+#include "shardops/io/Io.hpp"
+
+namespace shardops {
+namespace {
+
+using namespace test;
+namespace fs = std::filesystem;
+
+Tensor sample(DType dtype, const Shape& shape, std::uint64_t seed) {
+  Rng rng(seed);
+  return random_tensor(rng, dtype, shape);
+}
+
+bool exists_on_all_ranks(const std::string& path) { return world().min(fs::exists(path) ? 1 : 0) == 1; }
+
+TEST(Hdf5Output, ExistingFileKeepsItsOtherDatasets) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/out.h5";
+  const Tensor a = sample(DType::Float32, Shape{9, 2}, 1), b = sample(DType::Int64, Shape{4}, 2);
+  write_one({file, "/a"}, shard(a));
+  write_one({file, "/group/b"}, shard(b));
+  expect_same_tensor(io::read_dataset(world(), {file, "/a"}), a, "a kept");
+  expect_same_tensor(io::read_dataset(world(), {file, "/group/b"}), b, "b added");
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, ExistingDatasetWithoutOverwriteIsRefusedAndFileUnchanged) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/out.h5";
+  const Tensor a = sample(DType::Float64, Shape{5, 3}, 3);
+  write_one({file, "/a"}, shard(a));
+  const std::vector<unsigned char> before = file_bytes(file);
+  const io::DatasetRef ref{file, "/a"};
+  const Caught c = caught([&] { write_one(ref, shard(sample(DType::Float64, Shape{5, 3}, 4))); });
+  EXPECT_EQ(c.exit_code, 2) << c.message;
+  EXPECT_NE(c.message.find(ref.str()), std::string::npos) << c.message;
+  EXPECT_NE(c.message.find("--overwrite"), std::string::npos) << c.message;
+  EXPECT_EQ(file_bytes(file), before) << "the target changed";
+  EXPECT_TRUE(temp_files_in(dir).empty());
+  expect_same_tensor(io::read_dataset(world(), ref), a, "a unchanged");
+}
+
+TEST(Hdf5Output, OverwriteReplacesTheDatasetAndKeepsTheOthers) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/out.h5";
+  const Tensor a = sample(DType::Float64, Shape{5, 3}, 5), keep = sample(DType::UInt8, Shape{3}, 6);
+  write_one({file, "/a"}, shard(a));
+  write_one({file, "/keep"}, shard(keep));
+  const Tensor replacement = sample(DType::Complex64, Shape{8, 2, 2}, 7);  // other dtype and shape
+  write_one({file, "/a"}, shard(replacement), /*overwrite=*/true);
+  const io::DatasetInfo info = io::inspect(world(), {file, "/a"});
+  EXPECT_EQ(info.dtype, DType::Complex64);
+  EXPECT_EQ(info.shape, (Shape{8, 2, 2}));
+  expect_same_tensor(io::read_dataset(world(), {file, "/a"}), replacement, "replaced");
+  expect_same_tensor(io::read_dataset(world(), {file, "/keep"}), keep, "kept");
+}
+
+TEST(Hdf5Output, GroupsAndDatasetsInTheWay) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/out.h5";
+  write_one({file, "/g/x"}, shard(sample(DType::Int32, Shape{2}, 8)));
+  for (const bool overwrite : {false, true}) {
+    // A group is never replaced.
+    Caught c = caught([&] { write_one({file, "/g"}, shard(sample(DType::Int32, Shape{2}, 9)), overwrite); });
+    EXPECT_EQ(c.exit_code, 2) << c.message;
+    EXPECT_NE(c.message.find("a group"), std::string::npos) << c.message;
+    // Nothing can be created below a dataset.
+    c = caught([&] { write_one({file, "/g/x/y"}, shard(sample(DType::Int32, Shape{2}, 9)), overwrite); });
+    EXPECT_EQ(c.exit_code, 2) << c.message;
+    EXPECT_NE(c.message.find("'/g/x'"), std::string::npos) << c.message;
+  }
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, SameDatasetTwiceInOneTransaction) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/out.h5";
+  const Caught c = caught([&] {
+    io::OutputTransaction out(world(), io::OutputOptions{true});
+    out.write({file, "/x"}, shard(sample(DType::Int8, Shape{3}, 1)), {});
+    // The same file under another name resolves to the same temporary file.
+    out.write({dir + "/./out.h5", "/x"}, shard(sample(DType::Int8, Shape{3}, 2)), {});
+    out.commit();
+  });
+  EXPECT_EQ(c.exit_code, 2) << c.message;
+  EXPECT_NE(c.message.find("twice"), std::string::npos) << c.message;
+  EXPECT_FALSE(exists_on_all_ranks(file));
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, TemporaryFileLivesBesideTheTargetUntilCommit) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/out.h5";
+  io::OutputTransaction out(world());
+  out.write({file, "/x"}, shard(sample(DType::Float16, Shape{6, 2}, 1)), {});
+  const std::vector<std::string> temps = out.temp_paths();
+  ASSERT_EQ(temps.size(), 1u);
+  EXPECT_EQ(fs::path(temps[0]).parent_path(), fs::weakly_canonical(dir));
+  EXPECT_TRUE(exists_on_all_ranks(temps[0]));
+  EXPECT_FALSE(exists_on_all_ranks(file)) << "the target appeared before commit";
+  out.commit();
+  world().barrier();
+  EXPECT_TRUE(exists_on_all_ranks(file));
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, FailureOnOneRankMidwayLeavesNoTempAndNoTarget) {
+  const std::string dir = io_test_dir();
+  const std::string fresh = dir + "/fresh.h5", existing = dir + "/existing.h5";
+  write_one({existing, "/old"}, shard(sample(DType::Int16, Shape{4}, 1)));
+  const std::vector<unsigned char> before = file_bytes(existing);
+  const int failing_rank = world().size() - 1;
+  const Caught c = caught([&] {
+    io::OutputTransaction out(world());
+    out.write({fresh, "/a"}, shard(sample(DType::Float32, Shape{10, 2}, 2)), {});
+    out.write({existing, "/new"}, shard(sample(DType::Float32, Shape{3}, 3)), {});
+    // Some later step fails on one rank only; the error is agreed, every rank unwinds.
+    run_agreed(world(), [&] {
+      if (world().rank() == failing_rank) throw IOError("simulated failure on rank " + std::to_string(failing_rank));
+    });
+    out.commit();
+  });
+  EXPECT_EQ(c.exit_code, 3) << c.message;
+  EXPECT_NE(c.message.find("simulated failure"), std::string::npos) << c.message;
+  world().barrier();
+  EXPECT_FALSE(exists_on_all_ranks(fresh));
+  EXPECT_EQ(file_bytes(existing), before) << "the existing target changed";
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, UncommittedTransactionAndExplicitAbortLeaveNothing) {
+  const std::string dir = io_test_dir();
+  {
+    io::OutputTransaction out(world());
+    out.write({dir + "/a.h5", "/x"}, shard(sample(DType::Bool, Shape{5}, 1)), {});
+  }
+  io::OutputTransaction out(world());
+  out.write({dir + "/b.h5", "/x"}, shard(sample(DType::Bool, Shape{5}, 1)), {});
+  out.abort();
+  out.commit();  // nothing left to commit
+  world().barrier();
+  EXPECT_FALSE(exists_on_all_ranks(dir + "/a.h5"));
+  EXPECT_FALSE(exists_on_all_ranks(dir + "/b.h5"));
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, UnwritablePlacesAreIOErrors) {
+  const std::string dir = io_test_dir();
+  const std::string plain = dir + "/plain.txt";
+  if (world().rank() == 0) write_bytes(plain, {'h', 'i', '\n'});
+  world().barrier();
+  const Tensor t = sample(DType::Int32, Shape{4}, 1);
+  // A parent that is a regular file fails even for root (permissions would not).
+  for (const std::string& target : {plain + "/out.h5", dir + "/no/such/dir/out.h5"}) {
+    const io::DatasetRef ref{target, "/x"};
+    const Caught c = caught([&] { write_one(ref, shard(t)); });
+    EXPECT_EQ(c.exit_code, 3) << c.message;
+    EXPECT_NE(c.message.find(ref.str()), std::string::npos) << c.message;
+    EXPECT_NE(c.message.find("directory"), std::string::npos) << c.message;
+  }
+  // An existing target that is not HDF5 is not replaced.
+  const Caught c = caught([&] { write_one({plain, "/x"}, shard(t)); });
+  EXPECT_EQ(c.exit_code, 3) << c.message;
+  EXPECT_NE(c.message.find("not an HDF5 file"), std::string::npos) << c.message;
+  EXPECT_EQ(file_bytes(plain), (std::vector<unsigned char>{'h', 'i', '\n'}));
+  // A directory as the target.
+  const Caught d = caught([&] { write_one({dir, "/x"}, shard(t)); });
+  EXPECT_EQ(d.exit_code, 3) << d.message;
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, DamagedExistingTargetIsLeftAlone) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/damaged.h5";
+  write_one({file, "/a"}, shard(sample(DType::Float64, Shape{500, 4}, 1)));
+  std::vector<unsigned char> bytes = file_bytes(file);
+  bytes.resize(bytes.size() / 2);
+  world().barrier();
+  if (world().rank() == 0) write_bytes(file, bytes);
+  world().barrier();
+  const io::DatasetRef ref{file, "/b"};
+  const Caught c = caught([&] { write_one(ref, shard(sample(DType::Float64, Shape{3}, 2))); });
+  EXPECT_EQ(c.exit_code, 3) << c.message;
+  EXPECT_NE(c.message.find(ref.str()), std::string::npos) << c.message;
+  EXPECT_NE(c.message.find("truncated"), std::string::npos) << c.message;
+  EXPECT_EQ(file_bytes(file), bytes);
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, InputAndOutputInTheSameFile) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/both.h5";
+  const Tensor in = sample(DType::Float64, Shape{6}, 1);
+  write_one({file, "/in"}, shard(in));
+  const std::vector<unsigned char> before = file_bytes(file);
+  const DistTensor read = io::read_dataset(world(), {file, "/in"});
+  io::OutputTransaction out(world());
+  out.write({file, "/out"}, read, {});
+  EXPECT_EQ(file_bytes(file), before) << "the input changed before commit";
+  out.commit();
+  expect_same_tensor(io::read_dataset(world(), {file, "/in"}), in, "input kept");
+  expect_same_tensor(io::read_dataset(world(), {file, "/out"}), in, "output");
+}
+
+}  // namespace
+}  // namespace shardops

@@ -8,7 +8,7 @@ documentation examples, --bad-indices ignore, large random inputs (10^5 rows, ma
 duplicates), empty and scalar tensors, big-endian/chunked/compressed inputs, provenance
 attributes, --overwrite, adding to an existing file, and --report.
 
-The op x dtype matrix (126 cases) is spread over the rank counts: at N ranks this runs the
+The op x dtype matrix (136 cases) is spread over the rank counts: at N ranks this runs the
 cases whose number is congruent to N-1 mod 4, so e2e_ops_np_1..4 together run all of it
 (--full runs the whole matrix at any N). Everything else runs at every N.
 """

@@ -7,7 +7,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/Kokkos.hpp"
 #include "shardops/dist/Comm.hpp"
+#include "shardops/dist/RowLayout.hpp"
+#include "shardops/kernels/Gather.hpp"
 
 namespace shardops {
 
@@ -24,5 +27,33 @@ struct ReceivedRow {
   const std::int64_t* rows;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return rows[i]; }
 };
+
+/// Device functor: entry i of a View as int64 (a destination rank for ExchangePlan::build).
+template <class View>
+struct EntryOf {
+  View values;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
+    return static_cast<std::int64_t>(values(i));
+  }
+};
+
+/// \brief Routes each of the \p n index rows of \p linear to the owner of its first
+/// coordinate: dest(i) is that rank, row(i) the target row in the owner's block of
+/// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). A named function,
+/// not a lambda in the caller's dtype dispatch: nvcc rejects a KOKKOS_LAMBDA defined
+/// inside a generic lambda.
+template <class I>
+void route_to_first_coordinate_owner(const ExecSpace& space, const std::string& label, std::int64_t n,
+                                     const kernels::IndexRowTarget<I, MemSpace>& linear, const OwnerOf& owner,
+                                     std::int64_t rows_per_dim0, const Kokkos::View<int*, MemSpace>& dest,
+                                     const Kokkos::View<std::int64_t*, MemSpace>& row) {
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t target = linear(i);
+        const int r = target < 0 ? -1 : owner(static_cast<std::int64_t>(linear.idx[i * linear.depth]));
+        dest(i) = r;
+        row(i) = target < 0 ? -1 : target - owner.offset(r) * rows_per_dim0;
+      });
+}
 
 }  // namespace shardops

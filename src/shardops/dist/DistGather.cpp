@@ -54,8 +54,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     if (options.bad_indices == BadIndices::Error) {
-      auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return linear(i) < 0; };
-      const std::int64_t bad = kernels::last_where(space, n, bad_row, "shardops::dist::GatherNd::validate");
+      const std::int64_t bad =
+          kernels::last_where(space, n, kernels::negative(linear), "shardops::dist::GatherNd::validate");
       std::string message;
       if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
@@ -65,15 +65,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const OwnerOf owner = params.layout().device_owner();
     Kokkos::View<std::int64_t*, MemSpace> request("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
     Kokkos::View<int*, MemSpace> dest("shardops::dist::GatherNd::dest", static_cast<std::size_t>(n));
-    Kokkos::parallel_for(
-        "shardops::dist::GatherNd::route", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int64_t row = linear(i);
-          const int r = row < 0 ? -1 : owner(static_cast<std::int64_t>(idx[i * bounds.depth]));
-          dest(i) = r;
-          request(i) = row < 0 ? -1 : row - owner.offset(r) * rows_per_dim0;
-        });
-    auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return dest(i); };
-    const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+    route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner, rows_per_dim0, dest,
+                                    request);
+    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const ByteView asked = plan.forward(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
     phase.emplace("apply");
     // Owner side: copy the requested rows, in request order, and send them back.

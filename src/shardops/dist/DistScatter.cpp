@@ -47,8 +47,8 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     if (options.bad_indices == BadIndices::Error) {
       // TF reports the last bad row: agree on the largest global row (smallest -row).
-      auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return linear(i) < 0; };
-      const std::int64_t bad = kernels::last_where(space, n, bad_row, "shardops::dist::scatter::validate");
+      const std::int64_t bad =
+          kernels::last_where(space, n, kernels::negative(linear), "shardops::dist::scatter::validate");
       std::string message;
       if (bad >= 0) {
         message = scatter_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
@@ -60,15 +60,9 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const OwnerOf owner = out_layout.device_owner();
     Kokkos::View<std::int64_t*, MemSpace> target("shardops::dist::scatter::target", static_cast<std::size_t>(n));
     Kokkos::View<int*, MemSpace> dest("shardops::dist::scatter::dest", static_cast<std::size_t>(n));
-    Kokkos::parallel_for(
-        "shardops::dist::scatter::route", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int64_t row = linear(i);
-          const int r = row < 0 ? -1 : owner(static_cast<std::int64_t>(idx[i * bounds.depth]));
-          dest(i) = r;
-          target(i) = row < 0 ? -1 : row - owner.offset(r) * rows_per_dim0;
-        });
-    auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return dest(i); };
-    const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+    route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner, rows_per_dim0, dest,
+                                    target);
+    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
     const ByteView recv_target = plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
     const ByteView recv_rows = plan.forward(upd.local().data(), row_bytes);

@@ -42,6 +42,34 @@ void copy_rows(const Dst& dst, std::int64_t to, const Src& src, std::int64_t fro
                     Kokkos::subview(src, std::make_pair(static_cast<std::size_t>(from) * b, static_cast<std::size_t>(from + n) * b)));
 }
 
+// The pack and unpack kernels are named templates: nvcc rejects a KOKKOS_LAMBDA
+// defined inside dispatch_word's generic lambda.
+template <class W>
+void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t first,
+                const W* src, W* dst, std::int64_t count, std::int64_t words) {
+  Kokkos::parallel_for(
+      "shardops::ExchangePlan::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, count),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t s = slot(first + i);
+        if (s >= 0) kernels::copy_row(dst + s * words, src + i * words, words);
+      });
+}
+
+template <class W>
+void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, const W* src, W* dst,
+                  std::int64_t n, std::int64_t words) {
+  Kokkos::parallel_for(
+      "shardops::ExchangePlan::unpack", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::int64_t s = slot(i);
+        if (s >= 0) {
+          kernels::copy_row(dst + i * words, src + s * words, words);
+        } else {
+          kernels::zero_row(dst + i * words, words);
+        }
+      });
+}
+
 }  // namespace
 
 void ExchangePlan::set_max_rows_per_round(std::int64_t rows) { g_max_rows_per_round = std::max<std::int64_t>(1, std::min<std::int64_t>(rows, INT_MAX)); }
@@ -163,40 +191,20 @@ void ExchangePlan::pack(const ByteView& send, std::int64_t first, const unsigned
                         std::size_t row_bytes) const {
   if (count == 0 || row_bytes == 0) return;
   const ExecSpace space;
-  auto slot = slot_;
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    const W* src = reinterpret_cast<const W*>(rows);
-    W* dst = reinterpret_cast<W*>(send.data());
-    Kokkos::parallel_for(
-        "shardops::ExchangePlan::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, count),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int64_t s = slot(first + i);
-          if (s >= 0) kernels::copy_row(dst + s * words, src + i * words, words);
-        });
+    pack_words(space, slot_, first, reinterpret_cast<const W*>(rows), reinterpret_cast<W*>(send.data()), count, words);
   });
 }
 
 void ExchangePlan::unpack(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const {
   if (num_rows_ == 0 || row_bytes == 0) return;
   const ExecSpace space;
-  auto slot = slot_;
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    const W* src = reinterpret_cast<const W*>(packed.data());
-    W* dst = reinterpret_cast<W*>(out);
-    Kokkos::parallel_for(
-        "shardops::ExchangePlan::unpack", Kokkos::RangePolicy<ExecSpace>(space, 0, num_rows_),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int64_t s = slot(i);
-          if (s >= 0) {
-            kernels::copy_row(dst + i * words, src + s * words, words);
-          } else {
-            kernels::zero_row(dst + i * words, words);
-          }
-        });
+    unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words);
   });
   space.fence();
 }

@@ -47,6 +47,51 @@ KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The kernels are named templates called from the dtype dispatch: nvcc rejects a
+// KOKKOS_LAMBDA defined inside a generic lambda.
+template <class T>
+void fill_range(T* o, std::int64_t start, std::int64_t delta, std::int64_t first, std::int64_t count) {
+  Kokkos::parallel_for(
+      "shardops::range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, count),
+      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = static_cast<T>(start + (first + i) * delta); });
+}
+
+template <class T>
+void compare_values(const T* in, T v, bool equal, std::int32_t* o, std::int64_t n) {
+  Kokkos::parallel_for(
+      "shardops::compare", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = ((in[i] == v) == equal) ? 1 : 0; });
+}
+
+template <class T>
+void arith_values(const T* in, T v, bool add, T* o, std::int64_t n) {
+  Kokkos::parallel_for(
+      "shardops::arith", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = add ? kernels::Wrapping<T>::add(in[i], v) : multiply(in[i], v); });
+}
+
+template <class T>
+void uniform_real(T* o, std::int64_t n, std::uint64_t key, std::int64_t first, double lo, double span) {
+  constexpr int bits = std::is_same<T, float>::value ? 24 : 53;
+  Kokkos::parallel_for(
+      "shardops::random_uniform", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::uint64_t h = splitmix64(key ^ static_cast<std::uint64_t>(first + i));
+        const T u = static_cast<T>(h >> (64 - bits)) / static_cast<T>(std::uint64_t(1) << bits);
+        o[i] = static_cast<T>(lo + span * u);
+      });
+}
+
+template <class T>
+void uniform_int(T* o, std::int64_t n, std::uint64_t key, std::int64_t first, std::int64_t lo, std::uint64_t span) {
+  Kokkos::parallel_for(
+      "shardops::random_uniform", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const std::uint64_t h = splitmix64(key ^ static_cast<std::uint64_t>(first + i));
+        o[i] = static_cast<T>(lo + static_cast<std::int64_t>(h % span));
+      });
+}
+
 }  // namespace
 
 std::string Scalar::str() const {
@@ -62,10 +107,7 @@ Tensor range_values(DType dtype, std::int64_t start, std::int64_t delta, std::in
   Tensor out(dtype, Shape{count}, Init::Uninitialized, "shardops::range");
   dispatch_index(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* o = reinterpret_cast<T*>(out.data());
-    Kokkos::parallel_for(
-        "shardops::range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, count),
-        KOKKOS_LAMBDA(const std::int64_t i) { o[i] = static_cast<T>(start + (first + i) * delta); });
+    fill_range(reinterpret_cast<T*>(out.data()), start, delta, first, count);
   });
   ExecSpace().fence();
   return out;
@@ -78,10 +120,7 @@ Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s) {
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = scalar_as<T>(s);
-    const T* in = reinterpret_cast<const T*>(x.data());
-    Kokkos::parallel_for(
-        "shardops::compare", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, x.num_elements()),
-        KOKKOS_LAMBDA(const std::int64_t i) { o[i] = ((in[i] == v) == equal) ? 1 : 0; });
+    compare_values(reinterpret_cast<const T*>(x.data()), v, equal, o, x.num_elements());
   });
   ExecSpace().fence();
   return out;
@@ -92,12 +131,8 @@ Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s) {
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = scalar_as<T>(s);
-    const T* in = reinterpret_cast<const T*>(x.data());
-    T* o = reinterpret_cast<T*>(out.data());
-    const bool add = op == ArithOp::Add;
-    Kokkos::parallel_for(
-        "shardops::arith", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, x.num_elements()),
-        KOKKOS_LAMBDA(const std::int64_t i) { o[i] = add ? kernels::Wrapping<T>::add(in[i], v) : multiply(in[i], v); });
+    arith_values(reinterpret_cast<const T*>(x.data()), v, op == ArithOp::Add, reinterpret_cast<T*>(out.data()),
+                 x.num_elements());
   });
   ExecSpace().fence();
   return out;
@@ -113,15 +148,7 @@ Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first,
     dispatch_dtype(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_floating_point<T>::value) {
-        T* o = reinterpret_cast<T*>(out.data());
-        constexpr int bits = std::is_same<T, float>::value ? 24 : 53;
-        Kokkos::parallel_for(
-            "shardops::random_uniform", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
-            KOKKOS_LAMBDA(const std::int64_t i) {
-              const std::uint64_t h = splitmix64(key ^ static_cast<std::uint64_t>(first + i));
-              const T u = static_cast<T>(h >> (64 - bits)) / static_cast<T>(std::uint64_t(1) << bits);
-              o[i] = static_cast<T>(lo + span * u);
-            });
+        uniform_real(reinterpret_cast<T*>(out.data()), n, key, first, lo, span);
       }
     });
   } else if (dtype == DType::Int32 || dtype == DType::Int64) {
@@ -133,13 +160,7 @@ Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first,
     const std::uint64_t span = static_cast<std::uint64_t>(maxval.i - minval.i);
     dispatch_index(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      T* o = reinterpret_cast<T*>(out.data());
-      Kokkos::parallel_for(
-          "shardops::random_uniform", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
-          KOKKOS_LAMBDA(const std::int64_t i) {
-            const std::uint64_t h = splitmix64(key ^ static_cast<std::uint64_t>(first + i));
-            o[i] = static_cast<T>(lo + static_cast<std::int64_t>(h % span));
-          });
+      uniform_int(reinterpret_cast<T*>(out.data()), n, key, first, lo, span);
     });
   } else {
     throw InvalidArgument(std::string("random_uniform: dtype must be float32, float64, int32 or int64, got ") +

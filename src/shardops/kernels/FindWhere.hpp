@@ -13,6 +13,19 @@
 namespace shardops {
 namespace kernels {
 
+/// \brief Predicate f(i) < 0: a row without a target (a bad index). A named functor,
+/// so that code inside a generic lambda (the dtype dispatch) can build one: nvcc
+/// rejects a KOKKOS_LAMBDA defined inside a generic lambda.
+template <class F>
+struct Negative {
+  F f;
+  KOKKOS_INLINE_FUNCTION bool operator()(const std::int64_t i) const { return f(i) < 0; }
+};
+template <class F>
+Negative<F> negative(const F& f) {
+  return Negative<F>{f};
+}
+
 /// Smallest i in [0, n) with pred(i), or -1.
 template <class ExecSpace, class Pred>
 std::int64_t first_where(const ExecSpace& space, std::int64_t n, const Pred& pred, const std::string& label) {

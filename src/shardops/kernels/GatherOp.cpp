@@ -18,8 +18,8 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
     using I = typename decltype(itag)::type;
     const kernels::IndexRowTarget<I, MemSpace> row_of{reinterpret_cast<const I*>(indices.data()), g.index_depth,
                                                       kernels::IndexBounds::from(g.dims), 0};
-    auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return row_of(i) < 0; };
-    const std::int64_t bad = kernels::last_where(space, g.num_slices, bad_row, "shardops::GatherNd::validate");
+    const std::int64_t bad =
+        kernels::last_where(space, g.num_slices, kernels::negative(row_of), "shardops::GatherNd::validate");
     if (bad >= 0 && options.bad_indices == BadIndices::Error) {
       throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }

@@ -34,8 +34,8 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor, const Tensor& indices, c
     using I = typename decltype(itag)::type;
     const kernels::IndexRowTarget<I, MemSpace> target{reinterpret_cast<const I*>(indices.data()), g.index_depth,
                                                       kernels::IndexBounds::from(g.dims), 0};
-    auto bad_row = KOKKOS_LAMBDA(const std::int64_t i) { return target(i) < 0; };
-    const std::int64_t bad = kernels::last_where(space, g.num_updates, bad_row, "shardops::scatter::validate");
+    const std::int64_t bad =
+        kernels::last_where(space, g.num_updates, kernels::negative(target), "shardops::scatter::validate");
     if (bad >= 0 && options.bad_indices == BadIndices::Error) {
       throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }

@@ -1,0 +1,592 @@
+/// \file
+/// \brief The standard workloads (SPEC section 7) through the distributed ops, with
+/// the floors that say how good each time is, measured in the same run.
+///
+///   mpirun -n R shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P]
+///                              [--repeats 7] [--warmup 2] [--schedule auto|sequential|parallel]
+///                              [--ops w1,w2,w3,w4,w5] [--seed S] [--json FILE]
+///
+/// Per workload it prints: time (max over ranks per repeat, median over repeats after
+/// warm-up), effective bandwidth (each input read once, each output written once: the
+/// byte formulas of shared/bench/peers.py), the split into local work (phases
+/// validate + apply) and exchange (phase route) from PhaseClock, the bytes sent
+/// between ranks, two floors timed in the same run — a Kokkos deep_copy moving the
+/// rank's share of the op's bytes (ceiling for local work) and a raw MPI_Alltoallv of
+/// exactly the bytes the op sent to each peer (floor for routing) — and the peak
+/// resident memory of each rank against its share of inputs + outputs.
+///
+/// Inputs are made in memory from a counter-based hash of the global position, so
+/// every rank count sees the same global tensors (float32 rows, int64 scatter/gather
+/// indices, int32 partition ids, balanced row blocks).
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "shardops/core/Phases.hpp"
+#include "shardops/dist/DistOps.hpp"
+
+namespace {
+
+using shardops::Comm;
+using shardops::DistTensor;
+using shardops::DType;
+using shardops::RowLayout;
+using shardops::Shape;
+using shardops::Tensor;
+
+// ------------------------------------------------------------------ options
+
+struct Options {
+  std::int64_t rows = std::int64_t(1) << 20;
+  std::int64_t updates = std::int64_t(1) << 21;
+  std::int64_t cols = 16;
+  std::int64_t partitions = 16;
+  int repeats = 7;
+  int warmup = 2;
+  shardops::Schedule schedule = shardops::Schedule::Auto;
+  std::string schedule_name = "auto";
+  std::vector<std::string> ops = {"w1", "w2", "w3", "w4", "w5"};
+  std::uint64_t seed = 7;
+  std::string json;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  throw std::invalid_argument(
+      problem +
+      "\nusage: shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P] [--repeats R] [--warmup W]"
+      " [--schedule auto|sequential|parallel] [--ops w1,w2,w3,w4,w5] [--seed S] [--json FILE]");
+}
+
+std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t lo) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used, 0);
+  } catch (const std::exception&) {
+    usage(flag + " needs an integer, got '" + text + "'");
+  }
+  if (used != text.size() || v < lo) usage(flag + " needs an integer >= " + std::to_string(lo) + ", got '" + text + "'");
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--rows") o.rows = parse_int(a, value(), 1);
+    else if (a == "--updates") o.updates = parse_int(a, value(), 1);
+    else if (a == "--cols") o.cols = parse_int(a, value(), 1);
+    else if (a == "--partitions") o.partitions = parse_int(a, value(), 1);
+    else if (a == "--repeats") o.repeats = static_cast<int>(parse_int(a, value(), 1));
+    else if (a == "--warmup") o.warmup = static_cast<int>(parse_int(a, value(), 0));
+    else if (a == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(a, value(), 0));
+    else if (a == "--json") o.json = value();
+    else if (a == "--schedule") {
+      o.schedule_name = value();
+      if (o.schedule_name == "auto") o.schedule = shardops::Schedule::Auto;
+      else if (o.schedule_name == "sequential") o.schedule = shardops::Schedule::Sequential;
+      else if (o.schedule_name == "parallel") o.schedule = shardops::Schedule::Parallel;
+      else usage("--schedule must be auto, sequential or parallel");
+    } else if (a == "--ops") {
+      o.ops.clear();
+      std::stringstream ss(value());
+      for (std::string op; std::getline(ss, op, ',');) {
+        if (op != "w1" && op != "w2" && op != "w3" && op != "w4" && op != "w5") usage("unknown workload '" + op + "'");
+        o.ops.push_back(op);
+      }
+    } else if (a == "-h" || a == "--help") {
+      usage("");
+    } else {
+      usage("unknown option '" + a + "'");
+    }
+  }
+  if (o.rows > INT32_MAX) usage("--rows must fit in int32 (DynamicStitch indices are int32)");
+  if (o.partitions > INT32_MAX) usage("--partitions must fit in int32");
+  return o;
+}
+
+// ------------------------------------------------------------------ inputs
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) { return mix(mix(seed * 4 + stream) ^ i); }
+float uniform(std::uint64_t h) { return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+
+enum Stream : std::uint64_t { kIndex = 1, kUpdate = 2, kBase = 3, kPart = 4 };
+
+/// Rows [first, first + count) of a global [*, cols] float32 tensor from stream s.
+Tensor float_rows(std::uint64_t seed, Stream s, std::int64_t first, std::int64_t count, std::int64_t cols) {
+  std::vector<float> v(static_cast<std::size_t>(count * cols));
+  for (std::int64_t i = 0; i < count * cols; ++i) v[static_cast<std::size_t>(i)] = uniform(hash(seed, s, static_cast<std::uint64_t>(first * cols + i)));
+  return Tensor::from_vector(DType::Float32, Shape{count, cols}, v);
+}
+
+/// Global index rows [first, first + count) of M uniformly random targets in [0, n).
+std::vector<std::int64_t> index_values(std::uint64_t seed, std::int64_t first, std::int64_t count, std::int64_t n) {
+  std::vector<std::int64_t> v(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(hash(seed, kIndex, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(n));
+  return v;
+}
+
+std::vector<std::int32_t> partition_values(std::uint64_t seed, std::int64_t first, std::int64_t count, std::int64_t p) {
+  std::vector<std::int32_t> v(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(hash(seed, kPart, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(p));
+  return v;
+}
+
+// ------------------------------------------------------------------ measuring
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double max_over_ranks(const Comm& comm, double v) {
+  double m = 0;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+  return m;
+}
+
+/// Peak resident set of this process, in bytes (getrusage ru_maxrss is in KiB on Linux).
+std::int64_t peak_rss() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<std::int64_t>(u.ru_maxrss) * 1024;
+}
+
+/// Lowers the peak-RSS mark to the current RSS (Linux >= 4.0, proc(5) clear_refs "5"),
+/// so each workload's peak is its own. Returns false where that is not possible.
+bool reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  if (!f) return false;
+  f << "5";
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+struct Sample {
+  double total = 0, validate = 0, route = 0, apply = 0;
+  double cpu = 0;  ///< user + system CPU time of the rank (max over ranks): near `total` on an idle machine
+};
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/// Runs \p op warmup + repeats times; each time is the max over ranks (and so is
+/// each phase), the result the median of the repeats.
+Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& op) {
+  std::vector<double> total, validate, route, apply, cpu;
+  for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
+    shardops::PhaseClock::reset();
+    comm.barrier();
+    const double c0 = cpu_seconds();
+    const double t0 = MPI_Wtime();
+    op();
+    Kokkos::fence();
+    const double t = MPI_Wtime() - t0;
+    const double c = max_over_ranks(comm, cpu_seconds() - c0);
+    auto phases = shardops::PhaseClock::totals();
+    const double v = max_over_ranks(comm, t);
+    const double pv = max_over_ranks(comm, phases["validate"]);
+    const double pr = max_over_ranks(comm, phases["route"]);
+    const double pa = max_over_ranks(comm, phases["apply"]);
+    if (rep < o.warmup) continue;
+    total.push_back(v);
+    validate.push_back(pv);
+    route.push_back(pr);
+    apply.push_back(pa);
+    cpu.push_back(c);
+  }
+  return Sample{median(total), median(validate), median(route), median(apply), median(cpu)};
+}
+
+/// Ceiling for local work: each rank deep_copies half of its share of the op's bytes
+/// (a copy reads and writes, so it moves the whole share), all ranks at once, into a
+/// buffer allocated and touched beforehand.
+double time_memcpy(const Comm& comm, const Options& o, std::int64_t rank_bytes) {
+  const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(rank_bytes / 2, 1));
+  Kokkos::View<unsigned char*, shardops::MemSpace> src("bench::memcpy::src", n), dst("bench::memcpy::dst", n);
+  Kokkos::deep_copy(src, 1);
+  std::vector<double> times;
+  for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
+    comm.barrier();
+    const double t0 = MPI_Wtime();
+    Kokkos::deep_copy(dst, src);
+    Kokkos::fence();
+    const double t = max_over_ranks(comm, MPI_Wtime() - t0);
+    if (rep >= o.warmup) times.push_back(t);
+  }
+  return median(times);
+}
+
+/// Floor for routing: one MPI_Alltoallv that sends exactly \p send_bytes[r] to each
+/// peer r (nothing to self), timed alone with the same counts. Counts are in 8-byte
+/// words (every wire format here is a multiple of 8 bytes), so they fit an int.
+double time_alltoallv(const Comm& comm, const Options& o, const std::vector<std::int64_t>& send_bytes) {
+  const int n = comm.size();
+  std::vector<std::int64_t> recv_bytes(static_cast<std::size_t>(n));
+  MPI_Alltoall(send_bytes.data(), 1, MPI_INT64_T, recv_bytes.data(), 1, MPI_INT64_T, comm.get());
+  std::vector<int> sc(n), sd(n), rc(n), rd(n);
+  std::int64_t stot = 0, rtot = 0;
+  for (int r = 0; r < n; ++r) {
+    const std::size_t u = static_cast<std::size_t>(r);
+    if (send_bytes[u] % 8 || recv_bytes[u] % 8) throw std::logic_error("alltoallv floor: byte count not a multiple of 8");
+    sc[u] = r == comm.rank() ? 0 : static_cast<int>(send_bytes[u] / 8);
+    rc[u] = r == comm.rank() ? 0 : static_cast<int>(recv_bytes[u] / 8);
+    sd[u] = static_cast<int>(stot);
+    rd[u] = static_cast<int>(rtot);
+    stot += sc[u];
+    rtot += rc[u];
+  }
+  const std::int64_t any = comm.sum(stot);
+  if (any == 0) return 0.0;
+  std::vector<std::uint64_t> sbuf(static_cast<std::size_t>(std::max<std::int64_t>(stot, 1)), 1),
+      rbuf(static_cast<std::size_t>(std::max<std::int64_t>(rtot, 1)), 0);
+  std::vector<double> times;
+  for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
+    comm.barrier();
+    const double t0 = MPI_Wtime();
+    MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_UINT64_T, rbuf.data(), rc.data(), rd.data(), MPI_UINT64_T,
+                  comm.get());
+    const double t = max_over_ranks(comm, MPI_Wtime() - t0);
+    if (rep >= o.warmup) times.push_back(t);
+  }
+  return median(times);
+}
+
+// ------------------------------------------------------------------ workloads
+
+struct Result {
+  std::string id, op;
+  std::int64_t bytes_moved = 0;       ///< effective bytes (peers.py formula), whole op
+  Sample time;
+  double memcpy_s = 0, alltoallv_s = 0;
+  std::int64_t bytes_exchanged = 0;   ///< sum over ranks of bytes sent to other ranks
+  std::int64_t expected_exchange = 0; ///< the same, predicted from the inputs (a check)
+  std::int64_t peak_rss = 0;          ///< max over ranks
+  std::int64_t rss_share = 0;         ///< that rank's share of inputs + outputs
+  double rss_ratio = 0;               ///< max over ranks of peak / share
+  bool rss_reset = true;
+};
+
+/// A workload: makes its inputs (untimed), runs the op, and says what it sends
+/// to each peer and what its inputs+outputs weigh on this rank.
+struct Workload {
+  std::string id, op;
+  std::int64_t bytes_moved;
+  std::function<void()> setup;
+  std::function<void()> run;
+  std::function<std::vector<std::int64_t>()> send_bytes;  ///< per peer, this rank
+  std::function<std::int64_t()> local_io_bytes;            ///< inputs + outputs on this rank
+  std::function<void()> teardown;
+};
+
+struct Context {
+  Comm comm;
+  Options o;
+  std::int64_t row_bytes;
+  shardops::OpOptions op_options;
+};
+
+/// Rows this rank sends to each owner when row i goes to the owner of target[i].
+std::vector<std::int64_t> rows_per_owner(const std::vector<std::int64_t>& target, const RowLayout& owners, int nranks) {
+  std::vector<std::int64_t> c(static_cast<std::size_t>(nranks), 0);
+  for (std::int64_t t : target) c[static_cast<std::size_t>(owners.owner(t))]++;
+  return c;
+}
+
+Result run_workload(Context& ctx, Workload& w) {
+  const Comm& comm = ctx.comm;
+  Result r;
+  r.id = w.id;
+  r.op = w.op;
+  r.bytes_moved = w.bytes_moved;
+  w.setup();
+  Kokkos::fence();
+  comm.barrier();
+  r.rss_reset = comm.min(reset_peak_rss() ? 1 : 0) == 1;
+  const std::int64_t rss_before = peak_rss();
+  r.time = time_op(comm, ctx.o, w.run);
+  const std::int64_t peak = std::max(peak_rss(), rss_before);
+  r.bytes_exchanged = comm.sum(shardops::last_bytes_sent());
+  const std::vector<std::int64_t> send = w.send_bytes();
+  std::int64_t to_others = 0;
+  for (int p = 0; p < comm.size(); ++p) to_others += p == comm.rank() ? 0 : send[static_cast<std::size_t>(p)];
+  r.expected_exchange = comm.sum(to_others);
+  const std::int64_t share = w.local_io_bytes();
+  const double ratio = share > 0 ? static_cast<double>(peak) / static_cast<double>(share) : 0.0;
+  r.rss_ratio = max_over_ranks(comm, ratio);
+  // Report the rank with the largest ratio.
+  struct {
+    double ratio;
+    int rank;
+  } mine{ratio, comm.rank()}, worst{};
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm.get());
+  std::int64_t pair[2] = {peak, share};
+  MPI_Bcast(pair, 2, MPI_INT64_T, worst.rank, comm.get());
+  r.peak_rss = pair[0];
+  r.rss_share = pair[1];
+  w.teardown();
+  // Floors after the op (their buffers must not count in its peak).
+  r.memcpy_s = time_memcpy(comm, ctx.o, (w.bytes_moved + comm.size() - 1) / comm.size());
+  r.alltoallv_s = time_alltoallv(comm, ctx.o, send);
+  return r;
+}
+
+std::vector<Workload> make_workloads(Context& ctx) {
+  const Options& o = ctx.o;
+  const Comm& comm = ctx.comm;
+  const int me = comm.rank(), np = comm.size();
+  const std::int64_t N = o.rows, M = o.updates, D = o.cols, P = o.partitions, row = ctx.row_bytes;
+  const RowLayout out_rows = RowLayout::balanced(N, np);
+  const RowLayout upd_rows = RowLayout::balanced(M, np);
+
+  // Shared state of the scatter/gather workloads (made once, used by W1-W3).
+  struct ScatterInputs {
+    std::vector<std::int64_t> idx;
+    DistTensor indices, updates, base;
+  };
+  auto sc = std::make_shared<ScatterInputs>();
+  auto make_indices = [=]() {
+    sc->idx = index_values(o.seed, upd_rows.offset(me), upd_rows.count(me), N);
+    sc->indices = DistTensor(Tensor::from_vector(DType::Int64, Shape{upd_rows.count(me), 1}, sc->idx), Shape{M, 1}, upd_rows, me);
+  };
+  auto make_updates = [=]() {
+    sc->updates = DistTensor(float_rows(o.seed, kUpdate, upd_rows.offset(me), upd_rows.count(me), D), Shape{M, D}, upd_rows, me);
+  };
+  auto make_base = [=]() {
+    sc->base = DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D}, out_rows, me);
+  };
+  auto drop = [=]() { *sc = ScatterInputs(); };
+  // Rows sent per owner, times the bytes each routed row carries.
+  auto per_owner = [=](std::int64_t bytes_per_row) {
+    std::vector<std::int64_t> c = rows_per_owner(sc->idx, out_rows, np);
+    for (auto& x : c) x *= bytes_per_row;
+    return c;
+  };
+  const std::int64_t idx_bytes = upd_rows.count(me) * 8;
+  const std::int64_t upd_bytes = upd_rows.count(me) * row;
+  const std::int64_t out_bytes = out_rows.count(me) * row;
+
+  std::vector<Workload> ws;
+  for (const std::string& id : o.ops) {
+    if (id == "w1") {
+      ws.push_back(Workload{
+          "W1", "scatter_nd(sum)", M * (row + 8) + N * row,
+          [=]() { make_indices(); make_updates(); },
+          [=, &ctx]() { shardops::scatter_nd(ctx.comm, sc->indices, sc->updates, {N, D}, ctx.op_options); },
+          // Each update travels with its int64 target row: 8 + row bytes.
+          [=]() { return per_owner(8 + row); },
+          [=]() { return idx_bytes + upd_bytes + out_bytes; },
+          drop});
+    } else if (id == "w2") {
+      ws.push_back(Workload{
+          "W2", "tensor_scatter_update", M * (row + 8) + 2 * N * row,
+          [=]() { make_indices(); make_updates(); make_base(); },
+          [=, &ctx]() {
+            shardops::tensor_scatter(ctx.comm, shardops::ScatterOp::Update, sc->base, sc->indices, sc->updates, ctx.op_options);
+          },
+          [=]() { return per_owner(8 + row); },
+          [=]() { return idx_bytes + upd_bytes + 2 * out_bytes; },
+          drop});
+    } else if (id == "w3") {
+      ws.push_back(Workload{
+          "W3", "gather_nd", M * 8 + 2 * M * row,
+          [=]() { make_indices(); make_base(); },
+          [=, &ctx]() { shardops::gather_nd(ctx.comm, sc->base, sc->indices, ctx.op_options); },
+          // An 8-byte request goes to each owner; the owner answers with the row.
+          [=, &comm]() {
+            std::vector<std::int64_t> ask = rows_per_owner(sc->idx, out_rows, np);
+            std::vector<std::int64_t> asked(static_cast<std::size_t>(np));
+            MPI_Alltoall(ask.data(), 1, MPI_INT64_T, asked.data(), 1, MPI_INT64_T, comm.get());
+            for (int p = 0; p < np; ++p) ask[static_cast<std::size_t>(p)] = 8 * ask[static_cast<std::size_t>(p)] + row * asked[static_cast<std::size_t>(p)];
+            return ask;
+          },
+          [=]() { return idx_bytes + out_bytes + upd_rows.count(me) * row; },
+          drop});
+    } else if (id == "w4" || id == "w5") {
+      struct PartInputs {
+        std::vector<std::int32_t> ids;
+        DistTensor data, parts;
+        std::vector<DistTensor> pieces, positions;
+      };
+      auto pi = std::make_shared<PartInputs>();
+      auto setup_part = [=]() {
+        pi->ids = partition_values(o.seed, out_rows.offset(me), out_rows.count(me), P);
+        pi->data = DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D}, out_rows, me);
+        pi->parts = DistTensor(Tensor::from_vector(DType::Int32, Shape{out_rows.count(me)}, pi->ids), Shape{N}, out_rows, me);
+      };
+      auto drop_part = [=]() { *pi = PartInputs(); };
+      if (id == "w4") {
+        ws.push_back(Workload{
+            "W4", "dynamic_partition", N * (row + 4) + N * row, setup_part,
+            [=, &ctx]() { shardops::dynamic_partition(ctx.comm, pi->data, pi->parts, P, ctx.op_options); },
+            [=]() { return std::vector<std::int64_t>(static_cast<std::size_t>(np), 0); },  // rows stay put
+            [=]() { return out_bytes + out_rows.count(me) * 4 + out_bytes; },
+            drop_part});
+      } else {
+        // The inverse of W4: stitch W4's outputs back with the positions they came from.
+        auto setup_stitch = [=, &ctx]() {
+          setup_part();
+          pi->pieces = shardops::dynamic_partition(ctx.comm, pi->data, pi->parts, P);
+          std::vector<std::vector<std::int32_t>> pos(static_cast<std::size_t>(P));
+          for (std::int64_t i = 0; i < out_rows.count(me); ++i) {
+            pos[static_cast<std::size_t>(pi->ids[static_cast<std::size_t>(i)])].push_back(static_cast<std::int32_t>(out_rows.offset(me) + i));
+          }
+          for (std::int64_t p = 0; p < P; ++p) {
+            const auto& v = pos[static_cast<std::size_t>(p)];
+            const DistTensor& piece = pi->pieces[static_cast<std::size_t>(p)];
+            pi->positions.emplace_back(Tensor::from_vector(DType::Int32, Shape{static_cast<std::int64_t>(v.size())}, v),
+                                       Shape{piece.shape().dim(0)}, piece.layout(), me);
+          }
+          pi->data = DistTensor();
+          pi->parts = DistTensor();
+        };
+        ws.push_back(Workload{
+            "W5", "dynamic_stitch", N * (row + 8) + N * row, setup_stitch,
+            [=, &ctx]() { shardops::dynamic_stitch(ctx.comm, pi->positions, pi->pieces, ctx.op_options); },
+            // Each row travels with its int64 target row and int64 order key.
+            [=]() {
+              std::vector<std::int64_t> c(static_cast<std::size_t>(np), 0);
+              for (std::int64_t i = 0; i < out_rows.count(me); ++i) c[static_cast<std::size_t>(out_rows.owner(out_rows.offset(me) + i))] += 16 + row;
+              return c;
+            },
+            [=]() { return out_rows.count(me) * (4 + row) + out_bytes; },
+            drop_part});
+      }
+    }
+  }
+  return ws;
+}
+
+// ------------------------------------------------------------------ output
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void print_table(const std::vector<Result>& rs, const Options& o, int np) {
+  std::printf("\nshardops_bench: %d rank(s), N=%lld rows, M=%lld updates, D=%lld float32 cols, P=%lld partitions, "
+              "median of %d after %d warm-up, schedule %s\n\n",
+              np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
+              static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str());
+  std::printf("| workload | op | time ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local vs memcpy | "
+              "Alltoallv ms | exchange / Alltoallv | peak RSS MB | share MB | RSS / share |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Result& r : rs) {
+    const double local = r.time.validate + r.time.apply;
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.id.c_str(), r.op.c_str(),
+                fmt("%.1f", r.time.total * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(), fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(),
+                fmt("%.1f", local * 1e3).c_str(), fmt("%.1f", r.time.route * 1e3).c_str(),
+                fmt("%.1f", r.bytes_exchanged / 1e6).c_str(), fmt("%.1f", r.memcpy_s * 1e3).c_str(),
+                local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
+                r.alltoallv_s > 0 ? fmt("%.1f", r.alltoallv_s * 1e3).c_str() : "-",
+                r.alltoallv_s > 0 ? fmt("%.2fx", r.time.route / r.alltoallv_s).c_str() : "-",
+                fmt("%.0f", r.peak_rss / 1048576.0).c_str(), fmt("%.0f", r.rss_share / 1048576.0).c_str(),
+                (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str());
+  }
+  std::printf("\ncpu = user + system CPU time of the rank (max over ranks; MPI waits spin, so it counts them): well "
+              "below `time` means the cores were shared with other work. local = phases validate + apply, exchange = phase route (both max over ranks); memcpy = Kokkos::deep_copy "
+              "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
+              "bytes the op sent to each peer.\n");
+  for (const Result& r : rs) {
+    if (r.bytes_exchanged != r.expected_exchange) {
+      std::printf("note: %s sent %lld bytes between ranks; the floor assumed %lld\n", r.id.c_str(),
+                  static_cast<long long>(r.bytes_exchanged), static_cast<long long>(r.expected_exchange));
+    }
+    if (!r.rss_reset) std::printf("note (*): peak RSS of %s could not be reset; it includes earlier workloads\n", r.id.c_str());
+  }
+  std::fflush(stdout);
+}
+
+void write_json(const std::string& path, const std::vector<Result>& rs, const Options& o, int np) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << "{\n  \"ranks\": " << np << ", \"rows\": " << o.rows << ", \"updates\": " << o.updates << ", \"cols\": " << o.cols
+    << ", \"partitions\": " << o.partitions << ", \"repeats\": " << o.repeats << ", \"warmup\": " << o.warmup
+    << ", \"schedule\": \"" << o.schedule_name << "\",\n  \"workloads\": [\n";
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const Result& r = rs[i];
+    f << "    {\"id\": \"" << r.id << "\", \"op\": \"" << r.op << "\", \"bytes_moved\": " << r.bytes_moved
+      << ", \"time_s\": " << r.time.total << ", \"cpu_s\": " << r.time.cpu << ", \"gb_per_s\": " << r.bytes_moved / r.time.total / 1e9
+      << ", \"validate_s\": " << r.time.validate << ", \"route_s\": " << r.time.route << ", \"apply_s\": " << r.time.apply
+      << ", \"local_s\": " << r.time.validate + r.time.apply << ", \"bytes_exchanged\": " << r.bytes_exchanged
+      << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s << ", \"peak_rss_bytes\": " << r.peak_rss
+      << ", \"rss_share_bytes\": " << r.rss_share << ", \"rss_ratio\": " << r.rss_ratio
+      << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
+  }
+  f << "  ]\n}\n";
+}
+
+int bench_main(int argc, char** argv) {
+  Context ctx{Comm(MPI_COMM_WORLD), parse(argc, argv), 0, {}};
+  ctx.row_bytes = ctx.o.cols * 4;
+  ctx.op_options.schedule = ctx.o.schedule;
+  std::vector<Workload> ws = make_workloads(ctx);
+  std::vector<Result> results;
+  for (Workload& w : ws) {
+    results.push_back(run_workload(ctx, w));
+    if (ctx.comm.rank() == 0) {
+      std::fprintf(stderr, "shardops_bench: %s done (%.1f ms)\n", w.id.c_str(), results.back().time.total * 1e3);
+    }
+  }
+  if (ctx.comm.rank() == 0) {
+    print_table(results, ctx.o, ctx.comm.size());
+    if (!ctx.o.json.empty()) write_json(ctx.o.json, results, ctx.o, ctx.comm.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    try {
+      rc = bench_main(argc, argv);
+    } catch (const std::invalid_argument& e) {  // usage: every rank parsed the same arguments
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      if (rank == 0) std::fprintf(stderr, "shardops_bench: %s\n", e.what());
+      rc = 2;
+    } catch (const std::exception& e) {
+      int rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      std::fprintf(stderr, "shardops_bench (rank %d): %s\n", rank, e.what());
+      MPI_Abort(MPI_COMM_WORLD, 1);  // a failure on one rank must not leave the others waiting
+    }
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -75,7 +75,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                    static_cast<std::size_t>(plan.num_recv()) * row_bytes);
     const std::int64_t local_params_rows = params.layout().count(me) * rows_per_dim0;
     if (row_bytes > 0) {
-      dispatch_word(row_bytes, [&](auto wtag) {
+      // params may be a row slice of a larger tensor: pick a word its rows align to.
+      dispatch_word(word_selector(row_bytes, {params.local().data()}), [&](auto wtag) {
         using W = typename decltype(wtag)::type;
         const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
         kernels::gather_rows<ExecSpace, W>(

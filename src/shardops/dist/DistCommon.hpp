@@ -28,6 +28,19 @@ struct ReceivedRow {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return rows[i]; }
 };
 
+/// Device functor: the target row of local row first + i if this rank owns it, else
+/// -1. Rows that stay on their rank are applied from the local input instead of
+/// being packed and received (ExchangePlan's remote-only routes).
+struct LocalTarget {
+  Kokkos::View<const int*, MemSpace> dest;
+  Kokkos::View<const std::int64_t*, MemSpace> target;
+  int self = 0;
+  std::int64_t first = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
+    return dest(first + i) == self ? target(first + i) : -1;
+  }
+};
+
 /// Device functor: entry i of a View as int64 (a destination rank for ExchangePlan::build).
 template <class View>
 struct EntryOf {

@@ -10,6 +10,26 @@
 
 namespace shardops {
 
+namespace {
+
+/// out[i] = src[request(i)] for the index rows this rank owns (dest(i) == self); the
+/// others are left to ExchangePlan::unpack_remote. A named template: nvcc rejects a
+/// KOKKOS_LAMBDA defined inside the dtype dispatch's generic lambda.
+template <class W>
+void gather_own_rows(const ExecSpace& space, std::int64_t n, const Kokkos::View<int*, MemSpace>& dest,
+                     const Kokkos::View<std::int64_t*, MemSpace>& request, int self, const W* src, W* out,
+                     std::int64_t words) {
+  Kokkos::parallel_for(
+      "shardops::dist::GatherNd::own_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
+        if (i + ahead < n && dest(i + ahead) == self) SHARDOPS_PREFETCH(src + request(i + ahead) * words);
+        if (dest(i) == self) kernels::copy_row(out + i * words, src + request(i) * words, words);
+      });
+}
+
+}  // namespace
+
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in, const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::GatherNd");
   set_last_bytes_sent(0);
@@ -33,7 +53,10 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const std::int64_t first_row = one_row ? 0 : indices.row_offset() * rows_per_index_row;
   const Shape local_shape = one_row ? (me == 0 ? g.output : (g.output.rank() == 0 ? Shape{0} : g.output.with_dim0(0)))
                                     : g.output.with_dim0(out_layout.count(me));
-  Tensor out(params.dtype(), local_shape, Init::Zero, "shardops::dist::GatherNd::output");
+  // Index depth 0 copies params into it; otherwise every row is written (a gathered
+  // row, or zeros for an ignored bad index), so it need not be zeroed first.
+  Tensor out(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
+             "shardops::dist::GatherNd::output");
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
 
   if (g.index_depth == 0) {
@@ -60,36 +83,64 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
+    if (comm.size() == 1) {
+      // One rank owns every row: gather straight into the output, as the one-rank op
+      // does (nothing to route; an ignored bad index gives a zero row).
+      phase.emplace("apply");
+      if (row_bytes > 0) {
+        // params may be a row slice of a larger tensor: pick a word its rows align to.
+        dispatch_word(word_selector(row_bytes, {params.local().data()}), [&](auto wtag) {
+          using W = typename decltype(wtag)::type;
+          const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+          kernels::gather_rows<ExecSpace, W>(
+              space, n, linear, params.local().matrix<const W>(params.layout().count(me) * rows_per_dim0, words),
+              MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
+        });
+      }
+      return;
+    }
     phase.emplace("route");
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();
-    Kokkos::View<std::int64_t*, MemSpace> request("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
-    Kokkos::View<int*, MemSpace> dest("shardops::dist::GatherNd::dest", static_cast<std::size_t>(n));
+    // Every entry is written by the route kernel: no need to zero them first.
+    const auto request = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
+    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest", static_cast<std::size_t>(n));
     route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner, rows_per_dim0, dest,
                                     request);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
-    const ByteView asked = plan.forward(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
+    // Requests to this rank itself are not sent: it answers them below, from params
+    // straight into the output.
+    const ByteView asked = plan.forward_remote(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
     phase.emplace("apply");
-    // Owner side: copy the requested rows, in request order, and send them back.
+    // Owner side: copy the rows other ranks asked for, in request order, to send them
+    // back (the reply's self segment is not used); and this rank's own rows.
+    const std::int64_t total = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
+    const std::int64_t hi = lo + plan.num_self();
     ByteView reply(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::GatherNd::reply"),
-                   static_cast<std::size_t>(plan.num_recv()) * row_bytes);
+                   static_cast<std::size_t>(total) * row_bytes);
     const std::int64_t local_params_rows = params.layout().count(me) * rows_per_dim0;
     if (row_bytes > 0) {
       // params may be a row slice of a larger tensor: pick a word its rows align to.
       dispatch_word(word_selector(row_bytes, {params.local().data()}), [&](auto wtag) {
         using W = typename decltype(wtag)::type;
         const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-        kernels::gather_rows<ExecSpace, W>(
-            space, plan.num_recv(), ReceivedRow{reinterpret_cast<const std::int64_t*>(asked.data())},
-            params.local().matrix<const W>(local_params_rows, words),
-            MatrixView<W>(reinterpret_cast<W*>(reply.data()), static_cast<std::size_t>(plan.num_recv()),
-                          static_cast<std::size_t>(words)));
+        const auto src = params.local().matrix<const W>(local_params_rows, words);
+        const std::int64_t* asked_rows = reinterpret_cast<const std::int64_t*>(asked.data());
+        W* replies = reinterpret_cast<W*>(reply.data());
+        const auto words_z = static_cast<std::size_t>(words);
+        kernels::gather_rows<ExecSpace, W>(space, lo, ReceivedRow{asked_rows}, src,
+                                           MatrixView<W>(replies, static_cast<std::size_t>(lo), words_z));
+        kernels::gather_rows<ExecSpace, W>(space, total - hi, ReceivedRow{asked_rows + hi}, src,
+                                           MatrixView<W>(replies + hi * words, static_cast<std::size_t>(total - hi), words_z));
+        gather_own_rows(space, n, dest, request, me, src.data(), reinterpret_cast<W*>(out.data()), words);
       });
     }
     phase.emplace("route");
-    const ByteView answered = plan.exchange_reverse(reply, row_bytes);
+    const ByteView answered = plan.exchange_reverse_remote(reply, row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
-    plan.unpack(answered, out.data(), row_bytes);  // rows not asked for (ignored bad indices) are zero
+    // Rows answered by other ranks are copied in, rows not asked for (ignored bad
+    // indices) are zeroed; this rank's own were written above.
+    plan.unpack_remote(answered, out.data(), row_bytes);
   });
   space.fence();
   return DistTensor(out, g.output, out_layout, me);

@@ -55,24 +55,44 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
       }
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
+    if (comm.size() == 1) {
+      // One rank owns every row: apply in index order straight from the inputs, as
+      // the one-rank op does (nothing to route).
+      phase.emplace("apply");
+      scatter_apply(space, op, options.schedule, n, linear, upd.local(), out, out_layout.count(me) * rows_per_dim0,
+                    g.slice_size);
+      return;
+    }
     phase.emplace("route");
     // Route each update to the owner of its first coordinate, with its row there.
     const OwnerOf owner = out_layout.device_owner();
-    Kokkos::View<std::int64_t*, MemSpace> target("shardops::dist::scatter::target", static_cast<std::size_t>(n));
-    Kokkos::View<int*, MemSpace> dest("shardops::dist::scatter::dest", static_cast<std::size_t>(n));
+    // Every entry is written by the route kernel: no need to zero them first.
+    const auto target = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target", static_cast<std::size_t>(n));
+    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest", static_cast<std::size_t>(n));
     route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner, rows_per_dim0, dest,
                                     target);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
-    const ByteView recv_target = plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
-    const ByteView recv_rows = plan.forward(upd.local().data(), row_bytes);
+    // Updates that stay on this rank are neither packed nor copied: they are applied
+    // straight from `upd` below.
+    const ByteView recv_target = plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+    const ByteView recv_rows = plan.forward_remote(upd.local().data(), row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
     phase.emplace("apply");
-    // Receive order is global order (source rank, then local order): apply in it.
-    const Tensor received = Tensor::adopt(dtype, Shape{plan.num_recv(), g.slice_size}, recv_rows);
-    const ReceivedRow to{reinterpret_cast<const std::int64_t*>(recv_target.data())};
-    scatter_apply(space, op, options.schedule, plan.num_recv(), to, received, out, out_layout.count(me) * rows_per_dim0,
+    // Global order is (source rank, local order): the rows of lower ranks, then this
+    // rank's own (from `upd`), then those of higher ranks. The batches are applied
+    // one after the other, each in its order, so every output row sees its updates
+    // in global order.
+    const std::int64_t total = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
+    const std::int64_t hi = lo + plan.num_self();
+    const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
+    const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
+    const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
+    scatter_apply(space, op, options.schedule, lo, ReceivedRow{to}, received.slice_rows(0, lo), out, out_rows, g.slice_size);
+    scatter_apply(space, op, options.schedule, n, LocalTarget{dest, target, me, 0}, upd.local(), out, out_rows,
                   g.slice_size);
+    scatter_apply(space, op, options.schedule, total - hi, ReceivedRow{to + hi}, received.slice_rows(hi, total), out,
+                  out_rows, g.slice_size);
   });
   space.fence();
   return result;

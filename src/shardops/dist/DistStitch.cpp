@@ -12,6 +12,13 @@ namespace shardops {
 
 namespace {
 
+/// Stitch target of element i: the index itself (a negative one, an ignored bad
+/// index, is skipped).
+struct IndexAsTarget {
+  const std::int32_t* ids;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
+};
+
 std::int64_t local_max(const ExecSpace& space, const Tensor& ids) {
   const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
   std::int64_t m = -1;
@@ -69,6 +76,37 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   // TF checks the index values before the data shapes.
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
+  if (comm.size() == 1) {
+    // One rank holds every row, in key order (m, position): assign straight from the
+    // inputs, as the one-rank op does (nothing to route).
+    phase.emplace("apply");
+    Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::dist::DynamicStitch::merged");
+    const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
+    if (row_bytes > 0 && g.first_dim > 0) {
+      std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
+      for (const DistTensor& d : data) word = word_selector(word, {d.local().data()});
+      dispatch_word(word, [&](auto tag) {
+        using W = typename decltype(tag)::type;
+        const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+        kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule);
+        for (int pass = 0; pass < 2; ++pass) {
+          for (std::size_t m = 0; m < indices.size(); ++m) {
+            const std::int64_t count = indices[m].local().num_elements();
+            const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(indices[m].local().data())};
+            const auto src = data[m].local().matrix<const W>(count, words);
+            if (pass == 0) {
+              assign.claim(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
+            } else {
+              assign.copy_winners(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
+            }
+          }
+        }
+      });
+    }
+    space.fence();
+    return DistTensor(merged, g.output, RowLayout::balanced(g.first_dim, 1), 0);
+  }
+
   phase.emplace("route");
   // Route every (target, key, row) to the owner of its target row.
   const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
@@ -79,9 +117,11 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
     local_first[m] = total;
     total += indices[m].local().num_elements();
   }
-  Kokkos::View<int*, MemSpace> dest("shardops::dist::DynamicStitch::dest", static_cast<std::size_t>(total));
-  Kokkos::View<std::int64_t*, MemSpace> target("shardops::dist::DynamicStitch::target", static_cast<std::size_t>(total));
-  Kokkos::View<std::int64_t*, MemSpace> key("shardops::dist::DynamicStitch::key", static_cast<std::size_t>(total));
+  // Every entry is written by the route kernels: no need to zero them first.
+  using kx::make_uninitialized;
+  const auto dest = make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::DynamicStitch::dest", static_cast<std::size_t>(total));
+  const auto target = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::target", static_cast<std::size_t>(total));
+  const auto key = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::key", static_cast<std::size_t>(total));
   for (std::size_t m = 0; m < indices.size(); ++m) {
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
     const std::int64_t first = local_first[m], kb = key_base[m] + first_flat[m];
@@ -97,33 +137,56 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   }
   auto dest_of = KOKKOS_LAMBDA(const std::int64_t j)->std::int64_t { return dest(j); };
   const ExchangePlan plan = ExchangePlan::build(comm, total, dest_of);
-  const ByteView recv_target = plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
-  const ByteView recv_key = plan.forward(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
+  // Rows that stay on this rank are neither packed nor received: they are assigned
+  // straight from `rows` below.
+  const ByteView recv_target = plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+  const ByteView recv_key = plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
   ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::DynamicStitch::send"),
                 static_cast<std::size_t>(plan.num_send()) * row_bytes);
+  std::vector<Tensor> rows;     // data[m] in indices[m]'s layout
+  std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {
-    const DistTensor rows = align_to(comm, data[m], indices[m]);
-    plan.pack(send, local_first[m], rows.local().data(), indices[m].local().num_elements(), row_bytes);
+    rows.push_back(align_to(comm, data[m], indices[m]).local());
+    plan.pack_remote(send, local_first[m], rows.back().data(), indices[m].local().num_elements(), row_bytes);
+    word = word_selector(word, {rows.back().data()});
   }
-  const ByteView recv_rows = plan.exchange(send, row_bytes);
+  const ByteView recv_rows = plan.exchange_remote(send, row_bytes);
   set_last_bytes_sent(plan.bytes_sent());
 
   phase.emplace("apply");
   const int me = comm.rank();
   Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::DynamicStitch::merged");
-  if (row_bytes > 0 && plan.num_recv() > 0) {
-    dispatch_word(row_bytes, [&](auto tag) {
+  if (row_bytes > 0 && total + plan.num_recv() > 0) {
+    dispatch_word(word, [&](auto tag) {
       using W = typename decltype(tag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-      // Rows arrive by source rank, not by key: the keyed (atomic max) schedule.
+      const auto wz = static_cast<std::size_t>(words);
+      // Batches: the rows received from lower and from higher ranks, and this rank's
+      // own rows of each input. They come by source rank, not by key: the keyed
+      // (atomic max) schedule.
       kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), Schedule::Parallel);
-      const ReceivedRow to{reinterpret_cast<const std::int64_t*>(recv_target.data())};
-      const kernels::KeysFrom keys{reinterpret_cast<const std::int64_t*>(recv_key.data())};
-      const MatrixView<const W> src(reinterpret_cast<const W*>(recv_rows.data()), static_cast<std::size_t>(plan.num_recv()),
-                                    static_cast<std::size_t>(words));
-      assign.claim(plan.num_recv(), to, keys, src);
-      assign.copy_winners(plan.num_recv(), to, keys, src);
+      const std::int64_t nrecv = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
+      const std::int64_t hi = lo + plan.num_self();
+      const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
+      const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
+      const W* received = reinterpret_cast<const W*>(recv_rows.data());
+      auto each_batch = [&](auto&& step) {
+        step(lo, ReceivedRow{to}, kernels::KeysFrom{keys}, MatrixView<const W>(received, static_cast<std::size_t>(lo), wz));
+        step(nrecv - hi, ReceivedRow{to + hi}, kernels::KeysFrom{keys + hi},
+             MatrixView<const W>(received + hi * words, static_cast<std::size_t>(nrecv - hi), wz));
+        for (std::size_t m = 0; m < indices.size(); ++m) {
+          const std::int64_t count = indices[m].local().num_elements();
+          step(count, LocalTarget{dest, target, me, local_first[m]}, kernels::KeysFrom{key.data() + local_first[m]},
+               MatrixView<const W>(reinterpret_cast<const W*>(rows[m].data()), static_cast<std::size_t>(count), wz));
+        }
+      };
+      each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
+        assign.claim(count, to_of, key_of, src);
+      });
+      each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
+        assign.copy_winners(count, to_of, key_of, src);
+      });
     });
   }
   space.fence();

@@ -46,26 +46,26 @@ void copy_rows(const Dst& dst, std::int64_t to, const Src& src, std::int64_t fro
 // defined inside dispatch_word's generic lambda.
 template <class W>
 void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t first,
-                const W* src, W* dst, std::int64_t count, std::int64_t words) {
+                const W* src, W* dst, std::int64_t count, std::int64_t words, std::int64_t lo, std::int64_t hi) {
   Kokkos::parallel_for(
       "shardops::ExchangePlan::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, count),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(first + i);
-        if (s >= 0) kernels::copy_row(dst + s * words, src + i * words, words);
+        if (s >= 0 && (s < lo || s >= hi)) kernels::copy_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
       });
 }
 
 template <class W>
 void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, const W* src, W* dst,
-                  std::int64_t n, std::int64_t words) {
+                  std::int64_t n, std::int64_t words, std::int64_t lo, std::int64_t hi) {
   Kokkos::parallel_for(
       "shardops::ExchangePlan::unpack", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(i);
-        if (s >= 0) {
-          kernels::copy_row(dst + i * words, src + s * words, words);
-        } else {
+        if (s < 0) {
           kernels::zero_row(dst + i * words, words);
+        } else if (s < lo || s >= hi) {  // [lo, hi): left to the caller
+          kernels::copy_row(dst + i * words, src + s * words, words);
         }
       });
 }
@@ -94,14 +94,14 @@ void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
 ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_t>& scounts,
                              const std::vector<std::int64_t>& soffs, const std::vector<std::int64_t>& rcounts,
                              const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
-                             std::size_t row_bytes) const {
+                             std::size_t row_bytes, bool copy_self) const {
   const Comm& comm = *comm_;
   ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
   ByteView recv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv"),
                 static_cast<std::size_t>(total_recv) * row_bytes);
   const std::size_t me = static_cast<std::size_t>(self_);
   // Rows to self never touch MPI.
-  copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);
+  if (copy_self) copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);  // remote-only: the caller's
   std::int64_t sent_bytes = 0;
   for (std::size_t r = 0; r < scounts.size(); ++r) {
     if (r != me) sent_bytes += scounts[r] * static_cast<std::int64_t>(row_bytes);
@@ -187,24 +187,53 @@ ByteView ExchangePlan::exchange_reverse(const ByteView& reply, std::size_t row_b
   return route(reply, recv_counts_, recv_offsets_, send_counts_, send_offsets_, num_send(), row_bytes);
 }
 
+std::int64_t ExchangePlan::self_lo(bool skip_self) const noexcept {
+  return skip_self ? send_offsets_[static_cast<std::size_t>(self_)] : 0;
+}
+std::int64_t ExchangePlan::self_hi(bool skip_self) const noexcept {
+  return skip_self ? send_offsets_[static_cast<std::size_t>(self_)] + num_self() : 0;
+}
+
 void ExchangePlan::pack(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
                         std::size_t row_bytes) const {
+  pack_rows(send, first, rows, count, row_bytes, false);
+}
+
+void ExchangePlan::pack_remote(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
+                               std::size_t row_bytes) const {
+  pack_rows(send, first, rows, count, row_bytes, true);
+}
+
+void ExchangePlan::pack_rows(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
+                             std::size_t row_bytes, bool skip_self) const {
   if (count == 0 || row_bytes == 0) return;
+  if (skip_self && num_self() == num_send()) return;  // every row stays here
+  const std::int64_t lo = self_lo(skip_self), hi = self_hi(skip_self);
   const ExecSpace space;
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    pack_words(space, slot_, first, reinterpret_cast<const W*>(rows), reinterpret_cast<W*>(send.data()), count, words);
+    pack_words(space, slot_, first, reinterpret_cast<const W*>(rows), reinterpret_cast<W*>(send.data()), count, words, lo, hi);
   });
 }
 
 void ExchangePlan::unpack(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const {
+  unpack_rows(packed, out, row_bytes, false);
+}
+
+void ExchangePlan::unpack_remote(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const {
+  unpack_rows(packed, out, row_bytes, true);
+}
+
+void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::size_t row_bytes, bool skip_self) const {
   if (num_rows_ == 0 || row_bytes == 0) return;
+  if (skip_self && num_self() == num_rows_) return;  // the caller wrote every row
+  const std::int64_t lo = self_lo(skip_self), hi = self_hi(skip_self);
   const ExecSpace space;
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words);
+    unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words, lo, hi);
   });
   space.fence();
 }
@@ -214,6 +243,21 @@ ByteView ExchangePlan::forward(const unsigned char* local, std::size_t row_bytes
                 static_cast<std::size_t>(num_send()) * row_bytes);
   pack(send, 0, local, num_rows_, row_bytes);
   return exchange(send, row_bytes);
+}
+
+ByteView ExchangePlan::exchange_remote(const ByteView& send, std::size_t row_bytes) const {
+  return route(send, send_counts_, send_offsets_, recv_counts_, recv_offsets_, num_recv(), row_bytes, false);
+}
+
+ByteView ExchangePlan::forward_remote(const unsigned char* local, std::size_t row_bytes) const {
+  ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send"),
+                static_cast<std::size_t>(num_send()) * row_bytes);
+  pack_remote(send, 0, local, num_rows_, row_bytes);
+  return exchange_remote(send, row_bytes);
+}
+
+ByteView ExchangePlan::exchange_reverse_remote(const ByteView& reply, std::size_t row_bytes) const {
+  return route(reply, recv_counts_, recv_offsets_, send_counts_, send_offsets_, num_send(), row_bytes, false);
 }
 
 }  // namespace shardops

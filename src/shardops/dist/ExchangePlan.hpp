@@ -62,6 +62,7 @@ class ExchangePlan {
   std::int64_t num_send() const noexcept { return send_offsets_.back(); }
   std::int64_t num_recv() const noexcept { return recv_offsets_.back(); }
   const std::vector<std::int64_t>& send_counts() const noexcept { return send_counts_; }
+  const std::vector<std::int64_t>& send_offsets() const noexcept { return send_offsets_; }
   const std::vector<std::int64_t>& recv_counts() const noexcept { return recv_counts_; }
   const std::vector<std::int64_t>& recv_offsets() const noexcept { return recv_offsets_; }
   /// Send-buffer position of each local row (-1: not sent).
@@ -82,6 +83,30 @@ class ExchangePlan {
   /// Convenience: pack all rows of \p local (n x row_bytes) and exchange.
   ByteView forward(const unsigned char* local, std::size_t row_bytes) const;
 
+  /// \name Remote-only routes
+  /// Rows a rank sends to itself need not move at all: the caller can read them in
+  /// its own input (the local rows whose slot is in [send_offsets()[rank],
+  /// send_offsets()[rank] + num_self())) and write their results itself. These
+  /// calls neither pack nor copy them, and leave their segment of what they return
+  /// (or of \p out) unwritten. Same collectives as the plain calls.
+  /// @{
+  /// Rows this rank sends to itself.
+  std::int64_t num_self() const noexcept { return send_counts_[static_cast<std::size_t>(self_)]; }
+  /// pack() without the self rows.
+  void pack_remote(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
+                   std::size_t row_bytes) const;
+  /// exchange() without the self rows: the result's num_self() rows from
+  /// recv_offsets()[rank] are unwritten.
+  ByteView exchange_remote(const ByteView& send, std::size_t row_bytes) const;
+  /// pack_remote() of all rows of \p local (n x row_bytes), then exchange_remote().
+  ByteView forward_remote(const unsigned char* local, std::size_t row_bytes) const;
+  /// exchange_reverse() without the self rows: \p reply's self segment is not read,
+  /// the result's (num_self() rows from send_offsets()[rank]) is unwritten.
+  ByteView exchange_reverse_remote(const ByteView& reply, std::size_t row_bytes) const;
+  /// unpack() that leaves the rows sent to self untouched (the caller writes them).
+  void unpack_remote(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const;
+  /// @}
+
   /// Bytes this rank sent to other ranks over all exchanges of this plan (for reports).
   std::int64_t bytes_sent() const noexcept { return *bytes_sent_; }
 
@@ -94,7 +119,13 @@ class ExchangePlan {
   void finish(const Comm& comm, const std::int64_t* bucket_begin);
   ByteView route(const ByteView& send, const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
                  const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
-                 std::size_t row_bytes) const;
+                 std::size_t row_bytes, bool copy_self = true) const;
+  // [lo, hi): the slots a remote-only call skips (empty for the plain calls).
+  std::int64_t self_lo(bool skip_self) const noexcept;
+  std::int64_t self_hi(bool skip_self) const noexcept;
+  void pack_rows(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
+                 std::size_t row_bytes, bool skip_self) const;
+  void unpack_rows(const ByteView& packed, unsigned char* out, std::size_t row_bytes, bool skip_self) const;
 
   std::optional<Comm> comm_;
   int nranks_ = 1, self_ = 0;

@@ -175,8 +175,7 @@ TEST(GatherNd, ValidationMessages) {
                           "Only indices.shape[-1] values between 1 and 7 are currently supported.  Requested rank: 8");
   // TF: "Value for attr 'Tindices' of float is not in the list of allowed values: int16, int32, int64".
   EXPECT_INVALID_ARGUMENT(gather(f32({3}, {1, 2, 3}), f32({1, 1}, {1})),
-                          "cannot compute GatherNd as input #1(zero-based) was expected to be a int32 or int64 tensor "
-                          "but is a float tensor");
+                          "Value for attr 'Tindices' of float is not in the list of allowed values: int32, int64");
 }
 
 // Gathers past 2^16 source rows, with repeated rows.

@@ -206,8 +206,7 @@ TEST(ScatterNd, ValidationMessages) {
   // TF's text here is "Value for attr 'Tindices' of float is not in the list of allowed
   // values: int16, int32, int64"; ours names the two index dtypes shardops supports.
   EXPECT_INVALID_ARGUMENT(scatter(f32({1, 1}, {1}), f1, {5}),
-                          "cannot compute ScatterNd as input #0(zero-based) was expected to be a int32 or int64 tensor "
-                          "but is a float tensor");
+                          "Value for attr 'Tindices' of float is not in the list of allowed values: int32, int64");
 }
 
 // An output larger than memory is refused before anything is allocated. (The text

@@ -13,10 +13,13 @@ void expect_dtype(const char* op, int input, DType expected, DType actual) {
 }
 
 void expect_index_dtype(const char* op, int input, DType actual) {
+  (void)op;
+  (void)input;
   if (is_index_dtype(actual)) return;
-  throw InvalidArgument(std::string("cannot compute ") + op + " as input #" + std::to_string(input) +
-                        "(zero-based) was expected to be a int32 or int64 tensor but is a " + tf_dtype_name(actual) +
-                        " tensor");
+  // TF's attr check text; the list is the index dtypes shardops supports.
+  throw InvalidArgument(std::string("Value for attr 'Tindices' of ") + tf_dtype_name(actual) +
+                        " is not in the list of allowed values: int32, int64",
+                        "indices");
 }
 
 std::vector<std::int64_t> index_row_values(const Tensor& indices, std::int64_t row, int depth) {

@@ -110,9 +110,13 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
   if (row_bytes == 0) return recv;
 
   // MPI reads host memory unless it takes MemSpace pointers (GPU-aware).
+  // (HostBytes, not the mirror's own type: a device View's mirror may have another layout.)
   const bool direct = mpi_takes_memspace_pointers();
-  auto send_host = direct ? HostBytes() : Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
-  auto recv_host = direct ? HostBytes() : HostBytes("shardops::ExchangePlan::recv_host", recv.extent(0));
+  HostBytes send_host, recv_host;
+  if (!direct) {
+    send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
+    recv_host = HostBytes("shardops::ExchangePlan::recv_host", recv.extent(0));
+  }
   unsigned char* sbase = direct ? send.data() : send_host.data();
   unsigned char* rbase = direct ? recv.data() : recv_host.data();
 

@@ -34,7 +34,7 @@ def family(peer):
 
 
 def read_peers(path, python):
-    """peers.py prints `op(24) peer(24) median_s GB/s` rows after a memcpy line."""
+    """peers.py prints `op peer median_s GB/s` rows after a memcpy line."""
     rows, memcpy = [], None
     if not os.path.exists(path):
         return rows, memcpy
@@ -43,12 +43,11 @@ def read_peers(path, python):
         if m:
             memcpy = float(m.group(1))
             continue
-        if len(line) < 50 or line.startswith("op "):
-            continue
-        op, peer, rest = line[:24].strip(), line[25:49].strip(), line[49:].split()
-        if op in dict((o, w) for w, o in OPS) and len(rest) == 2:
-            rows.append({"op": op, "peer": peer, "family": family(peer), "python": python,
-                         "s": float(rest[0]), "gbs": float(rest[1])})
+        # Not by column: a peer name can be longer than its 24-character column.
+        m = re.match(r"^(\S+)\s+(.+?)\s+([0-9.]+)\s+([0-9.]+)\s*$", line)
+        if m and m.group(1) in [o for _, o in OPS]:
+            rows.append({"op": m.group(1), "peer": m.group(2), "family": family(m.group(2)), "python": python,
+                         "s": float(m.group(3)), "gbs": float(m.group(4))})
     return rows, memcpy
 
 

@@ -79,7 +79,8 @@ std::int64_t parse_int(const std::string& flag, const std::string& text, std::in
   } catch (const std::exception&) {
     usage(flag + " needs an integer, got '" + text + "'");
   }
-  if (used != text.size() || v < lo) usage(flag + " needs an integer >= " + std::to_string(lo) + ", got '" + text + "'");
+  if (used != text.size() || v < lo)
+    usage(flag + " needs an integer >= " + std::to_string(lo) + ", got '" + text + "'");
   return v;
 }
 
@@ -91,20 +92,32 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--rows") o.rows = parse_int(a, value(), 1);
-    else if (a == "--updates") o.updates = parse_int(a, value(), 1);
-    else if (a == "--cols") o.cols = parse_int(a, value(), 1);
-    else if (a == "--partitions") o.partitions = parse_int(a, value(), 1);
-    else if (a == "--repeats") o.repeats = static_cast<int>(parse_int(a, value(), 1));
-    else if (a == "--warmup") o.warmup = static_cast<int>(parse_int(a, value(), 0));
-    else if (a == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(a, value(), 0));
-    else if (a == "--json") o.json = value();
+    if (a == "--rows")
+      o.rows = parse_int(a, value(), 1);
+    else if (a == "--updates")
+      o.updates = parse_int(a, value(), 1);
+    else if (a == "--cols")
+      o.cols = parse_int(a, value(), 1);
+    else if (a == "--partitions")
+      o.partitions = parse_int(a, value(), 1);
+    else if (a == "--repeats")
+      o.repeats = static_cast<int>(parse_int(a, value(), 1));
+    else if (a == "--warmup")
+      o.warmup = static_cast<int>(parse_int(a, value(), 0));
+    else if (a == "--seed")
+      o.seed = static_cast<std::uint64_t>(parse_int(a, value(), 0));
+    else if (a == "--json")
+      o.json = value();
     else if (a == "--schedule") {
       o.schedule_name = value();
-      if (o.schedule_name == "auto") o.schedule = shardops::Schedule::Auto;
-      else if (o.schedule_name == "sequential") o.schedule = shardops::Schedule::Sequential;
-      else if (o.schedule_name == "parallel") o.schedule = shardops::Schedule::Parallel;
-      else usage("--schedule must be auto, sequential or parallel");
+      if (o.schedule_name == "auto")
+        o.schedule = shardops::Schedule::Auto;
+      else if (o.schedule_name == "sequential")
+        o.schedule = shardops::Schedule::Sequential;
+      else if (o.schedule_name == "parallel")
+        o.schedule = shardops::Schedule::Parallel;
+      else
+        usage("--schedule must be auto, sequential or parallel");
     } else if (a == "--ops") {
       o.ops.clear();
       std::stringstream ss(value());
@@ -131,7 +144,9 @@ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) { return mix(mix(seed * 4 + stream) ^ i); }
+std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
+  return mix(mix(seed * 4 + stream) ^ i);
+}
 float uniform(std::uint64_t h) { return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f; }
 
 enum Stream : std::uint64_t { kIndex = 1, kUpdate = 2, kBase = 3, kPart = 4 };
@@ -139,20 +154,25 @@ enum Stream : std::uint64_t { kIndex = 1, kUpdate = 2, kBase = 3, kPart = 4 };
 /// Rows [first, first + count) of a global [*, cols] float32 tensor from stream s.
 Tensor float_rows(std::uint64_t seed, Stream s, std::int64_t first, std::int64_t count, std::int64_t cols) {
   std::vector<float> v(static_cast<std::size_t>(count * cols));
-  for (std::int64_t i = 0; i < count * cols; ++i) v[static_cast<std::size_t>(i)] = uniform(hash(seed, s, static_cast<std::uint64_t>(first * cols + i)));
+  for (std::int64_t i = 0; i < count * cols; ++i)
+    v[static_cast<std::size_t>(i)] = uniform(hash(seed, s, static_cast<std::uint64_t>(first * cols + i)));
   return Tensor::from_vector(DType::Float32, Shape{count, cols}, v);
 }
 
 /// Global index rows [first, first + count) of M uniformly random targets in [0, n).
 std::vector<std::int64_t> index_values(std::uint64_t seed, std::int64_t first, std::int64_t count, std::int64_t n) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(hash(seed, kIndex, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(n));
+  for (std::int64_t i = 0; i < count; ++i)
+    v[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(
+        hash(seed, kIndex, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(n));
   return v;
 }
 
 std::vector<std::int32_t> partition_values(std::uint64_t seed, std::int64_t first, std::int64_t count, std::int64_t p) {
   std::vector<std::int32_t> v(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(hash(seed, kPart, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(p));
+  for (std::int64_t i = 0; i < count; ++i)
+    v[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(
+        hash(seed, kPart, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(p));
   return v;
 }
 
@@ -196,7 +216,8 @@ struct Sample {
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 /// Runs \p op warmup + repeats times; each time is the max over ranks (and so is
@@ -257,7 +278,8 @@ double time_alltoallv(const Comm& comm, const Options& o, const std::vector<std:
   std::int64_t stot = 0, rtot = 0;
   for (int r = 0; r < n; ++r) {
     const std::size_t u = static_cast<std::size_t>(r);
-    if (send_bytes[u] % 8 || recv_bytes[u] % 8) throw std::logic_error("alltoallv floor: byte count not a multiple of 8");
+    if (send_bytes[u] % 8 || recv_bytes[u] % 8)
+      throw std::logic_error("alltoallv floor: byte count not a multiple of 8");
     sc[u] = r == comm.rank() ? 0 : static_cast<int>(send_bytes[u] / 8);
     rc[u] = r == comm.rank() ? 0 : static_cast<int>(recv_bytes[u] / 8);
     sd[u] = static_cast<int>(stot);
@@ -285,14 +307,14 @@ double time_alltoallv(const Comm& comm, const Options& o, const std::vector<std:
 
 struct Result {
   std::string id, op;
-  std::int64_t bytes_moved = 0;       ///< effective bytes (peers.py formula), whole op
+  std::int64_t bytes_moved = 0;  ///< effective bytes (peers.py formula), whole op
   Sample time;
   double memcpy_s = 0, alltoallv_s = 0;
-  std::int64_t bytes_exchanged = 0;   ///< sum over ranks of bytes sent to other ranks
-  std::int64_t expected_exchange = 0; ///< the same, predicted from the inputs (a check)
-  std::int64_t peak_rss = 0;          ///< max over ranks
-  std::int64_t rss_share = 0;         ///< that rank's share of inputs + outputs
-  double rss_ratio = 0;               ///< max over ranks of peak / share
+  std::int64_t bytes_exchanged = 0;    ///< sum over ranks of bytes sent to other ranks
+  std::int64_t expected_exchange = 0;  ///< the same, predicted from the inputs (a check)
+  std::int64_t peak_rss = 0;           ///< max over ranks
+  std::int64_t rss_share = 0;          ///< that rank's share of inputs + outputs
+  double rss_ratio = 0;                ///< max over ranks of peak / share
   bool rss_reset = true;
 };
 
@@ -304,7 +326,7 @@ struct Workload {
   std::function<void()> setup;
   std::function<void()> run;
   std::function<std::vector<std::int64_t>()> send_bytes;  ///< per peer, this rank
-  std::function<std::int64_t()> local_io_bytes;            ///< inputs + outputs on this rank
+  std::function<std::int64_t()> local_io_bytes;           ///< inputs + outputs on this rank
   std::function<void()> teardown;
 };
 
@@ -376,13 +398,16 @@ std::vector<Workload> make_workloads(Context& ctx) {
   auto sc = std::make_shared<ScatterInputs>();
   auto make_indices = [=]() {
     sc->idx = index_values(o.seed, upd_rows.offset(me), upd_rows.count(me), N);
-    sc->indices = DistTensor(Tensor::from_vector(DType::Int64, Shape{upd_rows.count(me), 1}, sc->idx), Shape{M, 1}, upd_rows, me);
+    sc->indices =
+        DistTensor(Tensor::from_vector(DType::Int64, Shape{upd_rows.count(me), 1}, sc->idx), Shape{M, 1}, upd_rows, me);
   };
   auto make_updates = [=]() {
-    sc->updates = DistTensor(float_rows(o.seed, kUpdate, upd_rows.offset(me), upd_rows.count(me), D), Shape{M, D}, upd_rows, me);
+    sc->updates =
+        DistTensor(float_rows(o.seed, kUpdate, upd_rows.offset(me), upd_rows.count(me), D), Shape{M, D}, upd_rows, me);
   };
   auto make_base = [=]() {
-    sc->base = DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D}, out_rows, me);
+    sc->base =
+        DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D}, out_rows, me);
   };
   auto drop = [=]() { *sc = ScatterInputs(); };
   // Rows sent per owner, times the bytes each routed row carries.
@@ -398,39 +423,48 @@ std::vector<Workload> make_workloads(Context& ctx) {
   std::vector<Workload> ws;
   for (const std::string& id : o.ops) {
     if (id == "w1") {
-      ws.push_back(Workload{
-          "W1", "scatter_nd(sum)", M * (row + 8) + N * row,
-          [=]() { make_indices(); make_updates(); },
-          [=, &ctx]() { shardops::scatter_nd(ctx.comm, sc->indices, sc->updates, {N, D}, ctx.op_options); },
-          // Each update travels with its int64 target row: 8 + row bytes.
-          [=]() { return per_owner(8 + row); },
-          [=]() { return idx_bytes + upd_bytes + out_bytes; },
-          drop});
+      ws.push_back(Workload{"W1", "scatter_nd(sum)", M * (row + 8) + N * row,
+                            [=]() {
+                              make_indices();
+                              make_updates();
+                            },
+                            [=, &ctx]() {
+                              shardops::scatter_nd(ctx.comm, sc->indices, sc->updates, {N, D}, ctx.op_options);
+                            },
+                            // Each update travels with its int64 target row: 8 + row bytes.
+                            [=]() { return per_owner(8 + row); }, [=]() { return idx_bytes + upd_bytes + out_bytes; },
+                            drop});
     } else if (id == "w2") {
-      ws.push_back(Workload{
-          "W2", "tensor_scatter_update", M * (row + 8) + 2 * N * row,
-          [=]() { make_indices(); make_updates(); make_base(); },
-          [=, &ctx]() {
-            shardops::tensor_scatter(ctx.comm, shardops::ScatterOp::Update, sc->base, sc->indices, sc->updates, ctx.op_options);
-          },
-          [=]() { return per_owner(8 + row); },
-          [=]() { return idx_bytes + upd_bytes + 2 * out_bytes; },
-          drop});
+      ws.push_back(Workload{"W2", "tensor_scatter_update", M * (row + 8) + 2 * N * row,
+                            [=]() {
+                              make_indices();
+                              make_updates();
+                              make_base();
+                            },
+                            [=, &ctx]() {
+                              shardops::tensor_scatter(ctx.comm, shardops::ScatterOp::Update, sc->base, sc->indices,
+                                                       sc->updates, ctx.op_options);
+                            },
+                            [=]() { return per_owner(8 + row); },
+                            [=]() { return idx_bytes + upd_bytes + 2 * out_bytes; }, drop});
     } else if (id == "w3") {
-      ws.push_back(Workload{
-          "W3", "gather_nd", M * 8 + 2 * M * row,
-          [=]() { make_indices(); make_base(); },
-          [=, &ctx]() { shardops::gather_nd(ctx.comm, sc->base, sc->indices, ctx.op_options); },
-          // An 8-byte request goes to each owner; the owner answers with the row.
-          [=, &comm]() {
-            std::vector<std::int64_t> ask = rows_per_owner(sc->idx, out_rows, np);
-            std::vector<std::int64_t> asked(static_cast<std::size_t>(np));
-            MPI_Alltoall(ask.data(), 1, MPI_INT64_T, asked.data(), 1, MPI_INT64_T, comm.get());
-            for (int p = 0; p < np; ++p) ask[static_cast<std::size_t>(p)] = 8 * ask[static_cast<std::size_t>(p)] + row * asked[static_cast<std::size_t>(p)];
-            return ask;
-          },
-          [=]() { return idx_bytes + out_bytes + upd_rows.count(me) * row; },
-          drop});
+      ws.push_back(Workload{"W3", "gather_nd", M * 8 + 2 * M * row,
+                            [=]() {
+                              make_indices();
+                              make_base();
+                            },
+                            [=, &ctx]() { shardops::gather_nd(ctx.comm, sc->base, sc->indices, ctx.op_options); },
+                            // An 8-byte request goes to each owner; the owner answers with the row.
+                            [=, &comm]() {
+                              std::vector<std::int64_t> ask = rows_per_owner(sc->idx, out_rows, np);
+                              std::vector<std::int64_t> asked(static_cast<std::size_t>(np));
+                              MPI_Alltoall(ask.data(), 1, MPI_INT64_T, asked.data(), 1, MPI_INT64_T, comm.get());
+                              for (int p = 0; p < np; ++p)
+                                ask[static_cast<std::size_t>(p)] =
+                                    8 * ask[static_cast<std::size_t>(p)] + row * asked[static_cast<std::size_t>(p)];
+                              return ask;
+                            },
+                            [=]() { return idx_bytes + out_bytes + upd_rows.count(me) * row; }, drop});
     } else if (id == "w4" || id == "w5") {
       struct PartInputs {
         std::vector<std::int32_t> ids;
@@ -440,17 +474,18 @@ std::vector<Workload> make_workloads(Context& ctx) {
       auto pi = std::make_shared<PartInputs>();
       auto setup_part = [=]() {
         pi->ids = partition_values(o.seed, out_rows.offset(me), out_rows.count(me), P);
-        pi->data = DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D}, out_rows, me);
-        pi->parts = DistTensor(Tensor::from_vector(DType::Int32, Shape{out_rows.count(me)}, pi->ids), Shape{N}, out_rows, me);
+        pi->data = DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D},
+                              out_rows, me);
+        pi->parts =
+            DistTensor(Tensor::from_vector(DType::Int32, Shape{out_rows.count(me)}, pi->ids), Shape{N}, out_rows, me);
       };
       auto drop_part = [=]() { *pi = PartInputs(); };
       if (id == "w4") {
-        ws.push_back(Workload{
-            "W4", "dynamic_partition", N * (row + 4) + N * row, setup_part,
-            [=, &ctx]() { shardops::dynamic_partition(ctx.comm, pi->data, pi->parts, P, ctx.op_options); },
-            [=]() { return std::vector<std::int64_t>(static_cast<std::size_t>(np), 0); },  // rows stay put
-            [=]() { return out_bytes + out_rows.count(me) * 4 + out_bytes; },
-            drop_part});
+        ws.push_back(
+            Workload{"W4", "dynamic_partition", N * (row + 4) + N * row, setup_part,
+                     [=, &ctx]() { shardops::dynamic_partition(ctx.comm, pi->data, pi->parts, P, ctx.op_options); },
+                     [=]() { return std::vector<std::int64_t>(static_cast<std::size_t>(np), 0); },  // rows stay put
+                     [=]() { return out_bytes + out_rows.count(me) * 4 + out_bytes; }, drop_part});
       } else {
         // The inverse of W4: stitch W4's outputs back with the positions they came from.
         auto setup_stitch = [=, &ctx]() {
@@ -458,7 +493,8 @@ std::vector<Workload> make_workloads(Context& ctx) {
           pi->pieces = shardops::dynamic_partition(ctx.comm, pi->data, pi->parts, P);
           std::vector<std::vector<std::int32_t>> pos(static_cast<std::size_t>(P));
           for (std::int64_t i = 0; i < out_rows.count(me); ++i) {
-            pos[static_cast<std::size_t>(pi->ids[static_cast<std::size_t>(i)])].push_back(static_cast<std::int32_t>(out_rows.offset(me) + i));
+            pos[static_cast<std::size_t>(pi->ids[static_cast<std::size_t>(i)])].push_back(
+                static_cast<std::int32_t>(out_rows.offset(me) + i));
           }
           for (std::int64_t p = 0; p < P; ++p) {
             const auto& v = pos[static_cast<std::size_t>(p)];
@@ -469,17 +505,17 @@ std::vector<Workload> make_workloads(Context& ctx) {
           pi->data = DistTensor();
           pi->parts = DistTensor();
         };
-        ws.push_back(Workload{
-            "W5", "dynamic_stitch", N * (row + 8) + N * row, setup_stitch,
-            [=, &ctx]() { shardops::dynamic_stitch(ctx.comm, pi->positions, pi->pieces, ctx.op_options); },
-            // Each row travels with its int64 target row and int64 order key.
-            [=]() {
-              std::vector<std::int64_t> c(static_cast<std::size_t>(np), 0);
-              for (std::int64_t i = 0; i < out_rows.count(me); ++i) c[static_cast<std::size_t>(out_rows.owner(out_rows.offset(me) + i))] += 16 + row;
-              return c;
-            },
-            [=]() { return out_rows.count(me) * (4 + row) + out_bytes; },
-            drop_part});
+        ws.push_back(
+            Workload{"W5", "dynamic_stitch", N * (row + 8) + N * row, setup_stitch,
+                     [=, &ctx]() { shardops::dynamic_stitch(ctx.comm, pi->positions, pi->pieces, ctx.op_options); },
+                     // Each row travels with its int64 target row and int64 order key.
+                     [=]() {
+                       std::vector<std::int64_t> c(static_cast<std::size_t>(np), 0);
+                       for (std::int64_t i = 0; i < out_rows.count(me); ++i)
+                         c[static_cast<std::size_t>(out_rows.owner(out_rows.offset(me) + i))] += 16 + row;
+                       return c;
+                     },
+                     [=]() { return out_rows.count(me) * (4 + row) + out_bytes; }, drop_part});
       }
     }
   }
@@ -495,35 +531,42 @@ std::string fmt(const char* f, double v) {
 }
 
 void print_table(const std::vector<Result>& rs, const Options& o, int np) {
-  std::printf("\nshardops_bench: %d rank(s), N=%lld rows, M=%lld updates, D=%lld float32 cols, P=%lld partitions, "
-              "median of %d after %d warm-up, schedule %s\n\n",
-              np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
-              static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str());
-  std::printf("| workload | op | time ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local vs memcpy | "
-              "Alltoallv ms | exchange / Alltoallv | peak RSS MB | share MB | RSS / share |\n");
+  std::printf(
+      "\nshardops_bench: %d rank(s), N=%lld rows, M=%lld updates, D=%lld float32 cols, P=%lld partitions, "
+      "median of %d after %d warm-up, schedule %s\n\n",
+      np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
+      static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str());
+  std::printf(
+      "| workload | op | time ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local vs memcpy "
+      "| "
+      "Alltoallv ms | exchange / Alltoallv | peak RSS MB | share MB | RSS / share |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Result& r : rs) {
     const double local = r.time.validate + r.time.apply;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.id.c_str(), r.op.c_str(),
-                fmt("%.1f", r.time.total * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(), fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(),
-                fmt("%.1f", local * 1e3).c_str(), fmt("%.1f", r.time.route * 1e3).c_str(),
-                fmt("%.1f", r.bytes_exchanged / 1e6).c_str(), fmt("%.1f", r.memcpy_s * 1e3).c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.id.c_str(),
+                r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(),
+                fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(), fmt("%.1f", local * 1e3).c_str(),
+                fmt("%.1f", r.time.route * 1e3).c_str(), fmt("%.1f", r.bytes_exchanged / 1e6).c_str(),
+                fmt("%.1f", r.memcpy_s * 1e3).c_str(),
                 local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
                 r.alltoallv_s > 0 ? fmt("%.1f", r.alltoallv_s * 1e3).c_str() : "-",
                 r.alltoallv_s > 0 ? fmt("%.2fx", r.time.route / r.alltoallv_s).c_str() : "-",
                 fmt("%.0f", r.peak_rss / 1048576.0).c_str(), fmt("%.0f", r.rss_share / 1048576.0).c_str(),
                 (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str());
   }
-  std::printf("\ncpu = user + system CPU time of the rank (max over ranks; MPI waits spin, so it counts them): well "
-              "below `time` means the cores were shared with other work. local = phases validate + apply, exchange = phase route (both max over ranks); memcpy = Kokkos::deep_copy "
-              "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
-              "bytes the op sent to each peer.\n");
+  std::printf(
+      "\ncpu = user + system CPU time of the rank (max over ranks; MPI waits spin, so it counts them): well "
+      "below `time` means the cores were shared with other work. local = phases validate + apply, exchange = phase "
+      "route (both max over ranks); memcpy = Kokkos::deep_copy "
+      "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
+      "bytes the op sent to each peer.\n");
   for (const Result& r : rs) {
     if (r.bytes_exchanged != r.expected_exchange) {
       std::printf("note: %s sent %lld bytes between ranks; the floor assumed %lld\n", r.id.c_str(),
                   static_cast<long long>(r.bytes_exchanged), static_cast<long long>(r.expected_exchange));
     }
-    if (!r.rss_reset) std::printf("note (*): peak RSS of %s could not be reset; it includes earlier workloads\n", r.id.c_str());
+    if (!r.rss_reset)
+      std::printf("note (*): peak RSS of %s could not be reset; it includes earlier workloads\n", r.id.c_str());
   }
   std::fflush(stdout);
 }
@@ -531,18 +574,20 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
 void write_json(const std::string& path, const std::vector<Result>& rs, const Options& o, int np) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
-  f << "{\n  \"ranks\": " << np << ", \"rows\": " << o.rows << ", \"updates\": " << o.updates << ", \"cols\": " << o.cols
-    << ", \"partitions\": " << o.partitions << ", \"repeats\": " << o.repeats << ", \"warmup\": " << o.warmup
-    << ", \"schedule\": \"" << o.schedule_name << "\",\n  \"workloads\": [\n";
+  f << "{\n  \"ranks\": " << np << ", \"rows\": " << o.rows << ", \"updates\": " << o.updates
+    << ", \"cols\": " << o.cols << ", \"partitions\": " << o.partitions << ", \"repeats\": " << o.repeats
+    << ", \"warmup\": " << o.warmup << ", \"schedule\": \"" << o.schedule_name << "\",\n  \"workloads\": [\n";
   for (std::size_t i = 0; i < rs.size(); ++i) {
     const Result& r = rs[i];
     f << "    {\"id\": \"" << r.id << "\", \"op\": \"" << r.op << "\", \"bytes_moved\": " << r.bytes_moved
-      << ", \"time_s\": " << r.time.total << ", \"cpu_s\": " << r.time.cpu << ", \"gb_per_s\": " << r.bytes_moved / r.time.total / 1e9
-      << ", \"validate_s\": " << r.time.validate << ", \"route_s\": " << r.time.route << ", \"apply_s\": " << r.time.apply
+      << ", \"time_s\": " << r.time.total << ", \"cpu_s\": " << r.time.cpu
+      << ", \"gb_per_s\": " << r.bytes_moved / r.time.total / 1e9 << ", \"validate_s\": " << r.time.validate
+      << ", \"route_s\": " << r.time.route << ", \"apply_s\": " << r.time.apply
       << ", \"local_s\": " << r.time.validate + r.time.apply << ", \"bytes_exchanged\": " << r.bytes_exchanged
-      << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s << ", \"peak_rss_bytes\": " << r.peak_rss
-      << ", \"rss_share_bytes\": " << r.rss_share << ", \"rss_ratio\": " << r.rss_ratio
-      << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
+      << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s
+      << ", \"peak_rss_bytes\": " << r.peak_rss << ", \"rss_share_bytes\": " << r.rss_share
+      << ", \"rss_ratio\": " << r.rss_ratio << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}"
+      << (i + 1 < rs.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
 }

@@ -25,38 +25,48 @@ const OpHelp kHelp[] = {
      "outputs[p] holds the slices data[j] with partitions[j] == p, in order of j. partitions is int32 with a shape "
      "that is a prefix of data's; each output has shape [count_p] + data.shape[partitions.rank:]. Outputs are written "
      "to OUT/0 .. OUT/N-1 and stay on the ranks that held their rows.",
-     "mpirun -n 4 shardops dynamic-partition --data in.h5:/x --partitions in.h5:/p --num-partitions 4 --out out.h5:/parts"},
+     "mpirun -n 4 shardops dynamic-partition --data in.h5:/x --partitions in.h5:/p --num-partitions 4 --out "
+     "out.h5:/parts"},
     {"dynamic-stitch", "Interleave data tensors by indices (tf.dynamic_stitch)",
      "merged[indices[m][i]] = data[m][i] for every input m and position i; when an index repeats, the last (m, i) in "
-     "order wins; rows that no index names are zero. merged has shape [max(indices)+1] + data[0].shape[indices[0].rank:]. "
+     "order wins; rows that no index names are zero. merged has shape [max(indices)+1] + "
+     "data[0].shape[indices[0].rank:]. "
      "Give the index datasets after --indices and the data datasets, in the same order, after --data.",
-     "mpirun -n 4 shardops dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out out.h5:/merged"},
+     "mpirun -n 4 shardops dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out "
+     "out.h5:/merged"},
     {"parallel-dynamic-stitch", "Same as dynamic-stitch (tf.raw_ops.ParallelDynamicStitch)",
      "Identical result to dynamic-stitch: TensorFlow leaves duplicates across inputs undefined for the parallel op; "
      "shardops gives the DynamicStitch result, which is one of the outcomes TensorFlow allows.",
-     "mpirun -n 4 shardops parallel-dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out out.h5:/m"},
+     "mpirun -n 4 shardops parallel-dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out "
+     "out.h5:/m"},
     {"scatter-nd", "Scatter updates into zeros of a given shape, summing duplicates (tf.scatter_nd)",
-     "output = zeros(shape), then output[indices[i]] += updates[i] for every index row i in order (the last dimension of "
+     "output = zeros(shape), then output[indices[i]] += updates[i] for every index row i in order (the last dimension "
+     "of "
      "indices is the index depth K; an index addresses a slice when K < rank). Duplicates accumulate in index order, "
      "bool accumulates as OR.",
      "mpirun -n 4 shardops scatter-nd --indices in.h5:/idx --updates in.h5:/upd --shape 1048576,16 --out out.h5:/y"},
     {"tensor-scatter-update", "Copy of tensor with rows replaced at indices (tf.tensor_scatter_nd_update)",
      "output = tensor, then output[indices[i]] = updates[i] for every index row i in order: the last duplicate wins.",
-     "mpirun -n 4 shardops tensor-scatter-update --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y"},
+     "mpirun -n 4 shardops tensor-scatter-update --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
+     "out.h5:/y"},
     {"tensor-scatter-add", "Copy of tensor with updates added at indices (tf.tensor_scatter_nd_add)",
      "output = tensor, then output[indices[i]] += updates[i] for every index row i in order.",
-     "mpirun -n 4 shardops tensor-scatter-add --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y"},
+     "mpirun -n 4 shardops tensor-scatter-add --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
+     "out.h5:/y"},
     {"tensor-scatter-sub", "Copy of tensor with updates subtracted at indices (tf.tensor_scatter_nd_sub)",
      "output = tensor, then output[indices[i]] -= updates[i] for every index row i in order.",
-     "mpirun -n 4 shardops tensor-scatter-sub --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y"},
+     "mpirun -n 4 shardops tensor-scatter-sub --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
+     "out.h5:/y"},
     {"tensor-scatter-min", "Copy of tensor with the running minimum at indices (tf.tensor_scatter_nd_min)",
      "output = tensor, then output[indices[i]] = min(output[indices[i]], updates[i]) in index order (TensorFlow's NaN "
      "rules: a NaN already in the output stays, a NaN update is ignored). Not defined for complex dtypes.",
-     "mpirun -n 4 shardops tensor-scatter-min --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y"},
+     "mpirun -n 4 shardops tensor-scatter-min --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
+     "out.h5:/y"},
     {"tensor-scatter-max", "Copy of tensor with the running maximum at indices (tf.tensor_scatter_nd_max)",
      "output = tensor, then output[indices[i]] = max(output[indices[i]], updates[i]) in index order. Not defined for "
      "complex dtypes.",
-     "mpirun -n 4 shardops tensor-scatter-max --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y"},
+     "mpirun -n 4 shardops tensor-scatter-max --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
+     "out.h5:/y"},
     {"gather-nd", "Gather slices of params at indices (tf.gather_nd)",
      "output[i] = params[indices[i]]: the last dimension of indices (K, 0 <= K <= rank) indexes the leading dims of "
      "params, so output has shape indices.shape[:-1] + params.shape[K:]; K = 0 copies all of params per index row.",
@@ -64,18 +74,19 @@ const OpHelp kHelp[] = {
 };
 
 void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string& schedule) {
-  sub->add_option("--bad-indices", bad_indices, "What an out-of-range index does: error (default) or ignore (skip it; "
-                                                "gather-nd writes zeros)")
+  sub->add_option("--bad-indices", bad_indices,
+                  "What an out-of-range index does: error (default) or ignore (skip it; "
+                  "gather-nd writes zeros)")
       ->check(CLI::IsMember({"error", "ignore"}));
   sub->add_flag("--overwrite", r.overwrite, "Replace the output dataset if it exists");
   sub->add_option("--report", r.report, "Write per-phase times and bytes moved to this JSON file");
   sub->add_option("--schedule", schedule,
                   "How order-dependent kernels run: auto (default), sequential or parallel (same result)")
       ->check(CLI::IsMember({"auto", "sequential", "parallel"}));
-  auto* v = sub->add_flag_function("-v,--verbose", [&r](std::int64_t) { r.verbosity = Verbosity::Verbose; },
-                                   "Print progress (rank 0)");
-  auto* q = sub->add_flag_function("-q,--quiet", [&r](std::int64_t) { r.verbosity = Verbosity::Quiet; },
-                                   "Print nothing but errors");
+  auto* v = sub->add_flag_function(
+      "-v,--verbose", [&r](std::int64_t) { r.verbosity = Verbosity::Verbose; }, "Print progress (rank 0)");
+  auto* q = sub->add_flag_function(
+      "-q,--quiet", [&r](std::int64_t) { r.verbosity = Verbosity::Quiet; }, "Print nothing but errors");
   v->excludes(q);
 }
 
@@ -99,7 +110,8 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
       }
     }
     if (!ok || used != item.size()) {
-      throw InvalidArgument("--shape '" + text + "': '" + item + "' is not an integer (expected comma-separated dims, e.g. 4,4,4)");
+      throw InvalidArgument("--shape '" + text + "': '" + item +
+                            "' is not an integer (expected comma-separated dims, e.g. 4,4,4)");
     }
     dims.push_back(v);
     if (comma == std::string::npos) break;
@@ -155,7 +167,8 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
       "\nA deck names its input tensors (HDF5 datasets FILE:/path, relative to the deck's folder, or inline values),\n"
       "a list of steps (every op, plus range, equal/not_equal, add/multiply by a scalar and random_uniform), and the\n"
       "outputs to write. Intermediate tensors stay distributed in memory; outputs are written together, atomically.\n"
-      "The deck is checked completely before any work starts.\n\nExample:\n  mpirun -n 2 shardops run inputs/pipeline.yaml --set rows=100000");
+      "The deck is checked completely before any work starts.\n\nExample:\n  mpirun -n 2 shardops run "
+      "inputs/pipeline.yaml --set rows=100000");
   add_common(run, r, bad_indices, schedule);
 
   std::ostringstream null_stream;

@@ -177,7 +177,8 @@ class Loader {
 
   void load_inputs(const YAML::Node& tensors, Deck& deck) {
     if (!tensors) return;
-    if (!tensors.IsMap()) fail(tensors, "'tensors' must map names to datasets (FILE:/path) or {value: ..., dtype: ...}");
+    if (!tensors.IsMap())
+      fail(tensors, "'tensors' must map names to datasets (FILE:/path) or {value: ..., dtype: ...}");
     for (const auto& kv : tensors) {
       DeckInput in;
       in.name = kv.first.as<std::string>();
@@ -287,7 +288,8 @@ class Loader {
       fail(node["op"], "step " + std::to_string(index) + ": unknown op '" + step.op + "' (known: " + join(names) + ")");
     }
     std::vector<std::string> allowed{"op", "out"};
-    for (const auto* group : {&spec->tensors, &spec->lists, &spec->literals}) allowed.insert(allowed.end(), group->begin(), group->end());
+    for (const auto* group : {&spec->tensors, &spec->lists, &spec->literals})
+      allowed.insert(allowed.end(), group->begin(), group->end());
     check_keys(node, allowed, "step " + std::to_string(index) + " (" + step.op + ")");
     for (const std::string& key : spec->required) {
       if (!node[key]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing '" + key + "'");
@@ -342,8 +344,8 @@ class Loader {
       const std::int64_t n = deck_int(step, "num_partitions");
       if (out.is_list) {
         if (static_cast<std::int64_t>(out.list.size()) != n) {
-          fail(node["out"], label + "'out' lists " + std::to_string(out.list.size()) + " names for " + std::to_string(n) +
-                                " partitions");
+          fail(node["out"], label + "'out' lists " + std::to_string(out.list.size()) + " names for " +
+                                std::to_string(n) + " partitions");
         }
         step.outputs = out.list;
       } else {
@@ -442,7 +444,8 @@ std::vector<std::int64_t> deck_int_list(const DeckStep& step, const std::string&
   std::vector<std::int64_t> out;
   for (const std::string& t : v.list) {
     std::int64_t x = 0;
-    if (!is_integer_text(t, x)) throw InvalidArgument(step.where + ": '" + key + "' item '" + t + "' is not an integer");
+    if (!is_integer_text(t, x))
+      throw InvalidArgument(step.where + ": '" + key + "' item '" + t + "' is not an integer");
     out.push_back(x);
   }
   return out;

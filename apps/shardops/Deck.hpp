@@ -18,8 +18,8 @@ namespace app {
 
 /// A value of a step key, with where it was written.
 struct DeckValue {
-  std::string text;                 ///< scalar (after ${param} substitution)
-  std::vector<std::string> list;    ///< sequence of scalars
+  std::string text;               ///< scalar (after ${param} substitution)
+  std::vector<std::string> list;  ///< sequence of scalars
   bool is_list = false;
   int line = 0;
 };
@@ -41,7 +41,7 @@ struct DeckStep {
   std::vector<std::string> inputs;   ///< tensor names read (after expanding "name/*")
   std::vector<std::string> outputs;  ///< tensor names defined
   int line = 0;
-  int index = 0;  ///< 1-based
+  int index = 0;      ///< 1-based
   std::string where;  ///< "deck.yaml:12: step 3 (scatter_nd)"
 };
 

@@ -67,14 +67,15 @@ ScatterOp tensor_scatter_op(const std::string& op) {
 std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const Env& env, const OpOptions& options) {
   const std::string& op = step.op;
   if (op == "dynamic_partition") {
-    return dynamic_partition(comm, get(env, step, "data"), get(env, step, "partitions"), deck_int(step, "num_partitions"),
-                             options);
+    return dynamic_partition(comm, get(env, step, "data"), get(env, step, "partitions"),
+                             deck_int(step, "num_partitions"), options);
   }
   if (op == "dynamic_stitch" || op == "parallel_dynamic_stitch") {
     return {dynamic_stitch(comm, get_list(env, step, "indices"), get_list(env, step, "data"), options)};
   }
   if (op == "scatter_nd") {
-    return {scatter_nd(comm, get(env, step, "indices"), get(env, step, "updates"), deck_int_list(step, "shape"), options)};
+    return {
+        scatter_nd(comm, get(env, step, "indices"), get(env, step, "updates"), deck_int_list(step, "shape"), options)};
   }
   if (op.rfind("tensor_scatter_", 0) == 0) {
     return {tensor_scatter(comm, tensor_scatter_op(op), get(env, step, "tensor"), get(env, step, "indices"),
@@ -85,8 +86,8 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
   if (op == "range") {
     const std::string limit_text = step.args.at("limit").text;
     const auto it = env.find(limit_text);
-    const std::int64_t limit = it != env.end() ? (it->second.is_scalar() ? 1 : it->second.shape().dim(0))
-                                               : deck_int(step, "limit");
+    const std::int64_t limit =
+        it != env.end() ? (it->second.is_scalar() ? 1 : it->second.shape().dim(0)) : deck_int(step, "limit");
     return {range(comm, dtype_from_name(deck_text_or(step, "dtype", "int32")), deck_int_or(step, "start", 0), limit,
                   deck_int_or(step, "delta", 1))};
   }
@@ -100,7 +101,8 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
   }
   if (op == "random_uniform") {
     const DType dtype = dtype_from_name(deck_text_or(step, "dtype", "float32"));
-    return {random_uniform(comm, dtype, Shape(deck_int_list(step, "shape")), static_cast<std::uint64_t>(deck_int_or(step, "seed", 0)),
+    return {random_uniform(comm, dtype, Shape(deck_int_list(step, "shape")),
+                           static_cast<std::uint64_t>(deck_int_or(step, "seed", 0)),
                            deck_scalar(step, "minval", Scalar::integer(0), false),
                            deck_scalar(step, "maxval", Scalar::integer(1), false))};
   }
@@ -113,7 +115,8 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
   const Deck deck = load_deck(r.deck, r.set);
   record.command = "run " + r.deck;
   OpOptions options = r.options;
-  if (!r.bad_indices_given && !deck.bad_indices.empty()) options.bad_indices = bad_indices_from_string(deck.bad_indices);
+  if (!r.bad_indices_given && !deck.bad_indices.empty())
+    options.bad_indices = bad_indices_from_string(deck.bad_indices);
   if (!r.schedule_given && !deck.schedule.empty()) {
     options.schedule = deck.schedule == "sequential" ? Schedule::Sequential
                        : deck.schedule == "parallel" ? Schedule::Parallel
@@ -134,7 +137,8 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
           inputs.add(in.name, "tensor " + in.name, in.dataset);
           env[in.name] = io::read_dataset(comm, io::parse_dataset_ref(in.dataset));
           record.inputs.push_back(in.dataset);
-          record.bytes_read += env[in.name].shape().num_elements() * static_cast<std::int64_t>(dtype_size(env[in.name].dtype()));
+          record.bytes_read +=
+              env[in.name].shape().num_elements() * static_cast<std::int64_t>(dtype_size(env[in.name].dtype()));
         }
       } catch (const Error& e) {
         throw_error(e.kind(), where + ": " + e.what());
@@ -170,8 +174,8 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
     for (std::size_t k = 0; k < results.size(); ++k) env[step.outputs[k]] = results[k];
     if (talk) {
       std::cout << "[shardops] " << step.where << " -> " << step.outputs.front()
-                << (step.outputs.size() > 1 ? " .. " + step.outputs.back() : "") << " "
-                << describe(results.front()) << " in " << timer.seconds() << " s" << std::endl;
+                << (step.outputs.size() > 1 ? " .. " + step.outputs.back() : "") << " " << describe(results.front())
+                << " in " << timer.seconds() << " s" << std::endl;
     }
   }
   record.bytes_sent_local = sent;
@@ -184,7 +188,9 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
       const std::filesystem::path parent = std::filesystem::path(io::parse_dataset_ref(o.dataset).file).parent_path();
       std::error_code ec;
       if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-      if (ec) throw IOError(deck.path + ":" + std::to_string(o.line) + ": cannot create " + parent.string() + ": " + ec.message());
+      if (ec)
+        throw IOError(deck.path + ":" + std::to_string(o.line) + ": cannot create " + parent.string() + ": " +
+                      ec.message());
     }
   });
   io::OutputTransaction out(comm, io::OutputOptions{r.overwrite});

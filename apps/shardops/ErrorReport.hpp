@@ -16,9 +16,9 @@ namespace app {
 /// description of its shape and dtype. Error messages name them.
 struct InputList {
   struct Entry {
-    std::string subject;  ///< "indices", "indices[1]", "data[0]", "partitions", ...
-    std::string option;   ///< "--indices"
-    std::string dataset;  ///< "FILE:/path"
+    std::string subject;    ///< "indices", "indices[1]", "data[0]", "partitions", ...
+    std::string option;     ///< "--indices"
+    std::string dataset;    ///< "FILE:/path"
     std::string described;  ///< "[3,2] int32" once read
   };
   std::vector<Entry> entries;

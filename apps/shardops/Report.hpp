@@ -14,11 +14,11 @@ namespace app {
 /// \brief What a command did, for the report: filled as the command runs.
 struct RunRecord {
   std::string command;
-  std::vector<std::string> inputs;   ///< "FILE:/path"
-  std::vector<std::string> outputs;  ///< "FILE:/path shape dtype"
-  std::int64_t bytes_read = 0;       ///< global bytes of all inputs
-  std::int64_t bytes_written = 0;    ///< global bytes of all outputs
-  std::int64_t bytes_sent_local = 0; ///< bytes this rank sent to other ranks
+  std::vector<std::string> inputs;    ///< "FILE:/path"
+  std::vector<std::string> outputs;   ///< "FILE:/path shape dtype"
+  std::int64_t bytes_read = 0;        ///< global bytes of all inputs
+  std::int64_t bytes_written = 0;     ///< global bytes of all outputs
+  std::int64_t bytes_sent_local = 0;  ///< bytes this rank sent to other ranks
   std::string options;
 };
 

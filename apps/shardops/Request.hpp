@@ -23,8 +23,8 @@ struct Request {
   std::int64_t num_partitions = 0;
   std::string shape;  ///< scatter-nd: "4,4,4"
   std::string out;
-  std::string deck;               ///< run: the deck file
-  std::vector<std::string> set;   ///< run: NAME=VALUE parameter overrides
+  std::string deck;              ///< run: the deck file
+  std::vector<std::string> set;  ///< run: NAME=VALUE parameter overrides
   // Common options.
   OpOptions options;
   bool bad_indices_given = false;  ///< given on the command line (wins over a deck's options)

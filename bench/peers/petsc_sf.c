@@ -83,20 +83,30 @@ static int parse(int argc, char** argv, Options* o) {
     const char* v = argv[++i];
     char* end = NULL;
     const long long x = strtoll(v, &end, 0);
-    if (!strcmp(a, "--json")) { o->json = v; continue; }
+    if (!strcmp(a, "--json")) {
+      o->json = v;
+      continue;
+    }
     if (*end || x < 0) return 1;
-    if (!strcmp(a, "--rows") && x > 0) o->rows = (PetscInt)x;
-    else if (!strcmp(a, "--updates") && x > 0) o->updates = (PetscInt)x;
-    else if (!strcmp(a, "--repeats") && x > 0) o->repeats = (int)x;
-    else if (!strcmp(a, "--warmup")) o->warmup = (int)x;
-    else if (!strcmp(a, "--seed")) o->seed = (unsigned long long)x;
-    else return 1;
+    if (!strcmp(a, "--rows") && x > 0)
+      o->rows = (PetscInt)x;
+    else if (!strcmp(a, "--updates") && x > 0)
+      o->updates = (PetscInt)x;
+    else if (!strcmp(a, "--repeats") && x > 0)
+      o->repeats = (int)x;
+    else if (!strcmp(a, "--warmup"))
+      o->warmup = (int)x;
+    else if (!strcmp(a, "--seed"))
+      o->seed = (unsigned long long)x;
+    else
+      return 1;
   }
   return 0;
 }
 
 /* Builds the star forest of this rank's leaves (timed as set-up). */
-static PetscErrorCode build_sf(const Options* o, int np, PetscInt nroots, PetscInt nleaves, PetscInt first_leaf, PetscSF* sf) {
+static PetscErrorCode build_sf(const Options* o, int np, PetscInt nroots, PetscInt nleaves, PetscInt first_leaf,
+                               PetscSF* sf) {
   PetscSFNode* remote;
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(nleaves, &remote));
@@ -116,11 +126,13 @@ static PetscErrorCode build_sf(const Options* o, int np, PetscInt nroots, PetscI
 int main(int argc, char** argv) {
   Options o;
   int me, np;
-  PetscCall(PetscInitialize(NULL, NULL, NULL, NULL));  /* our flags are not PETSc options */
+  PetscCall(PetscInitialize(NULL, NULL, NULL, NULL)); /* our flags are not PETSc options */
   MPI_Comm_rank(PETSC_COMM_WORLD, &me);
   MPI_Comm_size(PETSC_COMM_WORLD, &np);
   if (parse(argc, argv, &o)) {
-    if (!me) fprintf(stderr, "usage: petsc_sf_bench [--rows N] [--updates M] [--repeats R] [--warmup W] [--seed S] [--json FILE]\n");
+    if (!me)
+      fprintf(stderr,
+              "usage: petsc_sf_bench [--rows N] [--updates M] [--repeats R] [--warmup W] [--seed S] [--json FILE]\n");
     PetscCall(PetscFinalize());
     return 2;
   }
@@ -132,11 +144,13 @@ int main(int argc, char** argv) {
   PetscScalar *leaf, *root;
   PetscCall(PetscMalloc1((size_t)nleaves * ROW_SCALARS, &leaf));
   PetscCall(PetscMalloc1((size_t)nroots * ROW_SCALARS, &root));
-  for (PetscInt i = 0; i < nleaves * ROW_SCALARS; ++i) leaf[i] = (PetscScalar)((hash(o.seed, 2, (uint64_t)(first_leaf * ROW_SCALARS + i)) >> 11) * 0x1.0p-53);
+  for (PetscInt i = 0; i < nleaves * ROW_SCALARS; ++i)
+    leaf[i] = (PetscScalar)((hash(o.seed, 2, (uint64_t)(first_leaf * ROW_SCALARS + i)) >> 11) * 0x1.0p-53);
   for (PetscInt i = 0; i < nroots * ROW_SCALARS; ++i) root[i] = 0;
 
   const int total_reps = o.warmup + o.repeats;
-  double *t_setup = malloc(sizeof(double) * (size_t)total_reps), *t_reduce = malloc(sizeof(double) * (size_t)total_reps),
+  double *t_setup = malloc(sizeof(double) * (size_t)total_reps),
+         *t_reduce = malloc(sizeof(double) * (size_t)total_reps),
          *t_bcast = malloc(sizeof(double) * (size_t)total_reps);
   int kept = 0;
   for (int rep = 0; rep < total_reps; ++rep) {
@@ -176,10 +190,11 @@ int main(int argc, char** argv) {
   const double ratio = max_over_ranks((double)peak_rss() / share);
   const double rss_mb = max_over_ranks((double)peak_rss() / 1048576.0);
   if (!me) {
-    printf("\npetsc_sf_bench: PETSc %d.%d.%d PetscSF (type from -sf_type, default basic), %d rank(s), N=%lld roots, "
-           "M=%lld leaves, rows of %d doubles (%lld B), median of %d after %d warm-up\n\n",
-           PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, np, (long long)o.rows,
-           (long long)o.updates, ROW_SCALARS, row, o.repeats, o.warmup);
+    printf(
+        "\npetsc_sf_bench: PETSc %d.%d.%d PetscSF (type from -sf_type, default basic), %d rank(s), N=%lld roots, "
+        "M=%lld leaves, rows of %d doubles (%lld B), median of %d after %d warm-up\n\n",
+        PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, np, (long long)o.rows, (long long)o.updates,
+        ROW_SCALARS, row, o.repeats, o.warmup);
     printf("| workload | op | time ms (set-up + op) | GB/s | set-up ms | op ms | peak RSS MB | RSS / share |\n");
     printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
     printf("| W1 | PetscSFReduce(MPI_SUM) | %.1f | %.2f | %.1f | %.1f | %.0f | %.2f |\n", (setup + reduce) * 1e3,
@@ -190,14 +205,18 @@ int main(int argc, char** argv) {
     if (o.json) {
       FILE* f = fopen(o.json, "w");
       if (f) {
-        fprintf(f,
-                "{\n  \"peer\": \"PetscSF\", \"petsc\": \"%d.%d.%d\", \"ranks\": %d, \"rows\": %lld, \"updates\": %lld, "
-                "\"row_bytes\": %lld, \"repeats\": %d, \"warmup\": %d,\n  \"setup_s\": %g, \"peak_rss_mb\": %g, \"rss_ratio\": %g,\n"
-                "  \"workloads\": [\n    {\"id\": \"W1\", \"op\": \"PetscSFReduce(MPI_SUM)\", \"op_s\": %g, \"time_s\": %g, \"bytes_moved\": %lld},\n"
-                "    {\"id\": \"W3\", \"op\": \"PetscSFBcast(MPI_REPLACE)\", \"op_s\": %g, \"time_s\": %g, \"bytes_moved\": %lld}\n  ]\n}\n",
-                PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, np, (long long)o.rows,
-                (long long)o.updates, row, o.repeats, o.warmup, setup, rss_mb, ratio, reduce, setup + reduce, w1_bytes,
-                bcast, setup + bcast, w3_bytes);
+        fprintf(
+            f,
+            "{\n  \"peer\": \"PetscSF\", \"petsc\": \"%d.%d.%d\", \"ranks\": %d, \"rows\": %lld, \"updates\": %lld, "
+            "\"row_bytes\": %lld, \"repeats\": %d, \"warmup\": %d,\n  \"setup_s\": %g, \"peak_rss_mb\": %g, "
+            "\"rss_ratio\": %g,\n"
+            "  \"workloads\": [\n    {\"id\": \"W1\", \"op\": \"PetscSFReduce(MPI_SUM)\", \"op_s\": %g, \"time_s\": "
+            "%g, \"bytes_moved\": %lld},\n"
+            "    {\"id\": \"W3\", \"op\": \"PetscSFBcast(MPI_REPLACE)\", \"op_s\": %g, \"time_s\": %g, "
+            "\"bytes_moved\": %lld}\n  ]\n}\n",
+            PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, np, (long long)o.rows,
+            (long long)o.updates, row, o.repeats, o.warmup, setup, rss_mb, ratio, reduce, setup + reduce, w1_bytes,
+            bcast, setup + bcast, w3_bytes);
         fclose(f);
       } else {
         fprintf(stderr, "petsc_sf_bench: cannot write %s\n", o.json);

@@ -92,9 +92,10 @@ void kokkosp_finalize_library() {
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
   const double denom = s.in_regions > 0 ? s.in_regions : 1.0;
   const int rank = rank_of_env();
-  std::fprintf(stderr, "\n[kernel_times rank %d] time inside top-level regions '%s*': %.1f ms (kernels %.1f ms)\n", rank,
-               s.prefix.c_str(), s.in_regions * 1e3, s.kernels_in_regions * 1e3);
-  std::fprintf(stderr, "[kernel_times rank %d] %9s %6s %7s  %s\n", rank, "ms", "% reg", "calls", "kernel / deep_copy / region");
+  std::fprintf(stderr, "\n[kernel_times rank %d] time inside top-level regions '%s*': %.1f ms (kernels %.1f ms)\n",
+               rank, s.prefix.c_str(), s.in_regions * 1e3, s.kernels_in_regions * 1e3);
+  std::fprintf(stderr, "[kernel_times rank %d] %9s %6s %7s  %s\n", rank, "ms", "% reg", "calls",
+               "kernel / deep_copy / region");
   for (const auto& r : rows) {
     if (r.second.seconds * 1e3 < 0.05) continue;
     std::fprintf(stderr, "[kernel_times rank %d] %9.1f %5.1f%% %7llu  %s\n", rank, r.second.seconds * 1e3,

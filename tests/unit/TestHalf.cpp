@@ -23,8 +23,8 @@ TEST(Half, RoundsToNearestEven) {
   EXPECT_EQ(half_t(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);
   // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 and 1 + 2^-9: ties go to 1 + 2^-9.
   EXPECT_EQ(half_t(1.0f + 3 * std::ldexp(1.0f, -11)).bits, 0x3c02);
-  EXPECT_EQ(half_t(65520.0f).bits, 0x7c00);  // rounds up to infinity
-  EXPECT_EQ(half_t(65519.0f).bits, 0x7bff);  // largest finite half
+  EXPECT_EQ(half_t(65520.0f).bits, 0x7c00);               // rounds up to infinity
+  EXPECT_EQ(half_t(65519.0f).bits, 0x7bff);               // largest finite half
   EXPECT_EQ(half_t(std::ldexp(1.0f, -24)).bits, 0x0001);  // smallest subnormal
   EXPECT_EQ(half_t(std::ldexp(1.0f, -26)).bits, 0x0000);  // below half of it
   EXPECT_EQ(half_t(-0.0f).bits, 0x8000);

@@ -35,8 +35,8 @@ enum class DType : std::uint8_t {
 
 /// All dtypes, in enum order (for tests and help texts).
 inline constexpr DType kAllDTypes[] = {
-    DType::Bool,   DType::Int8,    DType::Int16,   DType::Int32,   DType::Int64,     DType::UInt8,      DType::UInt16,
-    DType::UInt32, DType::UInt64,  DType::Float16, DType::Float32, DType::Float64,   DType::Complex64,  DType::Complex128,
+    DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,   DType::Int64,   DType::UInt8,     DType::UInt16,
+    DType::UInt32, DType::UInt64, DType::Float16, DType::Float32, DType::Float64, DType::Complex64, DType::Complex128,
 };
 
 using complex64_t = Kokkos::complex<float>;
@@ -57,9 +57,9 @@ bool is_index_dtype(DType dtype) noexcept;
 /// The DType of a C++ element type.
 template <class T>
 struct DTypeOf;
-#define SHARDOPS_DTYPE_OF(T, D) \
-  template <>                   \
-  struct DTypeOf<T> {           \
+#define SHARDOPS_DTYPE_OF(T, D)              \
+  template <>                                \
+  struct DTypeOf<T> {                        \
     static constexpr DType value = DType::D; \
   }
 SHARDOPS_DTYPE_OF(bool, Bool);

@@ -28,7 +28,7 @@ struct half_t {
   KOKKOS_INLINE_FUNCTION static std::uint16_t from_float(float value) {
     std::uint32_t f = kx::bit_cast<std::uint32_t>(value);
     const std::uint32_t f32_infinity = 255u << 23;
-    const std::uint32_t f16_overflow = (127u + 16u) << 23;      // 65536.0f
+    const std::uint32_t f16_overflow = (127u + 16u) << 23;  // 65536.0f
     const std::uint32_t denorm_magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
     const std::uint32_t sign = f & 0x80000000u;
     f ^= sign;

@@ -31,7 +31,8 @@ void check_allocation(std::size_t nbytes, const std::string& what) {
 
 Tensor::Tensor() = default;
 
-Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
+    : dtype_(dtype), shape_(std::move(shape)) {
   std::int64_t bytes = 0;
   if (!checked_multiply(shape_.num_elements(), static_cast<std::int64_t>(dtype_size(dtype)), bytes)) {
     throw InvalidArgument(label + " of shape " + shape_.str() + " and dtype " + dtype_name(dtype) +

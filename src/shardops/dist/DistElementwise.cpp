@@ -6,10 +6,12 @@ DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t
   // TF's RangeOp: delta != 0, and the range must run towards limit.
   if (delta == 0) throw InvalidArgument("Requires delta != 0: " + std::to_string(delta));
   if (delta > 0 && start > limit) {
-    throw InvalidArgument("Requires start <= limit when delta > 0: " + std::to_string(start) + "/" + std::to_string(limit));
+    throw InvalidArgument("Requires start <= limit when delta > 0: " + std::to_string(start) + "/" +
+                          std::to_string(limit));
   }
   if (delta < 0 && start < limit) {
-    throw InvalidArgument("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" + std::to_string(limit));
+    throw InvalidArgument("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" +
+                          std::to_string(limit));
   }
   const std::int64_t span = limit > start ? limit - start : start - limit;
   const std::int64_t step = delta > 0 ? delta : -delta;
@@ -37,7 +39,8 @@ DistTensor random_uniform(const Comm& comm, DType dtype, const Shape& shape, std
   }
   const RowLayout layout = RowLayout::balanced(shape.dim(0), comm.size());
   const std::int64_t first = layout.offset(r) * shape.product_from(1);
-  return DistTensor(random_uniform(dtype, shape.with_dim0(layout.count(r)), first, seed, minval, maxval), shape, layout, r);
+  return DistTensor(random_uniform(dtype, shape.with_dim0(layout.count(r)), first, seed, minval, maxval), shape, layout,
+                    r);
 }
 
 }  // namespace shardops

@@ -30,7 +30,8 @@ void gather_own_rows(const ExecSpace& space, std::int64_t n, const Kokkos::View<
 
 }  // namespace
 
-DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in, const OpOptions& options) {
+DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
+                     const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::GatherNd");
   set_last_bytes_sent(0);
   expect_index_dtype("GatherNd", 1, indices_in.dtype());
@@ -38,14 +39,14 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const GatherGeometry g = check_gather_nd(params.shape(), indices_in.shape());
   const int me = comm.rank();
   // A rank-1 index is one index row: bring it whole to rank 0, which owns the output.
-  const DistTensor indices = indices_in.shape().rank() == 1
-                                 ? indices_in.redistribute(comm, RowLayout::on_rank(indices_in.shape().dim(0), comm.size(), 0))
-                                 : indices_in;
+  const DistTensor indices =
+      indices_in.shape().rank() == 1
+          ? indices_in.redistribute(comm, RowLayout::on_rank(indices_in.shape().dim(0), comm.size(), 0))
+          : indices_in;
   const bool one_row = indices_in.shape().rank() == 1;
-  const RowLayout out_layout =
-      one_row ? (g.output.rank() == 0 ? RowLayout::on_rank(1, comm.size(), 0)
-                                      : RowLayout::on_rank(g.output.dim(0), comm.size(), 0))
-              : indices.layout();
+  const RowLayout out_layout = one_row ? (g.output.rank() == 0 ? RowLayout::on_rank(1, comm.size(), 0)
+                                                               : RowLayout::on_rank(g.output.dim(0), comm.size(), 0))
+                                       : indices.layout();
   // Index rows per row of dim 0 of the indices: prod(indices.shape[1:-1]). Counted from
   // the shape, not as elements / K: with K = 0 the indices have no elements at all.
   const std::int64_t rows_per_index_row = one_row ? 1 : g.batch.product_from(1);
@@ -80,7 +81,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       const std::int64_t bad =
           kernels::last_where(space, n, kernels::negative(linear), "shardops::dist::GatherNd::validate");
       std::string message;
-      if (bad >= 0) message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
+      if (bad >= 0)
+        message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
       agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
     }
     if (comm.size() == 1) {
@@ -94,7 +96,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
           const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
           kernels::gather_rows<ExecSpace, W>(
               space, n, linear, params.local().matrix<const W>(params.layout().count(me) * rows_per_dim0, words),
-              MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
+              MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n),
+                            static_cast<std::size_t>(words)));
         });
       }
       return;
@@ -103,14 +106,17 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();
     // Every entry is written by the route kernel: no need to zero them first.
-    const auto request = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
-    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest", static_cast<std::size_t>(n));
+    const auto request = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+        "shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
+    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest",
+                                                                           static_cast<std::size_t>(n));
     route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner, rows_per_dim0, dest,
                                     request);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     // Requests to this rank itself are not sent: it answers them below, from params
     // straight into the output.
-    const ByteView asked = plan.forward_remote(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
+    const ByteView asked =
+        plan.forward_remote(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
     phase.emplace("apply");
     // Owner side: copy the rows other ranks asked for, in request order, to send them
     // back (the reply's self segment is not used); and this rank's own rows.
@@ -130,8 +136,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
         const auto words_z = static_cast<std::size_t>(words);
         kernels::gather_rows<ExecSpace, W>(space, lo, ReceivedRow{asked_rows}, src,
                                            MatrixView<W>(replies, static_cast<std::size_t>(lo), words_z));
-        kernels::gather_rows<ExecSpace, W>(space, total - hi, ReceivedRow{asked_rows + hi}, src,
-                                           MatrixView<W>(replies + hi * words, static_cast<std::size_t>(total - hi), words_z));
+        kernels::gather_rows<ExecSpace, W>(
+            space, total - hi, ReceivedRow{asked_rows + hi}, src,
+            MatrixView<W>(replies + hi * words, static_cast<std::size_t>(total - hi), words_z));
         gather_own_rows(space, n, dest, request, me, src.data(), reinterpret_cast<W*>(out.data()), words);
       });
     }

@@ -26,7 +26,8 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
     std::int64_t global = 0;
     if (bad >= 0) {
       global = partitions.row_offset() * partitions.row_elements() + bad;
-      const std::int32_t value = ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
+      const std::int32_t value =
+          ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
       message = partition_index_error(partitions.shape(), global, value, g.num_partitions);
     }
     agree_index_error(comm, bad >= 0, global, message, "partitions");
@@ -43,17 +44,20 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
     for (int p = 0; p < g.num_partitions; ++p) local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
   }
   std::vector<std::int64_t> counts(static_cast<std::size_t>(g.num_partitions));
-  for (int p = 0; p < g.num_partitions; ++p) counts[static_cast<std::size_t>(p)] = local[static_cast<std::size_t>(p)].rows();
+  for (int p = 0; p < g.num_partitions; ++p)
+    counts[static_cast<std::size_t>(p)] = local[static_cast<std::size_t>(p)].rows();
   const std::vector<std::int64_t> all = comm.allgather(counts);  // rank-major
 
   std::vector<DistTensor> outputs;
   for (int p = 0; p < g.num_partitions; ++p) {
     std::vector<std::int64_t> per_rank(static_cast<std::size_t>(comm.size()));
     for (int r = 0; r < comm.size(); ++r) {
-      per_rank[static_cast<std::size_t>(r)] = all[static_cast<std::size_t>(r) * counts.size() + static_cast<std::size_t>(p)];
+      per_rank[static_cast<std::size_t>(r)] =
+          all[static_cast<std::size_t>(r) * counts.size() + static_cast<std::size_t>(p)];
     }
     RowLayout layout(per_rank);
-    outputs.emplace_back(local[static_cast<std::size_t>(p)], g.slice_shape.prepend(layout.total()), layout, comm.rank());
+    outputs.emplace_back(local[static_cast<std::size_t>(p)], g.slice_shape.prepend(layout.total()), layout,
+                         comm.rank());
   }
   return outputs;
 }

@@ -28,15 +28,16 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
   const int me = comm.rank();
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
-  Tensor out = tensor ? tensor->local().deep_copy("shardops::dist::TensorScatter::output")
-                      : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");
+  Tensor out =
+      tensor ? tensor->local().deep_copy("shardops::dist::TensorScatter::output")
+             : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");
   DistTensor result(out, g.output, out_layout, me);
   set_last_bytes_sent(0);
   if (g.empty_output) return result;
 
   const ExecSpace space;
   const DistTensor upd = align_to(comm, updates, indices);
-  const std::int64_t n = indices.local().num_elements() / g.index_depth;                  // local index rows
+  const std::int64_t n = indices.local().num_elements() / g.index_depth;                           // local index rows
   const std::int64_t first_row = indices.row_offset() * (indices.row_elements() / g.index_depth);  // global index row
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
   const std::int64_t rows_per_dim0 = bounds.strides[0];  // output rows per index of dim 0
@@ -67,15 +68,18 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     // Route each update to the owner of its first coordinate, with its row there.
     const OwnerOf owner = out_layout.device_owner();
     // Every entry is written by the route kernel: no need to zero them first.
-    const auto target = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target", static_cast<std::size_t>(n));
-    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest", static_cast<std::size_t>(n));
+    const auto target = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target",
+                                                                                      static_cast<std::size_t>(n));
+    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest",
+                                                                           static_cast<std::size_t>(n));
     route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner, rows_per_dim0, dest,
                                     target);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
     // Updates that stay on this rank are neither packed nor copied: they are applied
     // straight from `upd` below.
-    const ByteView recv_target = plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+    const ByteView recv_target =
+        plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
     const ByteView recv_rows = plan.forward_remote(upd.local().data(), row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
     phase.emplace("apply");
@@ -88,7 +92,8 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
     const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
-    scatter_apply(space, op, options.schedule, lo, ReceivedRow{to}, received.slice_rows(0, lo), out, out_rows, g.slice_size);
+    scatter_apply(space, op, options.schedule, lo, ReceivedRow{to}, received.slice_rows(0, lo), out, out_rows,
+                  g.slice_size);
     scatter_apply(space, op, options.schedule, n, LocalTarget{dest, target, me, 0}, upd.local(), out, out_rows,
                   g.slice_size);
     scatter_apply(space, op, options.schedule, total - hi, ReceivedRow{to + hi}, received.slice_rows(hi, total), out,

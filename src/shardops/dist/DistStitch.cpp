@@ -38,8 +38,10 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   kx::ScopedRegion region("shardops::dist::DynamicStitch");
   const ExecSpace space;
   const int n = static_cast<int>(indices.size());
-  for (int m = 0; m < n; ++m) expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
-  for (std::size_t m = 1; m < data.size(); ++m) expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+  for (int m = 0; m < n; ++m)
+    expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
+  for (std::size_t m = 1; m < data.size(); ++m)
+    expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   std::vector<Shape> index_shapes, data_shapes;
   for (const DistTensor& t : indices) index_shapes.push_back(t.shape());
@@ -119,14 +121,18 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   }
   // Every entry is written by the route kernels: no need to zero them first.
   using kx::make_uninitialized;
-  const auto dest = make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::DynamicStitch::dest", static_cast<std::size_t>(total));
-  const auto target = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::target", static_cast<std::size_t>(total));
-  const auto key = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::key", static_cast<std::size_t>(total));
+  const auto dest = make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::DynamicStitch::dest",
+                                                                     static_cast<std::size_t>(total));
+  const auto target = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::target",
+                                                                                static_cast<std::size_t>(total));
+  const auto key = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::key",
+                                                                             static_cast<std::size_t>(total));
   for (std::size_t m = 0; m < indices.size(); ++m) {
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
     const std::int64_t first = local_first[m], kb = key_base[m] + first_flat[m];
     Kokkos::parallel_for(
-        "shardops::dist::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, 0, indices[m].local().num_elements()),
+        "shardops::dist::DynamicStitch::route",
+        Kokkos::RangePolicy<ExecSpace>(space, 0, indices[m].local().num_elements()),
         KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int32_t idx = ids[i];
           const int r = idx < 0 ? -1 : owner(idx);
@@ -139,12 +145,14 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   const ExchangePlan plan = ExchangePlan::build(comm, total, dest_of);
   // Rows that stay on this rank are neither packed nor received: they are assigned
   // straight from `rows` below.
-  const ByteView recv_target = plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
-  const ByteView recv_key = plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
+  const ByteView recv_target =
+      plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+  const ByteView recv_key =
+      plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
   ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::DynamicStitch::send"),
                 static_cast<std::size_t>(plan.num_send()) * row_bytes);
-  std::vector<Tensor> rows;     // data[m] in indices[m]'s layout
+  std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {
     rows.push_back(align_to(comm, data[m], indices[m]).local());
@@ -156,7 +164,8 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
 
   phase.emplace("apply");
   const int me = comm.rank();
-  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::DynamicStitch::merged");
+  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), Init::Zero,
+                "shardops::dist::DynamicStitch::merged");
   if (row_bytes > 0 && total + plan.num_recv() > 0) {
     dispatch_word(word, [&](auto tag) {
       using W = typename decltype(tag)::type;
@@ -165,14 +174,16 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
       // Batches: the rows received from lower and from higher ranks, and this rank's
       // own rows of each input. They come by source rank, not by key: the keyed
       // (atomic max) schedule.
-      kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), Schedule::Parallel);
+      kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words),
+                                                     Schedule::Parallel);
       const std::int64_t nrecv = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
       const std::int64_t hi = lo + plan.num_self();
       const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
       const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
       const W* received = reinterpret_cast<const W*>(recv_rows.data());
       auto each_batch = [&](auto&& step) {
-        step(lo, ReceivedRow{to}, kernels::KeysFrom{keys}, MatrixView<const W>(received, static_cast<std::size_t>(lo), wz));
+        step(lo, ReceivedRow{to}, kernels::KeysFrom{keys},
+             MatrixView<const W>(received, static_cast<std::size_t>(lo), wz));
         step(nrecv - hi, ReceivedRow{to + hi}, kernels::KeysFrom{keys + hi},
              MatrixView<const W>(received + hi * words, static_cast<std::size_t>(nrecv - hi), wz));
         for (std::size_t m = 0; m < indices.size(); ++m) {

@@ -18,8 +18,8 @@ DistTensor::DistTensor(Tensor local, Shape global_shape, RowLayout layout, int r
     : local_(std::move(local)), shape_(std::move(global_shape)), layout_(std::move(layout)), rank_(rank) {
   const Shape expected = block_shape(shape_, layout_.count(rank_), layout_.count(rank_) > 0);
   if (local_.shape() != expected) {
-    throw InternalError("DistTensor: rank " + std::to_string(rank_) + " holds " + local_.shape().str() + ", layout says " +
-                        expected.str() + " of " + shape_.str());
+    throw InternalError("DistTensor: rank " + std::to_string(rank_) + " holds " + local_.shape().str() +
+                        ", layout says " + expected.str() + " of " + shape_.str());
   }
   if (shape_.rank() > 0 && layout_.total() != shape_.dim(0)) {
     throw InternalError("DistTensor: layout of " + std::to_string(layout_.total()) + " rows for shape " + shape_.str());
@@ -34,7 +34,8 @@ DistTensor DistTensor::from_local(const Comm& comm, const Tensor& local) {
   mine.insert(mine.end(), tail.dims().begin(), tail.dims().end());
   const std::string root_dims = comm.broadcast(Shape(std::vector<std::int64_t>(mine)).str(), 0);
   const std::int64_t mismatch = comm.max(Shape(std::vector<std::int64_t>(mine)).str() != root_dims ? 1 : 0);
-  if (mismatch) throw InvalidArgument("DistTensor::from_local: ranks disagree on the rank or trailing dims of the tensor");
+  if (mismatch)
+    throw InvalidArgument("DistTensor::from_local: ranks disagree on the rank or trailing dims of the tensor");
   if (local.rank() == 0) throw InvalidArgument("DistTensor::from_local: a scalar cannot be split by rows");
   return DistTensor(local, tail.prepend(layout.total()), layout, comm.rank());
 }
@@ -68,7 +69,8 @@ DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target) c
   Tensor local(dtype(), block_shape(shape_, target.count(r), target.count(r) > 0), Init::Uninitialized,
                "shardops::DistTensor::redistribute");
   if (local.nbytes() > 0) {
-    Kokkos::deep_copy(FlatView<unsigned char>(local.data(), local.nbytes()), Kokkos::subview(recv, std::make_pair(std::size_t(0), local.nbytes())));
+    Kokkos::deep_copy(FlatView<unsigned char>(local.data(), local.nbytes()),
+                      Kokkos::subview(recv, std::make_pair(std::size_t(0), local.nbytes())));
   }
   return DistTensor(local, shape_, target, r);
 }

@@ -18,7 +18,8 @@ std::int64_t g_max_rows_per_round = INT_MAX;
 class RowType {
  public:
   explicit RowType(std::size_t row_bytes) {
-    if (row_bytes > static_cast<std::size_t>(INT_MAX)) throw InvalidArgument("a row of " + std::to_string(row_bytes) + " bytes is too large to send");
+    if (row_bytes > static_cast<std::size_t>(INT_MAX))
+      throw InvalidArgument("a row of " + std::to_string(row_bytes) + " bytes is too large to send");
     check_mpi(MPI_Type_contiguous(static_cast<int>(row_bytes), MPI_BYTE, &type_), "MPI_Type_contiguous");
     check_mpi(MPI_Type_commit(&type_), "MPI_Type_commit");
   }
@@ -35,11 +36,13 @@ using HostBytes = Kokkos::View<unsigned char*, Kokkos::HostSpace>;
 
 // Copies rows [from, from+n) of src to rows [to, to+n) of dst (same row size).
 template <class Dst, class Src>
-void copy_rows(const Dst& dst, std::int64_t to, const Src& src, std::int64_t from, std::int64_t n, std::size_t row_bytes) {
+void copy_rows(const Dst& dst, std::int64_t to, const Src& src, std::int64_t from, std::int64_t n,
+               std::size_t row_bytes) {
   if (n == 0 || row_bytes == 0) return;
   const std::size_t b = row_bytes;
-  Kokkos::deep_copy(Kokkos::subview(dst, std::make_pair(static_cast<std::size_t>(to) * b, static_cast<std::size_t>(to + n) * b)),
-                    Kokkos::subview(src, std::make_pair(static_cast<std::size_t>(from) * b, static_cast<std::size_t>(from + n) * b)));
+  Kokkos::deep_copy(
+      Kokkos::subview(dst, std::make_pair(static_cast<std::size_t>(to) * b, static_cast<std::size_t>(to + n) * b)),
+      Kokkos::subview(src, std::make_pair(static_cast<std::size_t>(from) * b, static_cast<std::size_t>(from + n) * b)));
 }
 
 // The pack and unpack kernels are named templates: nvcc rejects a KOKKOS_LAMBDA
@@ -51,7 +54,8 @@ void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpa
       "shardops::ExchangePlan::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, count),
       KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(first + i);
-        if (s >= 0 && (s < lo || s >= hi)) kernels::copy_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
+        if (s >= 0 && (s < lo || s >= hi))
+          kernels::copy_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
       });
 }
 
@@ -72,7 +76,9 @@ void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemS
 
 }  // namespace
 
-void ExchangePlan::set_max_rows_per_round(std::int64_t rows) { g_max_rows_per_round = std::max<std::int64_t>(1, std::min<std::int64_t>(rows, INT_MAX)); }
+void ExchangePlan::set_max_rows_per_round(std::int64_t rows) {
+  g_max_rows_per_round = std::max<std::int64_t>(1, std::min<std::int64_t>(rows, INT_MAX));
+}
 std::int64_t ExchangePlan::max_rows_per_round() { return g_max_rows_per_round; }
 
 void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
@@ -93,8 +99,8 @@ void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
 
 ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_t>& scounts,
                              const std::vector<std::int64_t>& soffs, const std::vector<std::int64_t>& rcounts,
-                             const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
-                             std::size_t row_bytes, bool copy_self) const {
+                             const std::vector<std::int64_t>& roffs, std::int64_t total_recv, std::size_t row_bytes,
+                             bool copy_self) const {
   const Comm& comm = *comm_;
   ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
   ByteView recv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv"),
@@ -143,8 +149,9 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
       sd[u] = static_cast<int>(soffs[u]);
       rd[u] = static_cast<int>(roffs[u]);
     }
-    check_mpi(MPI_Alltoallv(sbase, sc.data(), sd.data(), type.get(), rbase, rc.data(), rd.data(), type.get(), comm.get()),
-              "MPI_Alltoallv");
+    check_mpi(
+        MPI_Alltoallv(sbase, sc.data(), sd.data(), type.get(), rbase, rc.data(), rd.data(), type.get(), comm.get()),
+        "MPI_Alltoallv");
   } else {
     // Split: each round moves at most `cap` rows per peer through compact staging
     // buffers, so no count or displacement exceeds an int.
@@ -156,7 +163,9 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
         const std::int64_t done = round * cap;
         const std::int64_t s = r == self_ ? 0 : std::max<std::int64_t>(0, std::min(cap, scounts[u] - done));
         const std::int64_t q = r == self_ ? 0 : std::max<std::int64_t>(0, std::min(cap, rcounts[u] - done));
-        if (s > 0) std::memcpy(sstage.data() + spos * row_bytes, sbase + (soffs[u] + done) * row_bytes, static_cast<std::size_t>(s) * row_bytes);
+        if (s > 0)
+          std::memcpy(sstage.data() + spos * row_bytes, sbase + (soffs[u] + done) * row_bytes,
+                      static_cast<std::size_t>(s) * row_bytes);
         sc[u] = static_cast<int>(s);
         sd[u] = spos;
         rc[u] = static_cast<int>(q);
@@ -169,7 +178,9 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
                 "MPI_Alltoallv");
       for (int r = 0; r < n; ++r) {
         const std::size_t u = static_cast<std::size_t>(r);
-        if (rc[u] > 0) std::memcpy(rbase + (roffs[u] + round * cap) * row_bytes, rstage.data() + rd[u] * row_bytes, static_cast<std::size_t>(rc[u]) * row_bytes);
+        if (rc[u] > 0)
+          std::memcpy(rbase + (roffs[u] + round * cap) * row_bytes, rstage.data() + rd[u] * row_bytes,
+                      static_cast<std::size_t>(rc[u]) * row_bytes);
       }
     }
   }
@@ -217,7 +228,8 @@ void ExchangePlan::pack_rows(const ByteView& send, std::int64_t first, const uns
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    pack_words(space, slot_, first, reinterpret_cast<const W*>(rows), reinterpret_cast<W*>(send.data()), count, words, lo, hi);
+    pack_words(space, slot_, first, reinterpret_cast<const W*>(rows), reinterpret_cast<W*>(send.data()), count, words,
+               lo, hi);
   });
 }
 
@@ -229,7 +241,8 @@ void ExchangePlan::unpack_remote(const ByteView& packed, unsigned char* out, std
   unpack_rows(packed, out, row_bytes, true);
 }
 
-void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::size_t row_bytes, bool skip_self) const {
+void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::size_t row_bytes,
+                               bool skip_self) const {
   if (num_rows_ == 0 || row_bytes == 0) return;
   if (skip_self && num_self() == num_rows_) return;  // the caller wrote every row
   const std::int64_t lo = self_lo(skip_self), hi = self_hi(skip_self);
@@ -237,7 +250,8 @@ void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words, lo, hi);
+    unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words,
+                 lo, hi);
   });
   space.fence();
 }

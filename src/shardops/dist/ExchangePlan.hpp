@@ -43,8 +43,8 @@ class ExchangePlan {
     plan.self_ = comm.rank();
     plan.num_rows_ = n;
     auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan");
-    Kokkos::View<std::int64_t*, MemSpace> slot(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::slot"),
-                                               static_cast<std::size_t>(n));
+    Kokkos::View<std::int64_t*, MemSpace> slot(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::slot"), static_cast<std::size_t>(n));
     Kokkos::deep_copy(space, slot, std::int64_t(-1));
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { slot(i) = s; };
     kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");
@@ -118,8 +118,8 @@ class ExchangePlan {
  private:
   void finish(const Comm& comm, const std::int64_t* bucket_begin);
   ByteView route(const ByteView& send, const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
-                 const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
-                 std::size_t row_bytes, bool copy_self = true) const;
+                 const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs,
+                 std::int64_t total_recv, std::size_t row_bytes, bool copy_self = true) const;
   // [lo, hi): the slots a remote-only call skips (empty for the plain calls).
   std::int64_t self_lo(bool skip_self) const noexcept;
   std::int64_t self_hi(bool skip_self) const noexcept;

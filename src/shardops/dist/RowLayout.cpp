@@ -39,7 +39,9 @@ RowLayout RowLayout::from_local(const Comm& comm, std::int64_t local_rows) {
 }
 
 int RowLayout::owner(std::int64_t row) const {
-  if (row < 0 || row >= total()) throw InternalError("RowLayout::owner: row " + std::to_string(row) + " outside [0, " + std::to_string(total()) + ")");
+  if (row < 0 || row >= total())
+    throw InternalError("RowLayout::owner: row " + std::to_string(row) + " outside [0, " + std::to_string(total()) +
+                        ")");
   const auto it = std::upper_bound(offsets_.begin(), offsets_.end() - 1, row);
   return static_cast<int>(it - offsets_.begin()) - 1;
 }

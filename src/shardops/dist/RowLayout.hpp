@@ -32,7 +32,10 @@ struct OwnerOf {
     int lo = 0, hi = nranks;  // find the last r with offsets(r) <= row
     while (hi - lo > 1) {
       const int mid = (lo + hi) / 2;
-      if (offsets(mid) <= row) lo = mid; else hi = mid;
+      if (offsets(mid) <= row)
+        lo = mid;
+      else
+        hi = mid;
     }
     return lo;
   }

@@ -116,12 +116,14 @@ void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, 
         });
     return;
   }
-  const SortedByTarget<ExecSpace> sorted = sort_by_target(space, n, static_cast<std::int64_t>(out.extent(0)), target_of);
+  const SortedByTarget<ExecSpace> sorted =
+      sort_by_target(space, n, static_cast<std::int64_t>(out.extent(0)), target_of);
   auto perm = sorted.perm;
   auto key = sorted.target;
   const std::int64_t kept = sorted.kept;
   Kokkos::parallel_for(
-      "shardops::accumulate::runs", Kokkos::RangePolicy<ExecSpace>(space, 0, kept), KOKKOS_LAMBDA(const std::int64_t j) {
+      "shardops::accumulate::runs", Kokkos::RangePolicy<ExecSpace>(space, 0, kept),
+      KOKKOS_LAMBDA(const std::int64_t j) {
         const std::int64_t t = key(j);
         if (j > 0 && key(j - 1) == t) return;  // not the start of a run
         T* o = dst + t * width;

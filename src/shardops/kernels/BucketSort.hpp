@@ -40,7 +40,8 @@ std::int64_t choose_num_chunks(const ExecSpace& space, std::int64_t num_rows, st
   const std::int64_t threads = kx::concurrency(space);
   std::int64_t chunks = threads == 1 ? 1 : 4 * threads;
   chunks = kx::min<std::int64_t>(chunks, (num_rows + 15) / 16);
-  chunks = kx::min<std::int64_t>(chunks, kx::max<std::int64_t>(1, (std::int64_t(1) << 24) / kx::max<std::int64_t>(num_buckets, 1)));
+  chunks = kx::min<std::int64_t>(
+      chunks, kx::max<std::int64_t>(1, (std::int64_t(1) << 24) / kx::max<std::int64_t>(num_buckets, 1)));
   return kx::max<std::int64_t>(chunks, 1);
 }
 

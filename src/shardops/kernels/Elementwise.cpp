@@ -96,7 +96,10 @@ void uniform_int(T* o, std::int64_t n, std::uint64_t key, std::int64_t first, st
 
 std::string Scalar::str() const {
   std::ostringstream os;
-  if (is_integer) os << i; else os << f;
+  if (is_integer)
+    os << i;
+  else
+    os << f;
   return os.str();
 }
 
@@ -138,8 +141,8 @@ Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s) {
   return out;
 }
 
-Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first, std::uint64_t seed, const Scalar& minval,
-                      const Scalar& maxval) {
+Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first, std::uint64_t seed,
+                      const Scalar& minval, const Scalar& maxval) {
   Tensor out(dtype, local_shape, Init::Uninitialized, "shardops::random_uniform");
   const std::uint64_t key = splitmix64(seed);
   const std::int64_t n = out.num_elements();
@@ -153,8 +156,8 @@ Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first,
     });
   } else if (dtype == DType::Int32 || dtype == DType::Int64) {
     if (!minval.is_integer || !maxval.is_integer || maxval.i <= minval.i) {
-      throw InvalidArgument("random_uniform: integer dtypes need integer minval < maxval, got " + minval.str() + " and " +
-                            maxval.str());
+      throw InvalidArgument("random_uniform: integer dtypes need integer minval < maxval, got " + minval.str() +
+                            " and " + maxval.str());
     }
     const std::int64_t lo = minval.i;
     const std::uint64_t span = static_cast<std::uint64_t>(maxval.i - minval.i);

@@ -40,7 +40,7 @@ Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s);
 /// \brief Uniform random values of shape \p local_shape whose first element has
 /// global position \p first: floats in [minval, maxval), integers in [minval, maxval).
 /// Value k is a hash of (seed, first + k): independent of how the tensor is split.
-Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first, std::uint64_t seed, const Scalar& minval,
-                      const Scalar& maxval);
+Tensor random_uniform(DType dtype, const Shape& local_shape, std::int64_t first, std::uint64_t seed,
+                      const Scalar& minval, const Scalar& maxval);
 
 }  // namespace shardops

@@ -18,7 +18,7 @@ void expect_index_dtype(const char* op, int input, DType actual) {
   if (is_index_dtype(actual)) return;
   // TF's attr check text; the list is the index dtypes shardops supports.
   throw InvalidArgument(std::string("Value for attr 'Tindices' of ") + tf_dtype_name(actual) +
-                        " is not in the list of allowed values: int32, int64",
+                            " is not in the list of allowed values: int32, int64",
                         "indices");
 }
 
@@ -29,7 +29,8 @@ std::vector<std::int64_t> index_row_values(const Tensor& indices, std::int64_t r
   dispatch_index(indices.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
     const std::vector<I> host = one.to_vector<I>();
-    for (int k = 0; k < depth; ++k) values[static_cast<std::size_t>(k)] = static_cast<std::int64_t>(host[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < depth; ++k)
+      values[static_cast<std::size_t>(k)] = static_cast<std::int64_t>(host[static_cast<std::size_t>(k)]);
   });
   return values;
 }

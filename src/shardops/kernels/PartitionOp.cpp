@@ -15,7 +15,8 @@ std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitio
   if (options.bad_indices == BadIndices::Error) {
     const std::int64_t bad = kernels::first_bad_partition(space, ids, g.num_partitions);
     if (bad >= 0) {
-      const std::int32_t value = partitions.reshaped(Shape{g.num_rows}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
+      const std::int32_t value =
+          partitions.reshaped(Shape{g.num_rows}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
       throw InvalidArgument(partition_index_error(partitions.shape(), bad, value, g.num_partitions), "partitions");
     }
   }

@@ -36,8 +36,10 @@ std::int64_t max_index(const ExecSpace& space, const std::vector<Tensor>& indice
 Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data, const OpOptions& options) {
   kx::ScopedRegion region("shardops::DynamicStitch");
   const int n = static_cast<int>(indices.size());
-  for (int m = 0; m < n; ++m) expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
-  for (std::size_t m = 1; m < data.size(); ++m) expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+  for (int m = 0; m < n; ++m)
+    expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
+  for (std::size_t m = 1; m < data.size(); ++m)
+    expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
 
   const ExecSpace space;
   std::vector<Shape> index_shapes, data_shapes;
@@ -50,8 +52,10 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
     const Tensor& t = indices[m];
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
     auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
-    const std::int64_t bad = kernels::first_where(space, t.num_elements(), negative, "shardops::DynamicStitch::validate");
-    if (bad >= 0 && options.bad_indices == BadIndices::Error) throw InvalidArgument(stitch_index_error(bad), "indices[" + std::to_string(m) + "]");
+    const std::int64_t bad =
+        kernels::first_where(space, t.num_elements(), negative, "shardops::DynamicStitch::validate");
+    if (bad >= 0 && options.bad_indices == BadIndices::Error)
+      throw InvalidArgument(stitch_index_error(bad), "indices[" + std::to_string(m) + "]");
   }
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_idx);
 

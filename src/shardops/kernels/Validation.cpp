@@ -18,7 +18,9 @@ std::string join_values(const std::vector<std::int64_t>& values) {
 std::string str(std::int64_t v) { return std::to_string(v); }
 
 // TensorShape::dim_size on a dim that does not exist: treat as a mismatch.
-std::int64_t dim_or(const Shape& s, int i, std::int64_t fallback) { return (i >= 0 && i < s.rank()) ? s.dim(i) : fallback; }
+std::int64_t dim_or(const Shape& s, int i, std::int64_t fallback) {
+  return (i >= 0 && i < s.rank()) ? s.dim(i) : fallback;
+}
 
 // scatter_nd_op.cc: an empty output is fine only if nothing is scattered into it.
 bool valid_empty_output(std::int64_t num_inputs, std::int64_t num_indices, std::int64_t num_updates) {
@@ -83,8 +85,8 @@ StitchGeometry check_dynamic_stitch(const std::vector<Shape>& indices, const std
     if (m > 0 && data0.suffix(indices0.rank()) != data[m].suffix(indices[m].rank())) {
       throw InvalidArgument("Need data[0].shape[" + str(indices0.rank()) + ":] = data[" + n + "].shape[" +
                             str(indices[m].rank()) + ":], got data[0].shape = " + data0.str() + ", data[" + n +
-                            "].shape = " + data[m].str() + ", indices[0].shape = " + indices0.str() + ", indices[" +
-                            n + "].shape = " + indices[m].str());
+                            "].shape = " + data[m].str() + ", indices[0].shape = " + indices0.str() + ", indices[" + n +
+                            "].shape = " + indices[m].str());
     }
   }
   StitchGeometry g;
@@ -152,9 +154,8 @@ void check_tensor_scatter_compute(const Shape& shape, const Shape& indices, cons
   }
   const std::int64_t ix = indices.dim(outer);
   if (updates.rank() - outer != shape.rank() - ix) {
-    throw InvalidArgument(
-        "Inner dimensions of output shape must match inner dimensions of updates shape. Output: " + shape.str() +
-        " updates: " + updates.str());
+    throw InvalidArgument("Inner dimensions of output shape must match inner dimensions of updates shape. Output: " +
+                          shape.str() + " updates: " + updates.str());
   }
   for (int i = 0; i + outer < updates.rank(); ++i) {
     if (updates.dim(i + outer) != dim_or(shape, static_cast<int>(ix) + i, -1)) {
@@ -179,11 +180,11 @@ void check_scatter_common(const Shape& params, const Shape& indices, const Shape
   const std::int64_t slice_dim = indices.rank() > 1 ? indices.dim(indices.rank() - 1) : 1;
   const std::int64_t batch_dim = indices.rank() > 1 ? indices.rank() - 1 : 1;
   const std::string prefix_err = "Dimensions [0," + str(batch_dim) + ") of indices[shape=" + indices.str() +
-                                 "] must match dimensions [0," + str(batch_dim) + ") of updates[shape=" +
-                                 updates.str() + "]";
-  const std::string suffix_err = "Dimensions [" + str(slice_dim) + "," + str(params.rank()) + ") of input[shape=" +
-                                 params.str() + "] must match dimensions [" + str(slice_dim) + "," +
-                                 str(updates.rank()) + ") of updates[shape=" + updates.str() + "]";
+                                 "] must match dimensions [0," + str(batch_dim) +
+                                 ") of updates[shape=" + updates.str() + "]";
+  const std::string suffix_err = "Dimensions [" + str(slice_dim) + "," + str(params.rank()) +
+                                 ") of input[shape=" + params.str() + "] must match dimensions [" + str(slice_dim) +
+                                 "," + str(updates.rank()) + ") of updates[shape=" + updates.str() + "]";
   if (updates.rank() < batch_dim) throw InvalidArgument(prefix_err);
   if (params.rank() < slice_dim + (updates.rank() - batch_dim)) throw InvalidArgument(suffix_err);
   if (updates.rank() != batch_dim + params.rank() - slice_dim) throw InvalidArgument(suffix_err);
@@ -224,8 +225,8 @@ ScatterGeometry check_scatter(ScatterOp op, DType dtype, const std::vector<std::
   g.num_updates = indices.num_elements() / std::max<std::int64_t>(slice_dim, 1);
   if (g.empty_output) return g;
   if (slice_dim < 1 || slice_dim > 7) {
-    throw InvalidArgument(
-        "Only indices.shape[-1] values between 1 and 5 are currently supported.  Requested rank: " + str(slice_dim));
+    throw InvalidArgument("Only indices.shape[-1] values between 1 and 5 are currently supported.  Requested rank: " +
+                          str(slice_dim));
   }
   g.index_depth = static_cast<int>(slice_dim);
   g.slice_size = params.product_from(g.index_depth);
@@ -264,8 +265,8 @@ GatherGeometry check_gather_nd(const Shape& params, const Shape& indices) {
       throw InvalidArgument("Requested more than 0 entries, but params is empty.  Params shape: " + params.str());
     }
     if (depth > 7) {
-      throw InvalidArgument(
-          "Only indices.shape[-1] values between 1 and 7 are currently supported.  Requested rank: " + str(depth));
+      throw InvalidArgument("Only indices.shape[-1] values between 1 and 7 are currently supported.  Requested rank: " +
+                            str(depth));
     }
   }
   return g;

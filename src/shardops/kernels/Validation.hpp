@@ -38,9 +38,9 @@ std::string partition_index_error(const Shape& partitions, std::int64_t flat, st
 
 // ---------------------------------------------------------------- DynamicStitch
 struct StitchGeometry {
-  std::int64_t first_dim = 0;   ///< max index + 1
-  std::int64_t slice_size = 0;  ///< elements per row: data[0].shape[indices[0].rank:]
-  Shape output;                 ///< [first_dim] + slice shape
+  std::int64_t first_dim = 0;      ///< max index + 1
+  std::int64_t slice_size = 0;     ///< elements per row: data[0].shape[indices[0].rank:]
+  Shape output;                    ///< [first_dim] + slice shape
   std::vector<std::int64_t> rows;  ///< indices[m].num_elements()
 };
 /// \param max_index the largest index over all inputs (-1 if all are empty).
@@ -54,19 +54,19 @@ enum class ScatterOp { ScatterNd, Update, Add, Sub, Min, Max };
 const char* scatter_op_name(ScatterOp op) noexcept;  // TF op name ("TensorScatterAdd")
 
 struct ScatterGeometry {
-  int index_depth = 0;              ///< K = indices.shape[-1]
-  std::int64_t num_updates = 0;     ///< index rows
-  std::int64_t slice_size = 0;      ///< elements per update row: shape[K:]
-  std::int64_t output_rows = 0;     ///< prod(shape[:K])
-  std::vector<std::int64_t> dims;   ///< shape[:K], for bounds checks and linearisation
-  Shape output;                     ///< the output shape
-  Shape batch;                      ///< indices.shape[:-1], for error positions
-  bool empty_output = false;        ///< output has no elements: nothing is checked or applied
+  int index_depth = 0;             ///< K = indices.shape[-1]
+  std::int64_t num_updates = 0;    ///< index rows
+  std::int64_t slice_size = 0;     ///< elements per update row: shape[K:]
+  std::int64_t output_rows = 0;    ///< prod(shape[:K])
+  std::vector<std::int64_t> dims;  ///< shape[:K], for bounds checks and linearisation
+  Shape output;                    ///< the output shape
+  Shape batch;                     ///< indices.shape[:-1], for error positions
+  bool empty_output = false;       ///< output has no elements: nothing is checked or applied
 };
 /// Validates dtype support and shapes for \p op. \p shape is ScatterNd's shape
 /// argument (raw, so a negative dim is reported in TF's order) or the tensor's shape.
-ScatterGeometry check_scatter(ScatterOp op, DType dtype, const std::vector<std::int64_t>& shape,
-                              const Shape& indices, const Shape& updates);
+ScatterGeometry check_scatter(ScatterOp op, DType dtype, const std::vector<std::int64_t>& shape, const Shape& indices,
+                              const Shape& updates);
 /// "indices[0,1] = [5, 0] does not index into shape [5,1]".
 std::string scatter_index_error(const ScatterGeometry& g, std::int64_t row, const std::vector<std::int64_t>& index);
 

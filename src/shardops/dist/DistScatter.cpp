@@ -18,12 +18,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const char* name = scatter_op_name(op);
   kx::ScopedRegion region(std::string("shardops::dist::") + name);
   const DType dtype = tensor ? tensor->dtype() : updates.dtype();
-  if (tensor) {
-    expect_index_dtype(name, 1, indices.dtype());
-    expect_dtype(name, 2, dtype, updates.dtype());
-  } else {
-    expect_index_dtype(name, 0, indices.dtype());
-  }
+  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype());
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
   const int me = comm.rank();

@@ -19,18 +19,6 @@ struct IndexAsTarget {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
 };
 
-std::int64_t local_max(const ExecSpace& space, const Tensor& ids) {
-  const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
-  std::int64_t m = -1;
-  Kokkos::parallel_reduce(
-      "shardops::dist::DynamicStitch::max_index", Kokkos::RangePolicy<ExecSpace>(space, 0, ids.num_elements()),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
-        if (p[i] > v) v = p[i];
-      },
-      Kokkos::Max<std::int64_t>(m));
-  return ids.num_elements() > 0 ? m : -1;
-}
-
 }  // namespace
 
 DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
@@ -47,7 +35,7 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   for (const DistTensor& t : indices) index_shapes.push_back(t.shape());
   for (const DistTensor& t : data) data_shapes.push_back(t.shape());
   std::int64_t mx = -1;
-  for (const DistTensor& t : indices) mx = std::max(mx, local_max(space, t.local()));
+  for (const DistTensor& t : indices) mx = std::max(mx, max_int32(t.local()));
   mx = comm.max(mx);
 
   // Global order of element i of input m: (m, global flat position).

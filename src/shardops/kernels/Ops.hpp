@@ -49,6 +49,13 @@ void expect_dtype(const char* op, int input, DType expected, DType actual);
 /// Throws unless \p actual is int32 or int64 (same TF text).
 void expect_index_dtype(const char* op, int input, DType actual);
 
+/// TF's input checks of the scatter family: index dtype, and (TensorScatter*)
+/// updates of the tensor's dtype.
+void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType indices, DType updates);
+
+/// The largest value of an int32 tensor (DynamicStitch's indices), -1 if it is empty.
+std::int64_t max_int32(const Tensor& ids);
+
 /// The K values of index row \p row of an [n, K] index tensor, on the host.
 std::vector<std::int64_t> index_row_values(const Tensor& indices, std::int64_t row, int depth);
 

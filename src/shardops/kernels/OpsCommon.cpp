@@ -22,6 +22,28 @@ void expect_index_dtype(const char* op, int input, DType actual) {
                         "indices");
 }
 
+void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType indices, DType updates) {
+  const char* name = scatter_op_name(op);
+  if (has_tensor) {
+    expect_index_dtype(name, 1, indices);
+    expect_dtype(name, 2, dtype, updates);
+  } else {
+    expect_index_dtype(name, 0, indices);
+  }
+}
+
+std::int64_t max_int32(const Tensor& ids) {
+  const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
+  std::int64_t m = -1;
+  Kokkos::parallel_reduce(
+      "shardops::max_int32", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, ids.num_elements()),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
+        if (p[i] > v) v = p[i];
+      },
+      Kokkos::Max<std::int64_t>(m));
+  return ids.num_elements() > 0 ? m : -1;
+}
+
 std::vector<std::int64_t> index_row_values(const Tensor& indices, std::int64_t row, int depth) {
   std::vector<std::int64_t> values(static_cast<std::size_t>(depth));
   if (depth == 0) return values;

@@ -18,12 +18,7 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor, const Tensor& indices, c
   const char* name = scatter_op_name(op);
   kx::ScopedRegion region(std::string("shardops::") + name);
   const DType dtype = tensor ? tensor->dtype() : updates.dtype();
-  if (tensor) {
-    expect_index_dtype(name, 1, indices.dtype());
-    expect_dtype(name, 2, dtype, updates.dtype());
-  } else {
-    expect_index_dtype(name, 0, indices.dtype());
-  }
+  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype());
   const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
   Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
                       : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");

@@ -1,4 +1,5 @@
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/kernels/Assign.hpp"
@@ -15,19 +16,9 @@ struct StitchTarget {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
 };
 
-std::int64_t max_index(const ExecSpace& space, const std::vector<Tensor>& indices) {
+std::int64_t max_index(const std::vector<Tensor>& indices) {
   std::int64_t result = -1;
-  for (const Tensor& t : indices) {
-    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(t.data());
-    std::int64_t m = -1;
-    Kokkos::parallel_reduce(
-        "shardops::DynamicStitch::max_index", Kokkos::RangePolicy<ExecSpace>(space, 0, t.num_elements()),
-        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
-          if (ids[i] > v) v = ids[i];
-        },
-        Kokkos::Max<std::int64_t>(m));
-    if (t.num_elements() > 0 && m > result) result = m;
-  }
+  for (const Tensor& t : indices) result = std::max(result, max_int32(t));
   return result;
 }
 
@@ -45,7 +36,7 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
   std::vector<Shape> index_shapes, data_shapes;
   for (const Tensor& t : indices) index_shapes.push_back(t.shape());
   for (const Tensor& t : data) data_shapes.push_back(t.shape());
-  const std::int64_t max_idx = max_index(space, indices);
+  const std::int64_t max_idx = max_index(indices);
 
   // TF checks the index values before the data shapes (CheckArgsAndAllocateResult).
   for (std::size_t m = 0; m < indices.size(); ++m) {

@@ -2,6 +2,7 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Error.hpp"
+#include "shardops/core/StringPool.hpp"
 
 namespace shardops {
 
@@ -21,6 +22,7 @@ const char* dtype_name(DType dtype) noexcept {
     case DType::Float64: return "float64";
     case DType::Complex64: return "complex64";
     case DType::Complex128: return "complex128";
+    case DType::String: return "string";
   }
   return "unknown";
 }
@@ -38,10 +40,12 @@ DType dtype_from_name(const std::string& name) {
   for (DType d : kAllDTypes) {
     if (name == dtype_name(d)) return d;
   }
+  if (name == dtype_name(DType::String)) return DType::String;
   throw InvalidArgument("unknown dtype '" + name + "'");
 }
 
 std::size_t dtype_size(DType dtype) noexcept {
+  if (dtype == DType::String) return sizeof(StringHandle);
   try {
     return dispatch_dtype(dtype, [](auto tag) { return sizeof(typename decltype(tag)::type); });
   } catch (...) {
@@ -50,6 +54,8 @@ std::size_t dtype_size(DType dtype) noexcept {
 }
 
 bool is_complex(DType dtype) noexcept { return dtype == DType::Complex64 || dtype == DType::Complex128; }
+
+bool is_string(DType dtype) noexcept { return dtype == DType::String; }
 
 bool is_index_dtype(DType dtype) noexcept { return dtype == DType::Int32 || dtype == DType::Int64; }
 

@@ -3,9 +3,13 @@
 /// \brief The closed set of element types shardops handles, and their C++ types.
 ///
 /// Names follow NumPy ("float32", "complex64"), so h5py users read them as they
-/// write them. Strings are not fixed-size elements and will be a separate DType
-/// with their own storage; every switch over DType goes through dispatch_dtype()
-/// (Dispatch.hpp), the one place a new type has to be added.
+/// write them. Every switch over DType goes through dispatch_dtype() (Dispatch.hpp),
+/// the one place a new type has to be added.
+///
+/// String is the one dtype without arithmetic: a string tensor's elements are
+/// 8-byte handles into the tensor's StringPool (core/StringPool.hpp), so the
+/// movement kernels move strings as they move any 8-byte element, and
+/// dispatch_dtype() refuses it (no op computes on string values).
 
 #include <Kokkos_Complex.hpp>
 #include <cstddef>
@@ -31,9 +35,11 @@ enum class DType : std::uint8_t {
   Float64,
   Complex64,
   Complex128,
+  String,
 };
 
-/// All dtypes, in enum order (for tests and help texts).
+/// The dtypes with arithmetic (all but String), in enum order: the fixed-size
+/// element types the numeric tests run over.
 inline constexpr DType kAllDTypes[] = {
     DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,   DType::Int64,   DType::UInt8,     DType::UInt16,
     DType::UInt32, DType::UInt64, DType::Float16, DType::Float32, DType::Float64, DType::Complex64, DType::Complex128,
@@ -51,6 +57,7 @@ DType dtype_from_name(const std::string& name);
 /// Bytes per element.
 std::size_t dtype_size(DType dtype) noexcept;
 bool is_complex(DType dtype) noexcept;
+bool is_string(DType dtype) noexcept;
 /// int32 or int64: the index dtypes of the scatter/gather family.
 bool is_index_dtype(DType dtype) noexcept;
 

@@ -40,6 +40,10 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
     case DType::Float64: return f(TypeTag<double>{});
     case DType::Complex64: return f(TypeTag<complex64_t>{});
     case DType::Complex128: return f(TypeTag<complex128_t>{});
+    case DType::String:
+      // Callers that move elements use dispatch_word; only arithmetic lands here,
+      // and the ops refuse strings with TF's text before they compute.
+      throw InvalidArgument("string tensors have no arithmetic: this operation needs a numeric dtype");
   }
   throw InternalError("dispatch_dtype: dtype " + std::to_string(static_cast<int>(dtype)) + " has no C++ type");
 }

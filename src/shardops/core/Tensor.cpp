@@ -105,7 +105,15 @@ void Tensor::copy_from(const Tensor& src) {
 Tensor Tensor::deep_copy(const std::string& label) const {
   Tensor out(dtype_, shape_, Init::Uninitialized, label);
   out.copy_from(*this);
+  out.strings_ = strings_;  // immutable: the copy's handles may name the same bytes
   return out;
+}
+
+Tensor Tensor::with_strings(StringPool pool) const {
+  if (dtype_ != DType::String) throw InternalError(std::string("Tensor::with_strings on a ") + dtype_name(dtype_) + " tensor");
+  Tensor t = *this;
+  t.strings_ = std::move(pool);
+  return t;
 }
 
 Tensor Tensor::adopt(DType dtype, Shape shape, Kokkos::View<unsigned char*, MemSpace> storage) {

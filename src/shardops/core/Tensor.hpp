@@ -11,6 +11,7 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Shape.hpp"
+#include "shardops/core/StringPool.hpp"
 
 namespace shardops {
 
@@ -19,6 +20,10 @@ enum class Init { Zero, Uninitialized };
 
 /// \brief A dense row-major tensor in MemSpace. Copies share storage (like a
 /// Kokkos::View); deep_copy() makes an independent one. Row slices share storage too.
+///
+/// A string tensor (DType::String) holds StringHandles; its strings() pool holds
+/// their bytes and travels with every copy, slice and reshape (pools are
+/// immutable, so sharing one is safe). A new string tensor is all empty strings.
 class Tensor {
  public:
   /// An empty float32 tensor of shape [0].
@@ -62,6 +67,11 @@ class Tensor {
   /// Copy all elements from \p src (same dtype and element count).
   void copy_from(const Tensor& src);
 
+  /// The pool a string tensor's handles name (empty for other dtypes).
+  const StringPool& strings() const noexcept { return strings_; }
+  /// The same elements with \p pool as their strings (string tensors only).
+  Tensor with_strings(StringPool pool) const;
+
   /// Wrap an existing allocation of exactly nbytes (e.g. a receive buffer).
   static Tensor adopt(DType dtype, Shape shape, Kokkos::View<unsigned char*, MemSpace> storage);
 
@@ -92,6 +102,7 @@ class Tensor {
   Shape shape_{0};
   Kokkos::View<unsigned char*, MemSpace> storage_;
   std::size_t offset_ = 0;
+  StringPool strings_;
 };
 
 /// \throws InvalidArgument if \p nbytes cannot be allocated in MemSpace (more than

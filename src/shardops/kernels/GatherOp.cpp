@@ -10,6 +10,7 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
   expect_index_dtype("GatherNd", 1, indices.dtype());
   const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
   Tensor out(params.dtype(), g.output, Init::Uninitialized, "shardops::GatherNd::output");
+  if (is_string(params.dtype())) out = out.with_strings(params.strings());
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * params.itemsize();
   if (g.num_slices == 0 || row_bytes == 0) return out;
 

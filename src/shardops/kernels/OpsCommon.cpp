@@ -30,6 +30,13 @@ void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType ind
   } else {
     expect_index_dtype(name, 0, indices);
   }
+  // TF registers TensorScatterAdd/Sub/Min/Max for no string kernel: its kernel
+  // lookup fails with this text before any shape is looked at.
+  if (is_string(dtype) && op != ScatterOp::Update && op != ScatterOp::ScatterNd) {
+    throw InvalidArgument(std::string("Could not find device for node: {{node ") + name + "}} = " + name +
+                          "[T=DT_STRING, Tindices=DT_" + (indices == DType::Int64 ? "INT64" : "INT32") +
+                          "] (TensorFlow has no " + name + " kernel for strings)");
+  }
 }
 
 std::int64_t max_int32(const Tensor& ids) {

@@ -24,6 +24,7 @@ std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitio
   const auto layout = kernels::partition_layout(space, ids, g.num_partitions);
   Tensor grouped(data.dtype(), g.slice_shape.prepend(layout.total), Init::Uninitialized,
                  "shardops::DynamicPartition::outputs");
+  if (is_string(data.dtype())) grouped = grouped.with_strings(data.strings());  // handles move, bytes stay
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * data.itemsize();
   dispatch_word(word_selector(row_bytes, {data.data(), grouped.data()}), [&](auto tag) {
     using W = typename decltype(tag)::type;

@@ -8,18 +8,25 @@
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/kernels/Ops.hpp"
 #include "shardops/kernels/ScatterApply.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 
 namespace {
 
-Tensor scatter_impl(ScatterOp op, const Tensor* tensor, const Tensor& indices, const Tensor& updates,
+Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices, const Tensor& updates_in,
                     const std::vector<std::int64_t>& shape, const OpOptions& options) {
   const char* name = scatter_op_name(op);
   kx::ScopedRegion region(std::string("shardops::") + name);
-  const DType dtype = tensor ? tensor->dtype() : updates.dtype();
-  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype());
-  const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
+  const DType dtype = tensor_in ? tensor_in->dtype() : updates_in.dtype();
+  expect_scatter_dtypes(op, tensor_in != nullptr, dtype, indices.dtype(), updates_in.dtype());
+  const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates_in.shape());
+  // TensorScatterUpdate on strings: the tensor's and the updates' handles into one pool.
+  const bool strings = is_string(dtype);
+  const std::vector<Tensor> shared =
+      strings && tensor_in ? share_string_pool({*tensor_in, updates_in}) : std::vector<Tensor>{updates_in};
+  const Tensor* tensor = tensor_in ? &shared[0] : nullptr;
+  const Tensor& updates = shared.back();
   Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
                       : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");
   if (g.empty_output) return out;
@@ -33,6 +40,12 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor, const Tensor& indices, c
         kernels::last_where(space, g.num_updates, kernels::negative(target), "shardops::scatter::validate");
     if (bad >= 0 && options.bad_indices == BadIndices::Error) {
       throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
+    }
+    if (strings && op == ScatterOp::ScatterNd) {
+      // Duplicates concatenate in index order; the result gets a pool of its own.
+      out = concat_strings_by_target(space, g.num_updates, target, updates.reshaped(Shape{g.num_updates, g.slice_size}),
+                                     g.output, g.output_rows, g.slice_size, updates.strings().home);
+      return;
     }
     scatter_apply(space, op, options.schedule, g.num_updates, target, updates, out, g.output_rows, g.slice_size);
   });

@@ -5,6 +5,7 @@
 #include "shardops/kernels/Assign.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Ops.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 
@@ -24,13 +25,16 @@ std::int64_t max_index(const std::vector<Tensor>& indices) {
 
 }  // namespace
 
-Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data, const OpOptions& options) {
+Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data_in, const OpOptions& options) {
   kx::ScopedRegion region("shardops::DynamicStitch");
   const int n = static_cast<int>(indices.size());
   for (int m = 0; m < n; ++m)
     expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
-  for (std::size_t m = 1; m < data.size(); ++m)
-    expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+  for (std::size_t m = 1; m < data_in.size(); ++m)
+    expect_dtype("DynamicStitch", n + static_cast<int>(m), data_in[0].dtype(), data_in[m].dtype());
+  // String inputs: handles of every data[m] into one pool, so rows of any input can be merged.
+  const bool strings = !data_in.empty() && is_string(data_in[0].dtype());
+  const std::vector<Tensor> data = strings ? share_string_pool(data_in) : data_in;
 
   const ExecSpace space;
   std::vector<Shape> index_shapes, data_shapes;
@@ -51,6 +55,7 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_idx);
 
   Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::DynamicStitch::merged");
+  if (strings) merged = merged.with_strings(data[0].strings());
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * merged.itemsize();
   if (row_bytes == 0 || g.first_dim == 0) return merged;
   std::size_t selector = word_selector(row_bytes, {merged.data()});

@@ -1,0 +1,81 @@
+#pragma once
+/// \file
+/// \brief Kernels and helpers over string tensors' handles and pools
+/// (core/StringPool.hpp): building pools, merging them, compacting them, and
+/// ScatterNd's concatenation of duplicates.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/Tensor.hpp"
+#include "shardops/kernels/BucketSort.hpp"
+
+namespace shardops {
+
+/// Host: a string tensor holding \p values (row-major), its pool homed at \p home.
+Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home = 0,
+                          StringFormat format = {});
+
+/// Host: the strings of \p t, row-major. \throws InternalError if a handle names
+/// another rank's pool (resolve those first: dist/StringExchange.hpp).
+std::vector<std::string> string_values(const Tensor& t);
+
+/// \p t with a new pool holding exactly its strings, one entry per element in
+/// element order, homed at \p home (handles must name t's own pool).
+Tensor compact_strings(const Tensor& t, int home);
+
+/// Copies of \p inputs (string tensors of one home) whose handles all name one
+/// pool: the inputs' pools back to back. Ops that mix elements of several inputs
+/// (stitch, tensor-scatter-update) run on these. Inputs sharing a pool keep it.
+std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs);
+
+/// Bytes of all strings \p t's elements name (its payload), counted once per element.
+std::int64_t string_payload_bytes(const Tensor& t);
+
+namespace kernels {
+
+/// Pool entry \p entry's length.
+KOKKOS_INLINE_FUNCTION std::int64_t entry_length(const Kokkos::View<const std::int64_t*, MemSpace>& offsets,
+                                                 const StringHandle h) {
+  if (h == 0) return 0;
+  const std::int64_t e = string_handle_entry(h);
+  return offsets(e + 1) - offsets(e);
+}
+
+}  // namespace kernels
+
+/// \brief ScatterNd on strings: \p out_elems = out_rows x slice empty strings, then
+/// each update row i with target(i) >= 0 appended to row target(i), element by
+/// element, in row order ("b" then "c" at one index gives "bc"). \p updates is
+/// [n, slice] with every handle in its own pool. The result has a fresh pool homed
+/// at \p home.
+template <class TargetOf>
+Tensor concat_strings_by_target(const ExecSpace& space, std::int64_t n, const TargetOf& target, const Tensor& updates,
+                                const Shape& out_shape, std::int64_t out_rows, std::int64_t slice, int home);
+
+/// The non-template part of concat_strings_by_target: rows already grouped by
+/// target (\p order: update rows, bucket t = order[begin[t], begin[t+1])).
+Tensor concat_grouped_strings(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& order,
+                              const Kokkos::View<std::int64_t*, MemSpace>& begin, const Tensor& updates,
+                              const Shape& out_shape, std::int64_t out_rows, std::int64_t slice, int home);
+
+template <class TargetOf>
+Tensor concat_strings_by_target(const ExecSpace& space, std::int64_t n, const TargetOf& target, const Tensor& updates,
+                                const Shape& out_shape, std::int64_t out_rows, std::int64_t slice, int home) {
+  // A stable counting sort of the update rows by target keeps each target's rows in
+  // index order: the order TF concatenates them in.
+  auto bucket_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return target(i); };
+  const auto layout = kernels::bucket_layout(space, n, out_rows, bucket_of, "shardops::strings::concat");
+  Kokkos::View<std::int64_t*, MemSpace> order(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::concat::order"),
+      static_cast<std::size_t>(layout.total));
+  auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { order(s) = i; };
+  kernels::bucket_place(space, layout, bucket_of, place, "shardops::strings::concat");
+  space.fence();
+  return concat_grouped_strings(space, order, layout.bucket_begin, updates, out_shape, out_rows, slice, home);
+}
+
+}  // namespace shardops

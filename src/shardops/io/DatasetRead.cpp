@@ -10,6 +10,7 @@
 #include "shardops/io/PathLookup.hpp"
 #include "shardops/io/RowTransfer.hpp"
 #include "shardops/io/TypeMap.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops::io {
 
@@ -65,6 +66,7 @@ OpenDataset open_dataset(const Comm& comm, const DatasetRef& ref) {
         check_id(H5Dopen2(d.file.get(), ref.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
     const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
     d.info.dtype = dtype_from_hdf5(type.get(), what);
+    if (d.info.dtype == DType::String) d.info.strings = string_format_of(type.get(), what);
     const DataspaceHandle space(check_id(H5Dget_space(d.dataset.get()), what + ": cannot read the dataspace"));
     d.info.shape = shape_of(space.get(), what);
   });
@@ -92,6 +94,57 @@ RowLayout choose_layout(const Comm& comm, const Shape& shape, const RowLayout* l
   return *layout;
 }
 
+// This rank's block of a string dataset: HDF5's representation of one round of rows
+// at a time (a char* per element for variable length, `width` bytes per element for
+// fixed length) is turned into std::strings and freed before the next round, then the
+// block's strings become a tensor whose pool is homed at this rank.
+Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& local_shape, std::int64_t first,
+                         std::int64_t count, const std::string& what) {
+  const StringFormat& format = d.info.strings;
+  TypeHandle mem_type;
+  std::vector<std::string> values;
+  run_agreed(comm, [&] {
+    const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
+    mem_type = string_memory_type(type.get(), what);
+    const auto elements = static_cast<std::size_t>(local_shape.num_elements());
+    check_allocation(elements * (dtype_size(DType::String) + sizeof(std::string)),
+                     "reading " + what + ": block " + local_shape.str() + " of strings");
+    values.reserve(elements);
+  });
+  RowStaging staging;
+  if (format.fixed_length) {
+    const auto width = static_cast<std::size_t>(format.width);
+    staging.drain = [&values, width](const unsigned char* buffer, std::int64_t, std::int64_t n) {
+      const char* chars = reinterpret_cast<const char*>(buffer);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const char* s = chars + static_cast<std::size_t>(i) * width;
+        std::size_t len = width;
+        while (len > 0 && s[len - 1] == '\0') --len;  // NumPy's S<n>: trailing NULs are padding
+        values.emplace_back(s, len);
+      }
+    };
+  } else {
+    staging.drain = [&](const unsigned char* buffer, std::int64_t, std::int64_t n) {
+      const auto* strings = reinterpret_cast<char* const*>(buffer);
+      for (std::int64_t i = 0; i < n; ++i) values.emplace_back(strings[i] != nullptr ? strings[i] : "");
+    };
+    staging.release = [&](unsigned char* buffer, std::int64_t n) {
+      const hsize_t dim = static_cast<hsize_t>(n);
+      const DataspaceHandle space(H5Screate_simple(1, &dim, nullptr));
+      if (space.valid()) static_cast<void>(H5Dvlen_reclaim(mem_type.get(), space.get(), H5P_DEFAULT, buffer));
+      hdf5_error_detail();  // a failed reclaim leaks; nothing else to do about it
+    };
+  }
+  transfer_rows_staged(comm, d.dataset.get(), mem_type.get(), d.info.shape, first, count, staging, Transfer::Read,
+                       what);
+  Tensor local;
+  run_agreed(comm, [&] {
+    local = make_string_tensor(local_shape, values, comm.rank(), format);
+    std::vector<std::string>().swap(values);
+  });
+  return local;
+}
+
 }  // namespace
 
 DatasetInfo inspect(const Comm& comm, const DatasetRef& ref) { return open_dataset(comm, ref).info; }
@@ -104,6 +157,13 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
   constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
   RowLayout chosen;
+  if (d.info.dtype == DType::String) {
+    run_agreed(comm, [&] { chosen = choose_layout(comm, shape, layout, what); });
+    const std::int64_t rows = chosen.count(rank);
+    const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
+    const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
+    return DistTensor(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
+  }
   Tensor local;
   std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
   TypeHandle mem_type;

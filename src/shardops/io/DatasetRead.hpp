@@ -4,6 +4,7 @@
 
 #include "shardops/core/DType.hpp"
 #include "shardops/core/Shape.hpp"
+#include "shardops/core/StringPool.hpp"
 #include "shardops/dist/Comm.hpp"
 #include "shardops/dist/DistTensor.hpp"
 #include "shardops/dist/RowLayout.hpp"
@@ -12,10 +13,13 @@
 namespace shardops::io {
 
 /// \brief What a dataset holds: the DType it is read as and its shape (rank 0 for
-/// a scalar dataset; dims may be 0).
+/// a scalar dataset; dims may be 0); for a string dataset also its string type.
 struct DatasetInfo {
   DType dtype = DType::Float32;
   Shape shape;
+  /// DType::String: variable or fixed length, width, charset (what the tensor's
+  /// pool carries, so outputs keep the input's type). Default elsewhere.
+  StringFormat strings;
 };
 
 /// \brief Collective: the dtype and shape of \p ref, without reading data.
@@ -27,11 +31,19 @@ DatasetInfo inspect(const Comm& comm, const DatasetRef& ref);
 /// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows
 /// (one hyperslab, collective transfer; byte order and type layout converted by HDF5).
 ///
+/// A string dataset becomes a DType::String tensor whose pool on rank r is homed at r
+/// and carries the dataset's StringFormat. Its rows are read round by round through
+/// a staging buffer (see RowTransfer.hpp): variable-length strings HDF5 allocates are
+/// copied out and reclaimed each round; fixed-length values lose their trailing NULs
+/// (NumPy's rule: embedded NULs stay). Memory: the block's handles and string bytes
+/// plus one round's buffer.
+///
 /// \param layout the row blocks to read; nullptr means RowLayout::balanced(dim 0).
 ///   A scalar dataset is read by rank 0 (DistTensor's scalar convention) and takes
 ///   no layout other than that.
 /// \throws as inspect(); also InvalidArgument if \p layout does not fit the dataset
-/// or a block needs more memory than is available (checked before allocating), and
+/// or a block needs more memory than is available (checked before allocating; for
+/// strings, the handles and the staging buffer), and
 /// IOError if reading fails. Every rank throws the same error.
 DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout = nullptr);
 

@@ -48,7 +48,18 @@ class OutputTransaction {
   /// as a hyperslab, collective transfer; a scalar by rank 0), in h5py's type layout,
   /// with \p provenance and shardops_version as string attributes. Parent groups are
   /// created as needed.
-  /// \throws InvalidArgument if \p target exists (without overwrite; the message
+  ///
+  /// A string tensor keeps its pool's StringFormat: fixed-length strings are written
+  /// NULPAD, as wide as the format's width or the longest string, whichever is larger,
+  /// collectively through a staging buffer of one round; variable-length strings with
+  /// the format's charset. Parallel HDF5 1.10 cannot write variable-length data with
+  /// the MPI-IO driver, so for those the dataset is created collectively, the
+  /// temporary file closed, and the ranks take turns in rank order, each opening it
+  /// with the serial driver to write its own rows; then the file is reopened for the
+  /// rest of the transaction. Memory per rank: its own block's strings.
+  /// \throws InvalidArgument naming \p target if a variable-length string holds a NUL
+  /// byte (nothing is written).
+  /// \throws InvalidArgument also if \p target exists (without overwrite; the message
   /// suggests --overwrite), names a group, lies below a dataset, or is written twice;
   /// IOError if the output directory is missing or not writable, an existing target
   /// file is not HDF5, or HDF5 fails. After an error the transaction can only be

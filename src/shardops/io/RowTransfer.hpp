@@ -9,11 +9,19 @@
 /// of at most max_transfer_bytes() per rank, so no MPI-IO count overflows 32 bits;
 /// every rank takes part in every round (an empty selection when it has nothing
 /// left).
+///
+/// transfer_rows_staged() moves rows that need converting (strings) through a host
+/// buffer of one round's rows that it allocates itself: before each round of a write
+/// its fill hook converts the round's elements into the buffer, after each round of a
+/// read its drain hook converts them out (and release frees what HDF5 allocated for
+/// variable-length data), so memory holds one round's buffer, never a whole block of
+/// HDF5's representation.
 
 #include <hdf5.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "shardops/core/Shape.hpp"
@@ -36,5 +44,26 @@ void set_max_transfer_bytes(std::size_t bytes) noexcept;
 /// \throws IOError (agreed on all ranks) if HDF5 fails.
 void transfer_rows(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
                    std::int64_t count, void* buffer, Transfer direction, const std::string& what);
+
+/// \brief The hooks of transfer_rows_staged(). Elements are counted in this rank's
+/// block, row-major: a round covers elements [first, first + n) of the block.
+struct RowStaging {
+  /// Write: converts elements [first, first + n) into \p buffer (n mem_type elements).
+  std::function<void(unsigned char* buffer, std::int64_t first, std::int64_t n)> fill;
+  /// Read: converts the n elements HDF5 read into \p buffer (elements [first, first + n)).
+  std::function<void(const unsigned char* buffer, std::int64_t first, std::int64_t n)> drain;
+  /// Read: frees what HDF5 allocated for the n elements in \p buffer (variable-length
+  /// data); runs after drain, and also when the read or drain failed (must not throw then).
+  std::function<void(unsigned char* buffer, std::int64_t n)> release;
+};
+
+/// \brief Collective: transfer_rows() through a staging buffer of one round's rows
+/// (at most max_transfer_bytes() of mem_type elements, allocated here after an agreed
+/// memory check) and \p staging's hooks. Hooks run inside agreed steps: an error in
+/// one on any rank is raised on every rank. A read buffer is zeroed before each round.
+/// \throws IOError (agreed) if HDF5 fails; InvalidArgument if the buffer does not fit
+/// in memory; whatever a hook throws.
+void transfer_rows_staged(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
+                          std::int64_t count, const RowStaging& staging, Transfer direction, const std::string& what);
 
 }  // namespace shardops::io

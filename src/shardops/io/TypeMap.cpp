@@ -50,7 +50,7 @@ H5T_order_t native_order() {
 [[noreturn]] void unsupported(const std::string& what, H5T_class_t cls, const std::string& detail) {
   throw InvalidArgument(what + ": unsupported HDF5 type class " + type_class_name(cls) + " (" + detail +
                         "); shardops reads integers of 1/2/4/8 bytes, IEEE floats of 2/4/8 bytes, h5py's bool "
-                        "enum and h5py's complex compound {r, i}");
+                        "enum, h5py's complex compound {r, i}, and variable- or fixed-length strings");
 }
 
 std::string member_name(hid_t type, unsigned i) {
@@ -174,6 +174,7 @@ TypeHandle file_type(DType dtype) {
     case DType::Float64: return copy_type(H5T_IEEE_F64LE);
     case DType::Complex64: return complex_type(H5T_IEEE_F32LE, 4);
     case DType::Complex128: return complex_type(H5T_IEEE_F64LE, 8);
+    case DType::String: break;  // the type depends on the strings: string_file_type()
   }
   throw InternalError(std::string("io::file_type: no HDF5 type for dtype ") + dtype_name(dtype));
 }
@@ -194,8 +195,53 @@ TypeHandle memory_type(DType dtype) {
     case DType::Float64: return copy_type(H5T_NATIVE_DOUBLE);
     case DType::Complex64: return complex_type(H5T_NATIVE_FLOAT, sizeof(float));
     case DType::Complex128: return complex_type(H5T_NATIVE_DOUBLE, sizeof(double));
+    case DType::String: break;  // string_file_type() / string_memory_type()
   }
   throw InternalError(std::string("io::memory_type: no HDF5 type for dtype ") + dtype_name(dtype));
+}
+
+TypeHandle string_file_type(const StringFormat& format) {
+  TypeHandle t = copy_type(H5T_C_S1);
+  if (format.fixed_length) {
+    if (format.width < 1) {
+      throw InternalError("io::string_file_type: fixed-length width " + std::to_string(format.width));
+    }
+    must(H5Tset_size(t.get(), static_cast<std::size_t>(format.width)), "H5Tset_size");
+    must(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  } else {
+    must(H5Tset_size(t.get(), H5T_VARIABLE), "H5Tset_size(H5T_VARIABLE)");
+    must(H5Tset_strpad(t.get(), H5T_STR_NULLTERM), "H5Tset_strpad");  // as h5py's string_dtype()
+  }
+  must(H5Tset_cset(t.get(), format.utf8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII), "H5Tset_cset");
+  return t;
+}
+
+StringFormat string_format_of(hid_t type, const std::string& what) {
+  StringFormat format;
+  const htri_t variable = check_value(H5Tis_variable_str(type), what + ": cannot read its string type");
+  const H5T_cset_t cset = H5Tget_cset(type);
+  if (cset == H5T_CSET_ERROR) throw IOError(with_hdf5_detail(what + ": cannot read its string charset"));
+  if (cset != H5T_CSET_ASCII && cset != H5T_CSET_UTF8) {
+    unsupported(
+        what, H5T_STRING,
+        "a string of charset " + std::to_string(static_cast<int>(cset)) + "; strings are read as ASCII or UTF-8");
+  }
+  format.utf8 = cset == H5T_CSET_UTF8;
+  format.fixed_length = variable == 0;
+  if (format.fixed_length) {
+    const std::size_t size = H5Tget_size(type);
+    if (size == 0) throw IOError(with_hdf5_detail(what + ": cannot read its string width"));
+    format.width = static_cast<std::int64_t>(size);
+  }
+  return format;
+}
+
+TypeHandle string_memory_type(hid_t type, const std::string& what) {
+  const StringFormat format = string_format_of(type, what);
+  // Fixed length: the same width and charset, NULPAD: what h5py reads S<n> with. A
+  // NULPAD dataset then needs no conversion (its bytes, embedded NULs included, are
+  // read as stored); NULLTERM and SPACEPAD data get HDF5's conversion, as in h5py.
+  return string_file_type(format);
 }
 
 DType dtype_from_hdf5(hid_t type, const std::string& what) {
@@ -205,7 +251,7 @@ DType dtype_from_hdf5(hid_t type, const std::string& what) {
     case H5T_FLOAT: return float_dtype(type, what);
     case H5T_ENUM: return enum_dtype(type, what);
     case H5T_COMPOUND: return compound_dtype(type, what);
-    case H5T_STRING: unsupported(what, cls, "string datasets are not supported yet");
+    case H5T_STRING: string_format_of(type, what); return DType::String;
     case H5T_NO_CLASS:
     case H5T_NCLASSES: throw IOError(with_hdf5_detail(what + ": cannot read its datatype"));
     default: break;

@@ -194,11 +194,17 @@ class Loader {
         } else if (spec["value"]) {
           load_value(spec["value"], in);
           if (spec["dtype"]) {
+            DType given = in.dtype;
             try {
-              in.dtype = dtype_from_name(scalar(spec["dtype"], "dtype"));
+              given = dtype_from_name(scalar(spec["dtype"], "dtype"));
             } catch (const Error& e) {
               fail(spec["dtype"], e.what());
             }
+            if (is_string(given) != is_string(in.dtype) && !(in.string_values.empty() && in.real_values.empty())) {
+              fail(spec["dtype"], "tensor '" + in.name + "': dtype " + dtype_name(given) + " for " +
+                                      (is_string(in.dtype) ? "string" : "numeric") + " values");
+            }
+            in.dtype = given;
           }
         } else {
           fail(spec, "tensor '" + in.name + "' needs a dataset or a value");
@@ -212,9 +218,9 @@ class Loader {
   }
 
   // Nested sequences -> shape + values (rectangular), inferring TF's dtype: ints ->
-  // int32, any real -> float32, true/false -> bool.
+  // int32, any real -> float32, true/false -> bool, quoted or non-numeric text -> string.
   void load_value(const YAML::Node& value, DeckInput& in) {
-    bool any_real = false, any_bool = false, any_number = false;
+    bool any_real = false, any_bool = false, any_number = false, any_string = false;
     std::vector<std::int64_t> shape;
     std::function<void(const YAML::Node&, std::size_t)> walk = [&](const YAML::Node& n, std::size_t depth) {
       if (n.IsSequence()) {
@@ -230,7 +236,10 @@ class Loader {
       const std::string t = substitute(n, n.Scalar());
       std::int64_t i = 0;
       double f = 0;
-      if (t == "true" || t == "false") {
+      in.string_values.push_back(t);
+      if (n.Tag() == "!") {  // quoted: always text ("1" is the string 1)
+        any_string = true;
+      } else if (t == "true" || t == "false") {
         any_bool = true;
         in.int_values.push_back(t == "true");
         in.real_values.push_back(t == "true");
@@ -243,14 +252,17 @@ class Loader {
         in.int_values.push_back(static_cast<std::int64_t>(f));
         in.real_values.push_back(f);
       } else {
-        fail(n, "tensor '" + in.name + "': '" + t + "' is not a number");
+        any_string = true;
       }
     };
     walk(value, 0);
+    if (any_string && (any_bool || any_number))
+      fail(value, "tensor '" + in.name + "': mixes strings with numbers or booleans (quote every string element)");
     if (any_bool && any_number) fail(value, "tensor '" + in.name + "': mixes booleans and numbers");
     in.shape = shape;
     in.integer_values = !any_real;
-    in.dtype = any_bool ? DType::Bool : (any_real ? DType::Float32 : DType::Int32);
+    in.dtype = any_string ? DType::String : any_bool ? DType::Bool : (any_real ? DType::Float32 : DType::Int32);
+    if (!any_string) in.string_values.clear();
   }
 
   // "name/*" -> the defined names name/0, name/1, ... in order.
@@ -371,11 +383,13 @@ class Loader {
       } else if (key == "y" || key == "minval" || key == "maxval") {
         deck_scalar(step, key, Scalar(), true);
       } else if (key == "dtype") {
+        DType dtype = DType::Float32;
         try {
-          dtype_from_name(kv.second.text);
+          dtype = dtype_from_name(kv.second.text);
         } catch (const Error& e) {
           throw InvalidArgument(step.where + ": " + e.what());
         }
+        if (is_string(dtype)) throw InvalidArgument(step.where + ": " + step.op + " makes numbers, not strings");
       }
     }
   }

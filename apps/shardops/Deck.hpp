@@ -31,6 +31,7 @@ struct DeckInput {
   std::vector<std::int64_t> shape;  ///< inline values only
   std::vector<double> real_values;  ///< inline values, as written
   std::vector<std::int64_t> int_values;
+  std::vector<std::string> string_values;  ///< inline strings (dtype string)
   bool integer_values = true;
   int line = 0;
 };

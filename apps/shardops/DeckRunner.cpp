@@ -10,6 +10,7 @@
 #include "shardops/dist/DistElementwise.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/io/Io.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 namespace app {
@@ -23,6 +24,7 @@ std::string describe(const DistTensor& t) { return t.shape().str() + " " + dtype
 // An inline value, built on every rank, each keeping its block.
 DistTensor inline_tensor(const Comm& comm, const DeckInput& in) {
   const Shape shape(in.shape);
+  if (is_string(in.dtype)) return DistTensor::from_replicated(comm, make_string_tensor(shape, in.string_values));
   std::vector<unsigned char> bytes(static_cast<std::size_t>(shape.num_elements()) * dtype_size(in.dtype));
   dispatch_dtype(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -7,6 +7,7 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/io/Io.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 namespace app {
@@ -15,7 +16,9 @@ namespace {
 
 std::string describe(const DistTensor& t) { return t.shape().str() + " " + dtype_name(t.dtype()); }
 
-std::int64_t global_bytes(const DistTensor& t) {
+// Collective: the tensor's bytes (a string tensor's: the strings' own bytes).
+std::int64_t global_bytes(const Comm& comm, const DistTensor& t) {
+  if (is_string(t.dtype())) return comm.sum(string_payload_bytes(t.local()));
   return t.shape().num_elements() * static_cast<std::int64_t>(dtype_size(t.dtype()));
 }
 
@@ -37,7 +40,7 @@ DistTensor read_input(const Comm& comm, const std::string& subject, const std::s
   DistTensor t = io::read_dataset(comm, ref, layout);
   inputs.describe(subject, describe(t));
   record.inputs.push_back(name);
-  record.bytes_read += global_bytes(t);
+  record.bytes_read += global_bytes(comm, t);
   return t;
 }
 
@@ -56,7 +59,7 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   for (const Output& o : outputs) {
     file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));
-    record.bytes_written += global_bytes(o.tensor);
+    record.bytes_written += global_bytes(comm, o.tensor);
   }
   file.commit();
 }

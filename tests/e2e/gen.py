@@ -74,8 +74,31 @@ class Case:
         raise ValueError(self.op)
 
 
+STRING_PIECES = [b"a", b"bc", b"xyz", "\u00f6".encode(), "\u65e5".encode(), b"\x00", b" ", b"\xff"]
+
+
+def strings(rng, shape):
+    """Fixed-length byte strings (numpy S) of mixed lengths: empty, short, with NULs and
+    non-ASCII bytes inside (never at the end: numpy strips trailing NULs), a few long."""
+    out = []
+    for _ in range(int(np.prod(shape, dtype=np.int64))):
+        k = int(rng.integers(0, 12))
+        if k == 0:
+            out.append(b"")
+        elif k == 1:
+            out.append(b"long" * int(rng.integers(50, 200)))
+        else:
+            s = b"".join(STRING_PIECES[int(i)] for i in rng.integers(0, len(STRING_PIECES), int(rng.integers(1, 5))))
+            out.append(s + b"." if s.endswith(b"\x00") else s)
+    width = max([len(s) for s in out] + [1])
+    return np.array(out, dtype="S%d" % width).reshape(shape)
+
+
 def values(rng, dtype, shape, specials=False):
-    """Random values of dtype; specials puts NaN (with a payload), +-0, +-inf in float parts."""
+    """Random values of dtype; specials puts NaN (with a payload), +-0, +-inf in float parts.
+    dtype "S": byte strings (strings())."""
+    if dtype == "S":
+        return strings(rng, tuple(shape))
     dtype = np.dtype(dtype)
     shape = tuple(shape)
     if dtype == np.bool_:

@@ -67,7 +67,11 @@ def main():
             results[name] = {"status": "error", "message": str(e), "error_class": type(e).__name__}
         else:
             for k, t in enumerate(outs):
-                outputs["%s/%d" % (name, k)] = np.asarray(t.numpy())
+                value = t.numpy()
+                if t.dtype == tf.string:  # object array of bytes -> numpy S (savez without pickle)
+                    value = np.array(value.tolist(), dtype="S%d" % max([len(v) for v in value.reshape(-1)] + [1]))
+                    value = value.reshape(t.shape)
+                outputs["%s/%d" % (name, k)] = np.asarray(value)
             results[name] = {"status": "ok", "outputs": len(outs)}
     np.savez(os.path.join(d, "outputs.npz"), **outputs)
     with open(os.path.join(d, "results.json"), "w") as f:

@@ -1,5 +1,7 @@
 #include "DistTestUtil.hpp"
 
+#include "shardops/kernels/StringKernels.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -150,6 +152,17 @@ void expect_same_tensor(const Tensor& actual, const Tensor& expected, const std:
   EXPECT_EQ(dtype_name(actual.dtype()), std::string(dtype_name(expected.dtype()))) << what;
   EXPECT_EQ(actual.shape().str(), expected.shape().str()) << what;
   if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape()) return;
+  if (is_string(actual.dtype())) {
+    // Handles are private to each pool: compare the strings they name.
+    const std::vector<std::string> a = string_values(actual), e = string_values(expected);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != e[i]) {
+        ADD_FAILURE() << what << ": string " << i << " differs (" << a[i].size() << " vs " << e[i].size() << " bytes)";
+        return;
+      }
+    }
+    return;
+  }
   const std::vector<unsigned char> a = actual.to_host_bytes(), e = expected.to_host_bytes();
   if (a == e) return;
   std::size_t first = 0, differing = 0;

@@ -110,7 +110,8 @@ Tensor Tensor::deep_copy(const std::string& label) const {
 }
 
 Tensor Tensor::with_strings(StringPool pool) const {
-  if (dtype_ != DType::String) throw InternalError(std::string("Tensor::with_strings on a ") + dtype_name(dtype_) + " tensor");
+  if (dtype_ != DType::String)
+    throw InternalError(std::string("Tensor::with_strings on a ") + dtype_name(dtype_) + " tensor");
   Tensor t = *this;
   t.strings_ = std::move(pool);
   return t;

@@ -5,8 +5,10 @@
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/dist/StringExchange.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 
@@ -67,6 +69,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       const Tensor local = gather_nd(full, indices.local().reshaped(indices.local().shape()), options);
       out.copy_from(local.reshaped(out.shape()));
     }
+    // Strings: the handles name the replicated pool (homed here); keep just their strings.
+    if (is_string(params.dtype())) out = compact_strings(out.with_strings(full.strings()), me);
     return DistTensor(out, g.output, out_layout, me);
   }
 
@@ -150,7 +154,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     plan.unpack_remote(answered, out.data(), row_bytes);
   });
   space.fence();
-  return DistTensor(out, g.output, out_layout, me);
+  const DistTensor result(out, g.output, out_layout, me);
+  // Strings: the gathered handles name strings held by the params' ranks.
+  return is_string(params.dtype()) ? resolve_strings(comm, result, params.local().strings()) : result;
 }
 
 }  // namespace shardops

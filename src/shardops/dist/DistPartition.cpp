@@ -41,7 +41,11 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
     local_options.bad_indices = BadIndices::Ignore;  // already agreed on
     local = dynamic_partition(aligned.local(), ids, num_partitions, local_options);
   } else {
-    for (int p = 0; p < g.num_partitions; ++p) local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
+    for (int p = 0; p < g.num_partitions; ++p) {
+      local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
+      // No rows here, but the string type (fixed or variable length) still travels.
+      if (is_string(data.dtype())) local.back() = local.back().with_strings(aligned.local().strings());
+    }
   }
   std::vector<std::int64_t> counts(static_cast<std::size_t>(g.num_partitions));
   for (int p = 0; p < g.num_partitions; ++p)

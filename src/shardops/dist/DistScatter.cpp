@@ -5,9 +5,11 @@
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/dist/StringExchange.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/kernels/ScatterApply.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 
@@ -26,9 +28,12 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   Tensor out =
       tensor ? tensor->local().deep_copy("shardops::dist::TensorScatter::output")
              : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");
-  DistTensor result(out, g.output, out_layout, me);
   set_last_bytes_sent(0);
-  if (g.empty_output) return result;
+  // ScatterNd's string output keeps the updates' string type, even when empty.
+  if (is_string(dtype) && !tensor) out = out.with_strings(updates.local().strings());
+  if (g.empty_output) return DistTensor(out, g.output, out_layout, me);
+  // ScatterNd on strings concatenates duplicates in index order instead of adding.
+  const bool concat = is_string(dtype) && op == ScatterOp::ScatterNd;
 
   const ExecSpace space;
   const DistTensor upd = align_to(comm, updates, indices);
@@ -55,6 +60,11 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
       // One rank owns every row: apply in index order straight from the inputs, as
       // the one-rank op does (nothing to route).
       phase.emplace("apply");
+      if (concat) {
+        out = concat_strings_by_target(space, n, linear, upd.local().reshaped(Shape{n, g.slice_size}), out.shape(),
+                                       out_layout.count(me) * rows_per_dim0, g.slice_size, me);
+        return;
+      }
       scatter_apply(space, op, options.schedule, n, linear, upd.local(), out, out_layout.count(me) * rows_per_dim0,
                     g.slice_size);
       return;
@@ -71,6 +81,21 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                                     target);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
+    if (concat) {
+      // Strings: every update row (own ones included) in global order at its owner,
+      // its strings fetched from where they are held, then concatenated per target.
+      const ByteView all_target =
+          plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+      const Tensor routed = Tensor::adopt(DType::String, Shape{plan.num_recv(), g.slice_size},
+                                          plan.forward(upd.local().data(), row_bytes));
+      const Tensor received = fetch_strings(comm, routed, upd.local().strings());
+      set_last_bytes_sent(plan.bytes_sent());
+      phase.emplace("apply");
+      out = concat_strings_by_target(space, plan.num_recv(),
+                                     ReceivedRow{reinterpret_cast<const std::int64_t*>(all_target.data())}, received,
+                                     out.shape(), out_layout.count(me) * rows_per_dim0, g.slice_size, me);
+      return;
+    }
     // Updates that stay on this rank are neither packed nor copied: they are applied
     // straight from `upd` below.
     const ByteView recv_target =
@@ -95,7 +120,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                   out_rows, g.slice_size);
   });
   space.fence();
-  return result;
+  return DistTensor(out, g.output, out_layout, me);
 }
 
 }  // namespace
@@ -108,6 +133,13 @@ DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTen
 DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
                           const DistTensor& updates, const OpOptions& options) {
   if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
+  if (op == ScatterOp::Update && is_string(tensor.dtype()) && is_string(updates.dtype())) {
+    // The updates' handles and the tensor's into one pool per rank; handles move,
+    // then each rank fetches the strings it ends with.
+    const std::vector<DistTensor> shared = share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices});
+    const DistTensor out = scatter_impl(comm, op, &shared[0], indices, shared[1], tensor.shape().dims(), options);
+    return resolve_strings(comm, out, shared[0].local().strings());
+  }
   return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
 }
 

@@ -5,6 +5,7 @@
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/dist/StringExchange.hpp"
 #include "shardops/kernels/Assign.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 
@@ -19,10 +20,8 @@ struct IndexAsTarget {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
 };
 
-}  // namespace
-
-DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
-                          const OpOptions& options) {
+DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                       const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::DynamicStitch");
   const ExecSpace space;
   const int n = static_cast<int>(indices.size());
@@ -190,6 +189,21 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   }
   space.fence();
   return DistTensor(merged, g.output, out_layout, me);
+}
+
+}  // namespace
+
+DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                          const OpOptions& options) {
+  bool strings = !data.empty() && data.size() == indices.size();
+  for (const DistTensor& d : data) strings = strings && is_string(d.dtype());
+  if (!strings) return stitch_impl(comm, indices, data, options);
+  // Every data[m] in its indices' layout, with one pool per rank: the handles are
+  // stitched like any 8-byte rows, then each rank fetches the strings it ends with.
+  std::vector<const DistTensor*> layout_of;
+  for (const DistTensor& t : indices) layout_of.push_back(&t);
+  const std::vector<DistTensor> shared = share_dist_string_pool(comm, data, layout_of);
+  return resolve_strings(comm, stitch_impl(comm, indices, shared, options), shared[0].local().strings());
 }
 
 }  // namespace shardops

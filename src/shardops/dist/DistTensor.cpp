@@ -3,6 +3,8 @@
 #include <climits>
 
 #include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/dist/StringExchange.hpp"
+#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {
 
@@ -37,7 +39,10 @@ DistTensor DistTensor::from_local(const Comm& comm, const Tensor& local) {
   if (mismatch)
     throw InvalidArgument("DistTensor::from_local: ranks disagree on the rank or trailing dims of the tensor");
   if (local.rank() == 0) throw InvalidArgument("DistTensor::from_local: a scalar cannot be split by rows");
-  return DistTensor(local, tail.prepend(layout.total()), layout, comm.rank());
+  // A rank's string handles must name its own pool (StringPool's home).
+  const Tensor block =
+      is_string(local.dtype()) && local.strings().home != comm.rank() ? compact_strings(local, comm.rank()) : local;
+  return DistTensor(block, tail.prepend(layout.total()), layout, comm.rank());
 }
 
 DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full) {
@@ -47,11 +52,13 @@ DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full) {
 
 DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full, const RowLayout& layout) {
   const int r = comm.rank();
+  // String blocks get a pool of their own strings, homed at this rank.
+  auto own = [&](const Tensor& t) { return is_string(t.dtype()) ? compact_strings(t, r) : t.deep_copy(); };
   if (full.rank() == 0) {
-    Tensor local = layout.count(r) > 0 ? full.deep_copy() : Tensor(full.dtype(), Shape{0});
+    Tensor local = layout.count(r) > 0 ? own(full) : Tensor(full.dtype(), Shape{0});
     return DistTensor(local, Shape(), layout, r);
   }
-  const Tensor block = full.slice_rows(layout.offset(r), layout.offset(r) + layout.count(r)).deep_copy();
+  const Tensor block = own(full.slice_rows(layout.offset(r), layout.offset(r) + layout.count(r)));
   return DistTensor(block, full.shape(), layout, r);
 }
 
@@ -72,6 +79,8 @@ DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target) c
     Kokkos::deep_copy(FlatView<unsigned char>(local.data(), local.nbytes()),
                       Kokkos::subview(recv, std::make_pair(std::size_t(0), local.nbytes())));
   }
+  // Strings: the handles moved; now the bytes of the strings that arrived.
+  if (is_string(dtype())) local = fetch_strings(comm, local, local_.strings());
   return DistTensor(local, shape_, target, r);
 }
 
@@ -81,6 +90,7 @@ DistTensor DistTensor::rebalance(const Comm& comm) const {
 }
 
 Tensor DistTensor::allgather(const Comm& comm) const {
+  if (is_string(dtype())) return allgather_strings(comm, *this);
   const std::size_t rb = row_bytes();
   const std::vector<unsigned char> mine = local_.to_host_bytes();
   std::vector<unsigned char> all(static_cast<std::size_t>(layout_.total()) * rb);

@@ -29,6 +29,8 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
   const Tensor& updates = shared.back();
   Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
                       : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");
+  // ScatterNd's string output keeps the updates' string type, even when empty.
+  if (strings && !tensor) out = out.with_strings(updates.strings());
   if (g.empty_output) return out;
 
   const ExecSpace space;

@@ -25,7 +25,8 @@ std::int64_t max_index(const std::vector<Tensor>& indices) {
 
 }  // namespace
 
-Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data_in, const OpOptions& options) {
+Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data_in,
+                      const OpOptions& options) {
   kx::ScopedRegion region("shardops::DynamicStitch");
   const int n = static_cast<int>(indices.size());
   for (int m = 0; m < n; ++m)

@@ -58,7 +58,8 @@ Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, i
   offsets_h(n) = total;
   check_allocation(static_cast<std::size_t>(total), "string pool");
   auto bytes_h = Kokkos::View<char*, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::bytes_host"), static_cast<std::size_t>(total));
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::bytes_host"),
+      static_cast<std::size_t>(total));
   for (std::size_t i = 0; i < n; ++i) {
     if (!values[i].empty()) std::copy(values[i].begin(), values[i].end(), bytes_h.data() + offsets_h(i));
   }
@@ -143,7 +144,8 @@ std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs) {
       home_set = true;
     }
     std::size_t k = 0;
-    while (k < pools.size() && !(pools[k]->offsets.data() == p.offsets.data() && pools[k]->bytes.data() == p.bytes.data()))
+    while (k < pools.size() &&
+           !(pools[k]->offsets.data() == p.offsets.data() && pools[k]->bytes.data() == p.bytes.data()))
       ++k;
     if (k == pools.size()) {
       pools.push_back(&p);

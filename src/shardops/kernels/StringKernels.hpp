@@ -16,8 +16,7 @@
 namespace shardops {
 
 /// Host: a string tensor holding \p values (row-major), its pool homed at \p home.
-Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home = 0,
-                          StringFormat format = {});
+Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home = 0, StringFormat format = {});
 
 /// Host: the strings of \p t, row-major. \throws InternalError if a handle names
 /// another rank's pool (resolve those first: dist/StringExchange.hpp).

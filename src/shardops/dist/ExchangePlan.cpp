@@ -45,6 +45,77 @@ void copy_rows(const Dst& dst, std::int64_t to, const Src& src, std::int64_t fro
       Kokkos::subview(src, std::make_pair(static_cast<std::size_t>(from) * b, static_cast<std::size_t>(from + n) * b)));
 }
 
+using Counts = std::vector<std::int64_t>;
+
+// One MPI_Alltoallv of the rows [soffs[r], soffs[r] + scounts[r]) of `send` to each
+// other rank r, received at roffs[r] in `recv` (rows to self are not moved). If a
+// count or displacement would overflow an int, or a peer's rows exceed the round
+// limit, it runs in rounds of at most `cap` rows per peer through compact buffers in
+// the memory space of `send` (device memory when MPI is GPU-aware: copied with
+// deep_copy, never read by the host). Collective: every rank runs the same rounds.
+template <class Bytes>
+void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Counts& scounts, const Counts& soffs,
+               const Counts& rcounts, const Counts& roffs, std::size_t row_bytes) {
+  const RowType type(row_bytes);
+  const int n = comm.size(), self = comm.rank();
+  const std::int64_t cap = std::max<std::int64_t>(1, g_max_rows_per_round / n);
+  // Rounds this rank needs; every rank runs the largest number.
+  std::int64_t my_rounds = 1;
+  for (int r = 0; r < n; ++r) {
+    if (r == self) continue;
+    my_rounds = std::max(my_rounds, (scounts[static_cast<std::size_t>(r)] + cap - 1) / cap);
+    my_rounds = std::max(my_rounds, (rcounts[static_cast<std::size_t>(r)] + cap - 1) / cap);
+  }
+  const bool single = my_rounds == 1 && soffs.back() <= INT_MAX && roffs.back() <= INT_MAX;
+  const std::int64_t rounds = comm.max(single ? 1 : std::max<std::int64_t>(my_rounds, 2));
+
+  std::vector<int> sc(static_cast<std::size_t>(n)), sd(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n)),
+      rd(static_cast<std::size_t>(n));
+  if (rounds == 1) {
+    for (int r = 0; r < n; ++r) {
+      const std::size_t u = static_cast<std::size_t>(r);
+      sc[u] = r == self ? 0 : static_cast<int>(scounts[u]);
+      rc[u] = r == self ? 0 : static_cast<int>(rcounts[u]);
+      sd[u] = static_cast<int>(soffs[u]);
+      rd[u] = static_cast<int>(roffs[u]);
+    }
+    check_mpi(MPI_Alltoallv(send.data(), sc.data(), sd.data(), type.get(), recv.data(), rc.data(), rd.data(),
+                            type.get(), comm.get()),
+              "MPI_Alltoallv");
+    return;
+  }
+  using Stage = Kokkos::View<unsigned char*, typename Bytes::memory_space>;
+  const std::size_t stage_bytes = static_cast<std::size_t>(cap * n) * row_bytes;
+  const Stage sstage(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send_round"),
+                     stage_bytes);
+  const Stage rstage(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv_round"),
+                     stage_bytes);
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    const std::int64_t done = round * cap;
+    int spos = 0, rpos = 0;
+    for (int r = 0; r < n; ++r) {
+      const std::size_t u = static_cast<std::size_t>(r);
+      const std::int64_t s = r == self ? 0 : std::max<std::int64_t>(0, std::min(cap, scounts[u] - done));
+      const std::int64_t q = r == self ? 0 : std::max<std::int64_t>(0, std::min(cap, rcounts[u] - done));
+      copy_rows(sstage, spos, send, soffs[u] + done, s, row_bytes);
+      sc[u] = static_cast<int>(s);
+      sd[u] = spos;
+      rc[u] = static_cast<int>(q);
+      rd[u] = rpos;
+      spos += static_cast<int>(s);
+      rpos += static_cast<int>(q);
+    }
+    Kokkos::fence();  // the copies into sstage are done before MPI reads it
+    check_mpi(MPI_Alltoallv(sstage.data(), sc.data(), sd.data(), type.get(), rstage.data(), rc.data(), rd.data(),
+                            type.get(), comm.get()),
+              "MPI_Alltoallv");
+    for (int r = 0; r < n; ++r) {
+      const std::size_t u = static_cast<std::size_t>(r);
+      copy_rows(recv, roffs[u] + done, rstage, rd[u], rc[u], row_bytes);
+    }
+  }
+}
+
 // The pack and unpack kernels are named templates: nvcc rejects a KOKKOS_LAMBDA
 // defined inside dispatch_word's generic lambda.
 template <class W>
@@ -115,82 +186,31 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
   *bytes_sent_ += sent_bytes;
   if (row_bytes == 0) return recv;
 
-  // MPI reads host memory unless it takes MemSpace pointers (GPU-aware).
-  // (HostBytes, not the mirror's own type: a device View's mirror may have another layout.)
-  const bool direct = mpi_takes_memspace_pointers();
-  HostBytes send_host, recv_host;
-  if (!direct) {
-    send_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
-    recv_host = HostBytes("shardops::ExchangePlan::recv_host", recv.extent(0));
+  // MPI reads MemSpace directly when it may (host memory, GPU-aware MPI); else the rows
+  // for other ranks go through separate host buffers — separate even when MemSpace is
+  // host memory, so SHARDOPS_MPI_STAGING=host runs this path on any build. The self
+  // segments are neither staged nor copied back (copied above, or the caller's).
+  // (HostBytes, not a mirror: a device View's mirror may have another type, and a
+  // host View's mirror is the View itself.)
+  if (mpi_takes_memspace_pointers()) {
+    alltoallv(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes);
+    return recv;
   }
-  unsigned char* sbase = direct ? send.data() : send_host.data();
-  unsigned char* rbase = direct ? recv.data() : recv_host.data();
-
-  const RowType type(row_bytes);
-  const int n = nranks_;
-  const std::int64_t cap = std::max<std::int64_t>(1, g_max_rows_per_round / n);
-  // Rounds this rank needs; every rank runs the largest number (the call is collective).
-  std::int64_t my_rounds = 1;
-  for (int r = 0; r < n; ++r) {
-    if (r == self_) continue;
-    my_rounds = std::max(my_rounds, (scounts[static_cast<std::size_t>(r)] + cap - 1) / cap);
-    my_rounds = std::max(my_rounds, (rcounts[static_cast<std::size_t>(r)] + cap - 1) / cap);
+  const HostBytes send_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send_host"),
+                            send.extent(0));
+  const HostBytes recv_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv_host"),
+                            recv.extent(0));
+  std::int64_t staged_rows = 0;
+  for (std::size_t r = 0; r < scounts.size(); ++r) {
+    if (r == me) continue;
+    copy_rows(send_host, soffs[r], send, soffs[r], scounts[r], row_bytes);
+    staged_rows += scounts[r] + rcounts[r];
   }
-  const bool single = my_rounds == 1 && soffs.back() <= INT_MAX && roffs.back() <= INT_MAX;
-  const std::int64_t rounds = comm.max(single ? 1 : std::max<std::int64_t>(my_rounds, 2));
-
-  std::vector<int> sc(static_cast<std::size_t>(n)), sd(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n)),
-      rd(static_cast<std::size_t>(n));
-  if (rounds == 1) {
-    for (int r = 0; r < n; ++r) {
-      const std::size_t u = static_cast<std::size_t>(r);
-      sc[u] = r == self_ ? 0 : static_cast<int>(scounts[u]);
-      rc[u] = r == self_ ? 0 : static_cast<int>(rcounts[u]);
-      sd[u] = static_cast<int>(soffs[u]);
-      rd[u] = static_cast<int>(roffs[u]);
-    }
-    check_mpi(
-        MPI_Alltoallv(sbase, sc.data(), sd.data(), type.get(), rbase, rc.data(), rd.data(), type.get(), comm.get()),
-        "MPI_Alltoallv");
-  } else {
-    // Split: each round moves at most `cap` rows per peer through compact staging
-    // buffers, so no count or displacement exceeds an int.
-    std::vector<unsigned char> sstage(static_cast<std::size_t>(cap * n) * row_bytes), rstage(sstage.size());
-    for (std::int64_t round = 0; round < rounds; ++round) {
-      int spos = 0, rpos = 0;
-      for (int r = 0; r < n; ++r) {
-        const std::size_t u = static_cast<std::size_t>(r);
-        const std::int64_t done = round * cap;
-        const std::int64_t s = r == self_ ? 0 : std::max<std::int64_t>(0, std::min(cap, scounts[u] - done));
-        const std::int64_t q = r == self_ ? 0 : std::max<std::int64_t>(0, std::min(cap, rcounts[u] - done));
-        if (s > 0)
-          std::memcpy(sstage.data() + spos * row_bytes, sbase + (soffs[u] + done) * row_bytes,
-                      static_cast<std::size_t>(s) * row_bytes);
-        sc[u] = static_cast<int>(s);
-        sd[u] = spos;
-        rc[u] = static_cast<int>(q);
-        rd[u] = rpos;
-        spos += static_cast<int>(s);
-        rpos += static_cast<int>(q);
-      }
-      check_mpi(MPI_Alltoallv(sstage.data(), sc.data(), sd.data(), type.get(), rstage.data(), rc.data(), rd.data(),
-                              type.get(), comm.get()),
-                "MPI_Alltoallv");
-      for (int r = 0; r < n; ++r) {
-        const std::size_t u = static_cast<std::size_t>(r);
-        if (rc[u] > 0)
-          std::memcpy(rbase + (roffs[u] + round * cap) * row_bytes, rstage.data() + rd[u] * row_bytes,
-                      static_cast<std::size_t>(rc[u]) * row_bytes);
-      }
-    }
+  alltoallv(comm, send_host, recv_host, scounts, soffs, rcounts, roffs, row_bytes);
+  for (std::size_t r = 0; r < rcounts.size(); ++r) {
+    if (r != me) copy_rows(recv, roffs[r], recv_host, roffs[r], rcounts[r], row_bytes);
   }
-  if (!direct) {
-    // Keep the self rows copied above: bring only the MPI-received segments back.
-    for (int r = 0; r < n; ++r) {
-      const std::size_t u = static_cast<std::size_t>(r);
-      if (r != self_) copy_rows(recv, roffs[u], recv_host, roffs[u], rcounts[u], row_bytes);
-    }
-  }
+  *bytes_staged_ += staged_rows * static_cast<std::int64_t>(row_bytes);
   return recv;
 }
 

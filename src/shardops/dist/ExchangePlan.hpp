@@ -9,7 +9,8 @@
 /// row-sized datatype (counts are rows, never bytes), split into rounds if a count
 /// or displacement would overflow int. Rows a rank sends to itself are copied, not
 /// passed through MPI. Receive order: source rank 0's rows first, each source's rows
-/// in its local order — for block-sharded tensors, global order.
+/// in its local order — for block-sharded tensors, global order. MPI gets MemSpace
+/// buffers or host copies of them as GpuAwareMpi.hpp decides.
 
 #include <cstdint>
 #include <memory>
@@ -109,6 +110,10 @@ class ExchangePlan {
 
   /// Bytes this rank sent to other ranks over all exchanges of this plan (for reports).
   std::int64_t bytes_sent() const noexcept { return *bytes_sent_; }
+  /// Bytes this rank copied between MemSpace and host buffers for MPI (sent plus
+  /// received rows, self rows excluded) over all exchanges of this plan: 0 unless
+  /// the exchanges staged (see GpuAwareMpi.hpp).
+  std::int64_t bytes_staged() const noexcept { return *bytes_staged_; }
 
   /// Largest rows in one message (per peer) and in one Alltoallv (in all); lower
   /// it to test the split of a large exchange. Default: what fits in an int.
@@ -133,6 +138,7 @@ class ExchangePlan {
   Kokkos::View<std::int64_t*, MemSpace> slot_;
   std::vector<std::int64_t> send_counts_{0}, send_offsets_{0}, recv_counts_{0}, recv_offsets_{0};
   std::shared_ptr<std::int64_t> bytes_sent_ = std::make_shared<std::int64_t>(0);
+  std::shared_ptr<std::int64_t> bytes_staged_ = std::make_shared<std::int64_t>(0);
 };
 
 }  // namespace shardops

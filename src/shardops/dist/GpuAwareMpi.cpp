@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "shardops/core/Error.hpp"
 #include "shardops/core/Kokkos.hpp"
 
 #if defined(OPEN_MPI) && OPEN_MPI
@@ -27,7 +28,18 @@ bool gpu_aware_mpi_enabled() {
 #endif
 }
 
+bool mpi_staging_forced() {
+  const char* env = std::getenv("SHARDOPS_MPI_STAGING");
+  if (env == nullptr) return false;
+  const std::string v(env);
+  if (v == "host") return true;
+  if (v.empty() || v == "auto") return false;
+  throw InvalidArgument("SHARDOPS_MPI_STAGING='" + v +
+                        "': use host (always stage MPI buffers through host memory) or auto");
+}
+
 bool mpi_takes_memspace_pointers() {
+  if (mpi_staging_forced()) return false;
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return true;
   return gpu_aware_mpi_enabled();
 }

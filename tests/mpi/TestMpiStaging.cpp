@@ -1,0 +1,393 @@
+// MPI through host staging (SHARDOPS_MPI_STAGING=host, GpuAwareMpi.hpp) against the
+// direct path, byte for byte: the ExchangePlan's routes, one Alltoallv or split into
+// rounds, and the distributed ops that exchange rows (DynamicStitch, ScatterNd,
+// TensorScatter*, GatherNd, and DynamicPartition with data to align). On a build whose
+// memory is host memory the direct path hands MPI the MemSpace buffers and the staging
+// path copies through separate host buffers: a Kokkos Tools allocation callback checks
+// that those buffers are really made, so this is the code a GPU without GPU-aware MPI
+// runs.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "DistTestUtil.hpp"
+#include "shardops/core/Error.hpp"
+#include "shardops/dist/DistOps.hpp"
+#include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/dist/GpuAwareMpi.hpp"
+
+namespace shardops {
+namespace {
+
+using namespace test;
+
+constexpr const char* kStaging = "SHARDOPS_MPI_STAGING";
+
+// Sets (or, with nullptr, unsets) an environment variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = std::string(old);
+    set(value);
+  }
+  ~ScopedEnv() { set(old_ ? old_->c_str() : nullptr); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  void set(const char* value) {
+    if (value)
+      setenv(name_.c_str(), value, 1);
+    else
+      unsetenv(name_.c_str());
+  }
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// Counts, while alive, the Kokkos allocations labelled "shardops::ExchangePlan::send_host"
+// (the host buffer the staging path copies the rows to send into), through the Kokkos
+// Tools allocation callback.
+class StagingAllocations {
+ public:
+  StagingAllocations() {
+    count_ = 0;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate);
+  }
+  ~StagingAllocations() { Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr); }
+  StagingAllocations(const StagingAllocations&) = delete;
+  StagingAllocations& operator=(const StagingAllocations&) = delete;
+  std::int64_t count() const { return count_; }
+
+ private:
+  static void on_allocate(const Kokkos::Tools::SpaceHandle, const char* label, const void*, const std::uint64_t) {
+    if (label && std::strcmp(label, "shardops::ExchangePlan::send_host") == 0) ++count_;
+  }
+  static inline std::int64_t count_ = 0;
+};
+
+bool host_memory() { return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible; }
+
+TEST(MpiStaging, TheEnvironmentDecides) {
+  {
+    ScopedEnv env(kStaging, nullptr);
+    EXPECT_FALSE(mpi_staging_forced());
+    EXPECT_EQ(mpi_takes_memspace_pointers(), host_memory() || gpu_aware_mpi_enabled());
+  }
+  for (const char* value : {"", "auto"}) {
+    ScopedEnv env(kStaging, value);
+    EXPECT_FALSE(mpi_staging_forced()) << "'" << value << "'";
+    EXPECT_EQ(mpi_takes_memspace_pointers(), host_memory() || gpu_aware_mpi_enabled()) << "'" << value << "'";
+  }
+  {
+    ScopedEnv env(kStaging, "host");
+    EXPECT_TRUE(mpi_staging_forced());
+    EXPECT_FALSE(mpi_takes_memspace_pointers());
+    ScopedEnv aware("SHARDOPS_GPU_AWARE_MPI", "1");  // staging wins over GPU-aware MPI
+    EXPECT_TRUE(gpu_aware_mpi_enabled());
+    EXPECT_FALSE(mpi_takes_memspace_pointers());
+  }
+  {
+    ScopedEnv env(kStaging, "device");
+    EXPECT_THROW(mpi_staging_forced(), InvalidArgument);
+    EXPECT_THROW(mpi_takes_memspace_pointers(), InvalidArgument);
+  }
+}
+
+// ------------------------------------------------------------ ExchangePlan
+
+std::int64_t mixed_dest(int src, std::int64_t i, int nranks) {
+  if (i % 7 == 6) return -1;
+  return (src * 3 + i * i + i / 2) % nranks;
+}
+std::int64_t all_to_zero(int, std::int64_t, int) { return 0; }
+std::int64_t all_to_last(int, std::int64_t, int nranks) { return nranks - 1; }
+std::int64_t next_rank(int src, std::int64_t i, int nranks) { return i % 5 == 4 ? src : (src + 1) % nranks; }
+using DestRule = std::int64_t (*)(int, std::int64_t, int);
+
+ExchangePlan build(const std::vector<std::int64_t>& dests) {
+  Kokkos::View<std::int64_t*, MemSpace> d("test::dest", dests.size());
+  Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits> h(dests.data(), dests.size());
+  Kokkos::deep_copy(d, h);
+  auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return d(i); };
+  return ExchangePlan::build(world(), static_cast<std::int64_t>(dests.size()), dest_of);
+}
+
+ByteView to_view(const std::vector<unsigned char>& bytes) {
+  ByteView v("test::bytes", bytes.size());
+  Kokkos::View<const unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(bytes.data(), bytes.size());
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+std::vector<unsigned char> to_host(const ByteView& v) {
+  std::vector<unsigned char> out(v.extent(0));
+  Kokkos::View<unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(out.data(), out.size());
+  Kokkos::deep_copy(h, v);
+  return out;
+}
+
+// Every byte names (rank, row, byte, salt).
+std::vector<unsigned char> payload(int rank, std::int64_t rows, std::size_t row_bytes, int salt) {
+  std::vector<unsigned char> out(static_cast<std::size_t>(rows) * row_bytes);
+  for (std::size_t b = 0; b < out.size(); ++b)
+    out[b] = static_cast<unsigned char>((rank * 131 + static_cast<std::int64_t>(b) * 7 + salt) & 0xff);
+  return out;
+}
+
+// `bytes` without the rows [lo, lo + n) (what a remote-only route leaves unwritten).
+std::vector<unsigned char> without_rows(std::vector<unsigned char> bytes, std::int64_t lo, std::int64_t n,
+                                        std::size_t row_bytes) {
+  const auto first = bytes.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(lo) * row_bytes);
+  bytes.erase(first, first + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(n) * row_bytes));
+  return bytes;
+}
+
+// What every route of one plan returns for one payload.
+struct Routes {
+  std::vector<unsigned char> forward, reverse, unpacked, forward_remote, reverse_remote, unpacked_remote;
+  std::int64_t bytes_sent = 0, bytes_staged = 0, staging_allocations = 0;
+};
+
+Routes run_routes(const ExchangePlan& plan, std::size_t row_bytes, int salt) {
+  const int me = world().rank();
+  const std::int64_t n = plan.num_rows();
+  const std::size_t self = static_cast<std::size_t>(me);
+  const std::int64_t sent_before = plan.bytes_sent(), staged_before = plan.bytes_staged();
+  StagingAllocations allocations;
+  Routes r;
+  const ByteView local = to_view(payload(me, n, row_bytes, salt));
+  const ByteView recv = plan.forward(local.data(), row_bytes);
+  r.forward = to_host(recv);
+  // The owner answers with its own bytes; the reply goes back and is unpacked.
+  const ByteView reply = to_view(payload(me + 7, plan.num_recv(), row_bytes, salt + 1));
+  const ByteView back = plan.exchange_reverse(reply, row_bytes);
+  r.reverse = to_host(back);
+  ByteView out = to_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
+  plan.unpack(back, out.data(), row_bytes);
+  r.unpacked = to_host(out);
+  // Remote-only: the self segments are unwritten, so compare without them.
+  const std::int64_t self_recv = plan.recv_offsets()[self], self_send = plan.send_offsets()[self];
+  r.forward_remote =
+      without_rows(to_host(plan.forward_remote(local.data(), row_bytes)), self_recv, plan.num_self(), row_bytes);
+  const ByteView back_remote = plan.exchange_reverse_remote(reply, row_bytes);
+  r.reverse_remote = without_rows(to_host(back_remote), self_send, plan.num_self(), row_bytes);
+  ByteView out_remote = to_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
+  plan.unpack_remote(back_remote, out_remote.data(), row_bytes);
+  r.unpacked_remote = to_host(out_remote);
+  r.bytes_sent = plan.bytes_sent() - sent_before;
+  r.bytes_staged = plan.bytes_staged() - staged_before;
+  r.staging_allocations = allocations.count();
+  return r;
+}
+
+void expect_same_routes(const Routes& staged, const Routes& direct) {
+  EXPECT_EQ(staged.forward, direct.forward);
+  EXPECT_EQ(staged.reverse, direct.reverse);
+  EXPECT_EQ(staged.unpacked, direct.unpacked);
+  EXPECT_EQ(staged.forward_remote, direct.forward_remote);
+  EXPECT_EQ(staged.reverse_remote, direct.reverse_remote);
+  EXPECT_EQ(staged.unpacked_remote, direct.unpacked_remote);
+  EXPECT_EQ(staged.bytes_sent, direct.bytes_sent);
+}
+
+TEST(MpiStaging, ExchangePlanRoutesGiveTheSameBytes) {
+  const int me = world().rank(), p = world().size();
+  for (DestRule rule : {mixed_dest, all_to_zero, all_to_last, next_rank}) {
+    const std::int64_t n = me == 1 ? 0 : 60 + 9 * me;  // rank 1 has no rows
+    std::vector<std::int64_t> dests;
+    for (std::int64_t i = 0; i < n; ++i) dests.push_back(rule(me, i, p));
+    // limit 0: no round limit (one Alltoallv); else rows per round, split into many rounds.
+    for (std::int64_t limit : {0, 1, 5, 2 * p + 1}) {
+      std::optional<RoundLimit> rounds;
+      if (limit > 0) rounds.emplace(limit);
+      const ExchangePlan plan = build(dests);
+      // Rows to other ranks, both ways: what staging copies per byte of row.
+      std::int64_t remote_rows = 0;
+      for (int r = 0; r < p; ++r) {
+        if (r == me) continue;
+        remote_rows +=
+            plan.send_counts()[static_cast<std::size_t>(r)] + plan.recv_counts()[static_cast<std::size_t>(r)];
+      }
+      for (std::size_t row_bytes : {std::size_t(1), std::size_t(3), std::size_t(8), std::size_t(24)}) {
+        SCOPED_TRACE("limit " + std::to_string(limit) + ", row_bytes " + std::to_string(row_bytes));
+        Routes direct, staged;
+        {
+          ScopedEnv env(kStaging, nullptr);
+          direct = run_routes(plan, row_bytes, static_cast<int>(row_bytes));
+        }
+        {
+          ScopedEnv env(kStaging, "host");
+          staged = run_routes(plan, row_bytes, static_cast<int>(row_bytes));
+        }
+        expect_same_routes(staged, direct);
+        // Four routes (two each way) staged the remote rows, each through its own host buffer.
+        EXPECT_EQ(staged.bytes_staged, 4 * remote_rows * static_cast<std::int64_t>(row_bytes));
+        EXPECT_EQ(staged.staging_allocations, 4);
+        if (host_memory()) {
+          EXPECT_EQ(direct.bytes_staged, 0);
+          EXPECT_EQ(direct.staging_allocations, 0);
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------ distributed ops
+
+// Runs `op` with MPI as the build decides, then with host staging forced: the
+// allgathered results must be the same bytes, and equal to `expected` (the one-rank
+// op). Where rows moved between ranks, every rank must have staged. Returns this
+// rank's count of staging buffers.
+std::int64_t expect_staging_changes_nothing(const std::function<std::vector<DistTensor>()>& op,
+                                            const std::vector<Tensor>& expected, const std::string& what) {
+  std::vector<Tensor> direct, staged;
+  std::int64_t sent_direct = 0, sent_staged = 0, allocations = 0;
+  {
+    ScopedEnv env(kStaging, nullptr);
+    for (const DistTensor& t : op()) direct.push_back(t.allgather(world()));
+    sent_direct = last_bytes_sent();
+  }
+  {
+    ScopedEnv env(kStaging, "host");
+    StagingAllocations counter;
+    const std::vector<DistTensor> out = op();
+    sent_staged = last_bytes_sent();
+    allocations = counter.count();
+    for (const DistTensor& t : out) staged.push_back(t.allgather(world()));
+  }
+  EXPECT_EQ(direct.size(), expected.size()) << what;
+  EXPECT_EQ(staged.size(), expected.size()) << what;
+  if (direct.size() != expected.size() || staged.size() != expected.size()) return allocations;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const std::string name = what + " output " + std::to_string(i);
+    expect_same_tensor(staged[i], direct[i], name + " (staged vs direct)");
+    expect_same_tensor(direct[i], expected[i], name + " (vs one-rank op)");
+  }
+  EXPECT_EQ(sent_staged, sent_direct) << what;
+  if (world().sum(sent_staged) > 0) EXPECT_GT(allocations, 0) << what << ": staging did not run";
+  return allocations;
+}
+
+// Each op under split rounds too: none (one Alltoallv), a few rows, one row per round.
+std::vector<std::int64_t> round_limits() { return {0, 2 * world().size(), 1}; }
+
+TEST(MpiStaging, DynamicStitch) {
+  Rng rng(801);
+  const int p = world().size();
+  for (std::int64_t limit : round_limits()) {
+    std::optional<RoundLimit> rounds;
+    if (limit > 0) rounds.emplace(limit);
+    for (DType dtype : {DType::Float32, DType::Int8, DType::Complex128}) {
+      // Two inputs with duplicate targets within and across them.
+      const Tensor i0 = random_int32(rng, Shape{37}, 0, 40), i1 = random_int32(rng, Shape{9, 2}, 0, 40);
+      const Tensor d0 = random_tensor(rng, dtype, Shape{37, 3}), d1 = random_tensor(rng, dtype, Shape{9, 2, 3});
+      const Tensor expected = dynamic_stitch({i0, i1}, {d0, d1});
+      for (const RowLayout& layout : test_layouts(rng, 37, p)) {
+        const RowLayout other = random_layout(rng, 9, p);
+        const std::string what = std::string(dtype_name(dtype)) + " limit " + std::to_string(limit) + " " +
+                                 layout_str(layout) + " " + layout_str(other);
+        expect_staging_changes_nothing(
+            [&]() {
+              return std::vector<DistTensor>{dynamic_stitch(world(), {shard(i0, layout), shard(i1, other)},
+                                                            {shard(d0, layout), shard(d1, other)})};
+            },
+            {expected}, "stitch " + what);
+      }
+    }
+  }
+}
+
+TEST(MpiStaging, ScatterNdAndTensorScatter) {
+  Rng rng(802);
+  const int p = world().size();
+  for (std::int64_t limit : round_limits()) {
+    std::optional<RoundLimit> rounds;
+    if (limit > 0) rounds.emplace(limit);
+    for (DType dtype : {DType::Float32, DType::Float16, DType::Int64}) {
+      const Tensor indices = random_indices(rng, DType::Int64, Shape{50}, {14, 2}, 6);
+      const Tensor updates = random_tensor(rng, dtype, Shape{50, 3});
+      const Tensor tensor = random_tensor(rng, dtype, Shape{14, 2, 3});
+      for (const RowLayout& layout : test_layouts(rng, 50, p)) {
+        const RowLayout tensor_layout = random_layout(rng, 14, p);
+        const std::string what = std::string(dtype_name(dtype)) + " limit " + std::to_string(limit) + " " +
+                                 layout_str(layout) + " " + layout_str(tensor_layout);
+        expect_staging_changes_nothing(
+            [&]() {
+              return std::vector<DistTensor>{
+                  scatter_nd(world(), shard(indices, layout), shard(updates, layout), {14, 2, 3})};
+            },
+            {scatter_nd(indices, updates, {14, 2, 3})}, "scatter_nd " + what);
+        for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add, ScatterOp::Max}) {
+          // Updates sharded unlike their indices: aligned first (one more exchange).
+          const RowLayout update_layout = random_layout(rng, 50, p);
+          expect_staging_changes_nothing(
+              [&]() {
+                return std::vector<DistTensor>{tensor_scatter(world(), op, shard(tensor, tensor_layout),
+                                                              shard(indices, layout), shard(updates, update_layout))};
+              },
+              {tensor_scatter(op, tensor, indices, updates)}, std::string(scatter_op_name(op)) + " " + what);
+        }
+      }
+    }
+  }
+}
+
+TEST(MpiStaging, GatherNd) {
+  Rng rng(803);
+  const int p = world().size();
+  for (std::int64_t limit : round_limits()) {
+    std::optional<RoundLimit> rounds;
+    if (limit > 0) rounds.emplace(limit);
+    for (DType dtype : {DType::Float64, DType::UInt8}) {
+      const Tensor params = random_tensor(rng, dtype, Shape{23, 4, 2});
+      for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{23}, std::vector<std::int64_t>{23, 4}}) {
+        const Tensor indices = random_indices(rng, DType::Int32, Shape{41}, dims);
+        for (const RowLayout& layout : test_layouts(rng, 41, p)) {
+          const RowLayout params_layout = random_layout(rng, 23, p);
+          const std::string what = std::string(dtype_name(dtype)) + " K " + std::to_string(dims.size()) + " limit " +
+                                   std::to_string(limit) + " " + layout_str(layout) + " " + layout_str(params_layout);
+          expect_staging_changes_nothing(
+              [&]() {
+                return std::vector<DistTensor>{
+                    gather_nd(world(), shard(params, params_layout), shard(indices, layout))};
+              },
+              {gather_nd(params, indices)}, "gather_nd " + what);
+        }
+      }
+    }
+  }
+}
+
+// DynamicPartition moves no rows itself; data sharded unlike its partitions is
+// aligned to them first, through the same exchange.
+TEST(MpiStaging, DynamicPartitionWithDataToAlign) {
+  Rng rng(804);
+  const int p = world().size();
+  for (std::int64_t limit : round_limits()) {
+    std::optional<RoundLimit> rounds;
+    if (limit > 0) rounds.emplace(limit);
+    const Tensor partitions = random_int32(rng, Shape{45}, 0, 4);
+    const Tensor data = random_tensor(rng, DType::Float32, Shape{45, 5});
+    const std::vector<Tensor> expected = dynamic_partition(data, partitions, 5);
+    for (const RowLayout& layout : test_layouts(rng, 45, p)) {
+      const RowLayout data_layout = random_layout(rng, 45, p);
+      const std::string what =
+          "partition limit " + std::to_string(limit) + " " + layout_str(layout) + " " + layout_str(data_layout);
+      const std::int64_t allocations = expect_staging_changes_nothing(
+          [&]() { return dynamic_partition(world(), shard(data, data_layout), shard(partitions, layout), 5); },
+          expected, what);
+      if (!(data_layout == layout)) EXPECT_GT(allocations, 0) << what << ": the data were aligned without staging";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardops

@@ -106,39 +106,7 @@ DistTensor shard_strings(const std::vector<std::string>& values, const Shape& sh
 }
 
 /// Every rank's strings of \p t, in row order, on every rank.
-std::vector<std::string> all_strings(const DistTensor& t) {
-  const std::vector<std::string> mine = string_values(t.local());
-  std::vector<std::int64_t> lengths;
-  std::string bytes;
-  for (const std::string& s : mine) {
-    lengths.push_back(static_cast<std::int64_t>(s.size()));
-    bytes += s;
-  }
-  const MPI_Comm comm = world().get();
-  const int p = world().size();
-  const auto gatherv = [&](const void* data, int count, MPI_Datatype type, std::size_t elem, auto& out) {
-    std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
-    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
-    int total = 0;
-    for (int r = 0; r < p; ++r) {
-      displs[static_cast<std::size_t>(r)] = total;
-      total += counts[static_cast<std::size_t>(r)];
-    }
-    out.resize(static_cast<std::size_t>(total) * elem / sizeof(out[0]));
-    MPI_Allgatherv(data, count, type, out.data(), counts.data(), displs.data(), type, comm);
-  };
-  std::vector<std::int64_t> all_lengths;
-  std::string all_bytes;
-  gatherv(lengths.data(), static_cast<int>(lengths.size()), MPI_INT64_T, sizeof(std::int64_t), all_lengths);
-  gatherv(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, 1, all_bytes);
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  for (const std::int64_t n : all_lengths) {
-    out.push_back(all_bytes.substr(at, static_cast<std::size_t>(n)));
-    at += static_cast<std::size_t>(n);
-  }
-  return out;
-}
+std::vector<std::string> all_strings(const DistTensor& t) { return string_values(t.allgather(world())); }
 
 std::string shown(const std::string& s) {
   std::ostringstream o;

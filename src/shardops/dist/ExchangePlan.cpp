@@ -298,4 +298,21 @@ ByteView ExchangePlan::exchange_reverse_remote(const ByteView& reply, std::size_
   return route(reply, recv_counts_, recv_offsets_, send_counts_, send_offsets_, num_send(), row_bytes, false);
 }
 
+namespace {
+std::vector<std::int64_t> exclusive_offsets(const std::vector<std::int64_t>& counts) {
+  std::vector<std::int64_t> offsets(counts.size() + 1, 0);
+  for (std::size_t r = 0; r < counts.size(); ++r) offsets[r + 1] = offsets[r] + counts[r];
+  return offsets;
+}
+}  // namespace
+
+ByteView ExchangePlan::exchange_reverse_bytes(const ByteView& reply, const std::vector<std::int64_t>& reply_bytes,
+                                              const std::vector<std::int64_t>& back_bytes) const {
+  const std::vector<std::int64_t> reply_offs = exclusive_offsets(reply_bytes),
+                                  back_offs = exclusive_offsets(back_bytes);
+  if (static_cast<std::size_t>(reply_offs.back()) > reply.extent(0))
+    throw InternalError("ExchangePlan::exchange_reverse_bytes: reply shorter than its counts");
+  return route(reply, reply_bytes, reply_offs, back_bytes, back_offs, back_offs.back(), 1);
+}
+
 }  // namespace shardops

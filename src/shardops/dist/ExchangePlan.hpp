@@ -108,6 +108,14 @@ class ExchangePlan {
   void unpack_remote(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const;
   /// @}
 
+  /// \brief Collective: the reverse route for replies of varying size (strings).
+  /// \p reply holds, in receive order, reply_bytes[r] bytes answering the rows
+  /// received from rank r; \p back_bytes[r] is what this rank gets back from r
+  /// (known from an earlier exchange_reverse of the sizes). Returns the bytes in
+  /// send-buffer order. Counts are bytes here; rounds split as for rows.
+  ByteView exchange_reverse_bytes(const ByteView& reply, const std::vector<std::int64_t>& reply_bytes,
+                                  const std::vector<std::int64_t>& back_bytes) const;
+
   /// Bytes this rank sent to other ranks over all exchanges of this plan (for reports).
   std::int64_t bytes_sent() const noexcept { return *bytes_sent_; }
   /// Bytes this rank copied between MemSpace and host buffers for MPI (sent plus

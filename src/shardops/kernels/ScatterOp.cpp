@@ -25,7 +25,7 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
   const bool strings = is_string(dtype);
   const std::vector<Tensor> shared =
       strings && tensor_in ? share_string_pool({*tensor_in, updates_in}) : std::vector<Tensor>{updates_in};
-  const Tensor* tensor = tensor_in ? &shared[0] : nullptr;
+  const Tensor* tensor = tensor_in ? (strings ? &shared[0] : tensor_in) : nullptr;
   const Tensor& updates = shared.back();
   Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
                       : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");

@@ -1,9 +1,12 @@
 #include "shardops/core/Tensor.hpp"
 
+#include "shardops/core/HostMemory.hpp"
+
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace shardops {
 
@@ -40,8 +43,17 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
   }
   check_allocation(static_cast<std::size_t>(bytes), label + " " + shape_.str() + " " + dtype_name(dtype));
   try {
-    storage_ = Kokkos::View<unsigned char*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
-                                                      static_cast<std::size_t>(bytes));
+    // A large zeroed host tensor: pages straight from the OS are zero already.
+    constexpr std::size_t kFreshPagesFrom = std::size_t(8) << 20;
+    if (std::is_same<MemSpace, Kokkos::HostSpace>::value && init == Init::Zero &&
+        static_cast<std::size_t>(bytes) >= kFreshPagesFrom) {
+      fresh_ = fresh_zeroed_pages(static_cast<std::size_t>(bytes));
+      if (fresh_) {
+        storage_ = Kokkos::View<unsigned char*, MemSpace>(fresh_.get(), static_cast<std::size_t>(bytes));
+        return;
+      }
+    }
+    storage_ = allocate_uninitialized<Kokkos::View<unsigned char*, MemSpace>>(label, static_cast<std::size_t>(bytes));
     if (init == Init::Zero && bytes > 0) {
       // Kokkos 3.4 initialises a View of bytes one byte at a time; memset (or a word
       // fill on a device) is several times faster and gives the same zeros.

@@ -1,6 +1,7 @@
 #include <optional>
 
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
@@ -21,12 +22,11 @@ template <class W>
 void gather_own_rows(const ExecSpace& space, std::int64_t n, const Kokkos::View<int*, MemSpace>& dest,
                      const Kokkos::View<std::int64_t*, MemSpace>& request, int self, const W* src, W* out,
                      std::int64_t words) {
-  Kokkos::parallel_for(
-      "shardops::dist::GatherNd::own_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) {
+  kernels::for_each_row_streaming(
+      space, "shardops::dist::GatherNd::own_rows", n, KOKKOS_LAMBDA(const std::int64_t i) {
         constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
         if (i + ahead < n && dest(i + ahead) == self) SHARDOPS_PREFETCH(src + request(i + ahead) * words);
-        if (dest(i) == self) kernels::copy_row(out + i * words, src + request(i) * words, words);
+        if (dest(i) == self) kernels::stream_row(out + i * words, src + request(i) * words, words);
       });
 }
 
@@ -110,9 +110,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();
     // Every entry is written by the route kernel: no need to zero them first.
-    const auto request = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+    const auto request = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
         "shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
-    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest",
+    const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest",
                                                                            static_cast<std::size_t>(n));
     route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner, rows_per_dim0, dest,
                                     request);
@@ -126,8 +126,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     // back (the reply's self segment is not used); and this rank's own rows.
     const std::int64_t total = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
     const std::int64_t hi = lo + plan.num_self();
-    ByteView reply(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::GatherNd::reply"),
-                   static_cast<std::size_t>(total) * row_bytes);
+    const ByteView reply = allocate_uninitialized<ByteView>("shardops::dist::GatherNd::reply",
+                                                            static_cast<std::size_t>(total) * row_bytes);
     const std::int64_t local_params_rows = params.layout().count(me) * rows_per_dim0;
     if (row_bytes > 0) {
       // params may be a row slice of a larger tensor: pick a word its rows align to.

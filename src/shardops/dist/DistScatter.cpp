@@ -1,6 +1,7 @@
 #include <optional>
 
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
@@ -73,9 +74,9 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     // Route each update to the owner of its first coordinate, with its row there.
     const OwnerOf owner = out_layout.device_owner();
     // Every entry is written by the route kernel: no need to zero them first.
-    const auto target = kx::make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target",
+    const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target",
                                                                                       static_cast<std::size_t>(n));
-    const auto dest = kx::make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest",
+    const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest",
                                                                            static_cast<std::size_t>(n));
     route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner, rows_per_dim0, dest,
                                     target);

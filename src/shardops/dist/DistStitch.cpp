@@ -1,6 +1,7 @@
 #include <optional>
 
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistCommon.hpp"
 #include "shardops/dist/DistOps.hpp"
@@ -107,13 +108,12 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     total += indices[m].local().num_elements();
   }
   // Every entry is written by the route kernels: no need to zero them first.
-  using kx::make_uninitialized;
-  const auto dest = make_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::DynamicStitch::dest",
-                                                                     static_cast<std::size_t>(total));
-  const auto target = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::target",
-                                                                                static_cast<std::size_t>(total));
-  const auto key = make_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::key",
-                                                                             static_cast<std::size_t>(total));
+  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::DynamicStitch::dest",
+                                                                         static_cast<std::size_t>(total));
+  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+      "shardops::dist::DynamicStitch::target", static_cast<std::size_t>(total));
+  const auto key = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::key",
+                                                                                 static_cast<std::size_t>(total));
   for (std::size_t m = 0; m < indices.size(); ++m) {
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
     const std::int64_t first = local_first[m], kb = key_base[m] + first_flat[m];
@@ -137,8 +137,8 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const ByteView recv_key =
       plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
-  ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::dist::DynamicStitch::send"),
-                static_cast<std::size_t>(plan.num_send()) * row_bytes);
+  const ByteView send = allocate_uninitialized<ByteView>("shardops::dist::DynamicStitch::send",
+                                                         static_cast<std::size_t>(plan.num_send()) * row_bytes);
   std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {

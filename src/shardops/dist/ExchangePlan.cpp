@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "shardops/core/Dispatch.hpp"
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/dist/GpuAwareMpi.hpp"
 #include "shardops/kernels/RowCopy.hpp"
 
@@ -133,14 +134,13 @@ void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpa
 template <class W>
 void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, const W* src, W* dst,
                   std::int64_t n, std::int64_t words, std::int64_t lo, std::int64_t hi) {
-  Kokkos::parallel_for(
-      "shardops::ExchangePlan::unpack", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) {
+  kernels::for_each_row_streaming(
+      space, "shardops::ExchangePlan::unpack", n, KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(i);
         if (s < 0) {
           kernels::zero_row(dst + i * words, words);
         } else if (s < lo || s >= hi) {  // [lo, hi): left to the caller
-          kernels::copy_row(dst + i * words, src + s * words, words);
+          kernels::stream_row(dst + i * words, src + s * words, words);
         }
       });
 }
@@ -174,8 +174,8 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
                              bool copy_self) const {
   const Comm& comm = *comm_;
   ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
-  ByteView recv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv"),
-                static_cast<std::size_t>(total_recv) * row_bytes);
+  const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
+                                                         static_cast<std::size_t>(total_recv) * row_bytes);
   const std::size_t me = static_cast<std::size_t>(self_);
   // Rows to self never touch MPI.
   if (copy_self) copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);  // remote-only: the caller's
@@ -277,8 +277,8 @@ void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::
 }
 
 ByteView ExchangePlan::forward(const unsigned char* local, std::size_t row_bytes) const {
-  ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send"),
-                static_cast<std::size_t>(num_send()) * row_bytes);
+  const ByteView send = allocate_uninitialized<ByteView>("shardops::ExchangePlan::send",
+                                                         static_cast<std::size_t>(num_send()) * row_bytes);
   pack(send, 0, local, num_rows_, row_bytes);
   return exchange(send, row_bytes);
 }
@@ -288,8 +288,8 @@ ByteView ExchangePlan::exchange_remote(const ByteView& send, std::size_t row_byt
 }
 
 ByteView ExchangePlan::forward_remote(const unsigned char* local, std::size_t row_bytes) const {
-  ByteView send(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send"),
-                static_cast<std::size_t>(num_send()) * row_bytes);
+  const ByteView send = allocate_uninitialized<ByteView>("shardops::ExchangePlan::send",
+                                                         static_cast<std::size_t>(num_send()) * row_bytes);
   pack_remote(send, 0, local, num_rows_, row_bytes);
   return exchange_remote(send, row_bytes);
 }

@@ -20,6 +20,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/dist/Comm.hpp"
@@ -44,8 +45,8 @@ class ExchangePlan {
     plan.self_ = comm.rank();
     plan.num_rows_ = n;
     auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan");
-    Kokkos::View<std::int64_t*, MemSpace> slot(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::slot"), static_cast<std::size_t>(n));
+    Kokkos::View<std::int64_t*, MemSpace> slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+        "shardops::ExchangePlan::slot", static_cast<std::size_t>(n));
     Kokkos::deep_copy(space, slot, std::int64_t(-1));
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { slot(i) = s; };
     kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 #include "shardops/kernels/Schedule.hpp"
@@ -60,8 +61,8 @@ SortedByTarget<ExecSpace> sort_by_target(const ExecSpace& space, std::int64_t n,
   // Pass 0 reads the targets through target_of and drops the rows without one.
   const detail::FirstDigitOf<TargetOf> first{target_of};
   auto layout = bucket_layout(space, n, 256, first, label);
-  Index perm(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::perm"), static_cast<std::size_t>(layout.total));
-  Index key(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::key"), static_cast<std::size_t>(layout.total));
+  Index perm = allocate_uninitialized<Index>(label + "::perm", static_cast<std::size_t>(layout.total));
+  Index key = allocate_uninitialized<Index>(label + "::key", static_cast<std::size_t>(layout.total));
   {
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t slot) {
       perm(slot) = i;
@@ -70,8 +71,8 @@ SortedByTarget<ExecSpace> sort_by_target(const ExecSpace& space, std::int64_t n,
     bucket_place(space, layout, first, place, label);
   }
   const std::int64_t kept = layout.total;
-  Index perm2(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::perm2"), static_cast<std::size_t>(kept));
-  Index key2(Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::key2"), static_cast<std::size_t>(kept));
+  Index perm2 = allocate_uninitialized<Index>(label + "::perm2", static_cast<std::size_t>(kept));
+  Index key2 = allocate_uninitialized<Index>(label + "::key2", static_cast<std::size_t>(kept));
   for (int p = 1; p < passes; ++p) {
     const detail::DigitOf<Mem> digit{key, 8 * p};
     auto pass_layout = bucket_layout(space, kept, 256, digit, label);
@@ -105,7 +106,7 @@ void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, 
           for (std::int64_t i = 0; i < n; ++i) {
             if (i + ahead < n) {
               const std::int64_t tp = target_of(i + ahead);
-              if (tp >= 0) SHARDOPS_PREFETCH(dst + tp * width);
+              if (tp >= 0) SHARDOPS_PREFETCH_WRITE(dst + tp * width);
             }
             const std::int64_t t = target_of(i);
             if (t < 0) continue;

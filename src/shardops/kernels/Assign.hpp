@@ -13,6 +13,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/RowCopy.hpp"
 #include "shardops/kernels/Schedule.hpp"
@@ -44,8 +45,8 @@ class LastWriterAssign {
   LastWriterAssign(const ExecSpace& space, const MatrixView<W, Mem>& out, Schedule schedule)
       : space_(space), out_(out), schedule_(resolve(schedule, space)) {
     if (schedule_ == Schedule::Parallel) {
-      winner_ = Kokkos::View<std::int64_t*, Mem>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::LastWriterAssign::winner"), out.extent(0));
+      winner_ =
+          allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>("shardops::LastWriterAssign::winner", out.extent(0));
       Kokkos::deep_copy(space_, winner_, std::int64_t(-1));
     }
   }
@@ -63,7 +64,12 @@ class LastWriterAssign {
       Kokkos::parallel_for(
           "shardops::LastWriterAssign::sequential", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1),
           KOKKOS_LAMBDA(const int) {
+            constexpr std::int64_t ahead = 16;  // random target rows: keep misses in flight
             for (std::int64_t i = 0; i < n; ++i) {
+              if (i + ahead < n) {
+                const std::int64_t tp = target_of(i + ahead);
+                if (tp >= 0) SHARDOPS_PREFETCH_WRITE(dst + tp * words);
+              }
               const std::int64_t t = target_of(i);
               if (t >= 0) copy_row(dst + t * words, s + i * words, words);
             }

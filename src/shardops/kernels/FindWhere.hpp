@@ -47,7 +47,9 @@ std::int64_t last_where(const ExecSpace& space, std::int64_t n, const Pred& pred
   Kokkos::parallel_reduce(
       label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& m) {
-        if (i > m && pred(i)) m = i;
+        // Each thread visits its i in increasing order: a branch-free select keeps
+        // the common all-valid scan a plain streaming loop.
+        m = pred(i) ? (i > m ? i : m) : m;
       },
       Kokkos::Max<std::int64_t>(found));
   return found < 0 ? -1 : found;

@@ -23,16 +23,16 @@ void gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
   if (n == 0 || words == 0) return;
   const W* s = src.data();
   W* d = out.data();
-  Kokkos::parallel_for(
-      "shardops::gather_rows", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-        constexpr std::int64_t ahead = 16;
+  for_each_row_streaming(
+      space, "shardops::gather_rows", n, KOKKOS_LAMBDA(const std::int64_t i) {
+        constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
         if (i + ahead < n) {
           const std::int64_t rp = row_of(i + ahead);
           if (rp >= 0) SHARDOPS_PREFETCH(s + rp * words);
         }
         const std::int64_t r = row_of(i);
         if (r >= 0) {
-          copy_row(d + i * words, s + r * words, words);
+          stream_row(d + i * words, s + r * words, words);
         } else {
           zero_row(d + i * words, words);
         }

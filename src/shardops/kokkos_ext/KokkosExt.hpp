@@ -77,10 +77,15 @@ ViewType make_uninitialized(const std::string& label, std::size_t n) {
 /// Hint that \p addr will be read soon. Random-target scatter and gather are latency
 /// bound (shared/reference/kernel-floors.md): keeping misses in flight is worth 2x on
 /// a CPU. Device passes compile it away.
+/// SHARDOPS_PREFETCH_WRITE: the same for a row about to be written (read-modify-write
+/// or overwritten), which fetches the line for ownership at once.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
 #define SHARDOPS_PREFETCH(addr) ((void)0)
+#define SHARDOPS_PREFETCH_WRITE(addr) ((void)0)
 #elif defined(__GNUC__) || defined(__clang__)
 #define SHARDOPS_PREFETCH(addr) __builtin_prefetch((addr))
+#define SHARDOPS_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1)
 #else
 #define SHARDOPS_PREFETCH(addr) ((void)0)
+#define SHARDOPS_PREFETCH_WRITE(addr) ((void)0)
 #endif

@@ -79,6 +79,10 @@ def make_inputs(d):
         f.create_dataset("/compound", data=np.zeros(4, dtype=[("a", "<i4"), ("b", "<f8")]))
         f.create_dataset("/strings", data=np.array([b"ab", b"cd", b"ef"]))
         f.create_dataset("/vlen_strings", data=["x", "yy"], dtype=h5py.string_dtype())
+        f.create_dataset("/tensor_str", data=np.array([[b"t%d%d" % (i, j) for j in range(3)] for i in range(8)]))
+        f.create_dataset("/supd_str", data=np.array([[b"u%d%d" % (i, j) for j in range(3)] for i in range(9)]))
+        f.create_dataset("/parts_str", data=np.array([b"0"] * 9))
+        f.create_dataset("/compound_str", data=np.zeros(4, dtype=[("a", "<i4"), ("s", "S4")]))
         f.create_group("/grp")
     not_h5 = os.path.join(d, "not_hdf5.h5")
     with open(not_h5, "w") as f:
@@ -171,9 +175,15 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("truncated_hdf5", ["gather-nd", "--params", ref(truncated, "/b"), "--indices", g("/gidx_ok"), "--out", o],
           3, [truncated]),
         C("compound_dataset", gather("/compound"), 2, [g("/compound")]),
-        C("string_dataset", gather("/strings"), 2, [g("/strings")]),
-        C("vlen_string_dataset", ["gather-nd", "--params", g("/vlen_strings"), "--indices", g("/gidx_ok"),
-                                  "--out", o], 2, [g("/vlen_strings")]),
+        # Strings: TF has no TensorScatterAdd for them; they are no index or partition ids;
+        # a string inside a compound is not a string tensor.
+        C("tensor_scatter_add_strings", tscatter("add", "/tensor_str", "/sidx_ok", "/supd_str"), 2,
+          ["Could not find device for node: {{node TensorScatterAdd}}"]),
+        C("tensor_scatter_update_string_updates", tscatter("update", "/tensor", "/sidx_ok", "/supd_str"), 2,
+          ["expected to be a float tensor but is a string tensor"], datasets=[g("/supd_str")]),
+        C("string_partitions", partition("/vlen_strings", "/parts_str", 2), 2, ["int32", "string"],
+          datasets=[g("/parts_str")]),
+        C("string_in_compound", gather("/compound_str"), 2, [g("/compound_str")]),
         C("malformed_dataset_name", ["gather-nd", "--params", good, "--indices", g("/gidx_ok"), "--out", o], 2,
           [good]),
         # Outputs.

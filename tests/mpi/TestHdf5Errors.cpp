@@ -33,7 +33,8 @@ TEST(Hdf5Names, MalformedNamesAreInvalidArguments) {
                                                              {"f.h5:/a/../b", "'..'"},
                                                              {"f.h5:/./b", "'.'"},
                                                              {"", "no ':/'"}};
-  for (const auto& [name, why] : bad) {
+  for (const auto& entry : bad) {
+    const std::string name = entry.first, why = entry.second;  // (nvcc: no lambda capture of bindings)
     const Caught c = caught([&] { io::parse_dataset_ref(name); });
     EXPECT_EQ(c.exit_code, 2) << name << ": " << c.message;
     EXPECT_NE(c.message.find("'" + name + "'"), std::string::npos) << c.message;

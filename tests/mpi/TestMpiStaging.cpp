@@ -272,7 +272,9 @@ std::int64_t expect_staging_changes_nothing(const std::function<std::vector<Dist
     expect_same_tensor(direct[i], expected[i], name + " (vs one-rank op)");
   }
   EXPECT_EQ(sent_staged, sent_direct) << what;
-  if (world().sum(sent_staged) > 0) EXPECT_GT(allocations, 0) << what << ": staging did not run";
+  if (world().sum(sent_staged) > 0) {
+    EXPECT_GT(allocations, 0) << what << ": staging did not run";
+  }
   return allocations;
 }
 
@@ -384,7 +386,9 @@ TEST(MpiStaging, DynamicPartitionWithDataToAlign) {
       const std::int64_t allocations = expect_staging_changes_nothing(
           [&]() { return dynamic_partition(world(), shard(data, data_layout), shard(partitions, layout), 5); },
           expected, what);
-      if (!(data_layout == layout)) EXPECT_GT(allocations, 0) << what << ": the data were aligned without staging";
+      if (!(data_layout == layout)) {
+        EXPECT_GT(allocations, 0) << what << ": the data were aligned without staging";
+      }
     }
   }
 }

@@ -164,6 +164,7 @@ std::vector<unsigned char> random_bytes(DType dtype, std::int64_t count, Random&
         std::memcpy(out.data() + static_cast<std::size_t>(i) * sizeof parts, parts, sizeof parts);
         break;
       }
+      case DType::String: throw std::logic_error("random_bytes: strings have their own tests (TestStrings.cpp)");
     }
   }
   return out;

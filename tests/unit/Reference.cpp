@@ -176,6 +176,7 @@ void ref_combine(DType dtype, ScatterOp op, unsigned char* out, const unsigned c
     case DType::Float64: return combine_as<double>(op, out, u);
     case DType::Complex64: return combine_as<std::complex<float>>(op, out, u);
     case DType::Complex128: return combine_as<std::complex<double>>(op, out, u);
+    case DType::String: break;  // no arithmetic on strings (tests/unit/TestStrings.cpp)
   }
   throw std::logic_error("ref_combine: unknown dtype");
 }

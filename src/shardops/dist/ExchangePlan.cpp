@@ -122,12 +122,12 @@ void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Cou
 template <class W>
 void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t first,
                 const W* src, W* dst, std::int64_t count, std::int64_t words, std::int64_t lo, std::int64_t hi) {
-  Kokkos::parallel_for(
-      "shardops::ExchangePlan::pack", Kokkos::RangePolicy<ExecSpace>(space, 0, count),
-      KOKKOS_LAMBDA(const std::int64_t i) {
+  // The send buffer is written once and read by MPI: streaming stores.
+  kernels::for_each_row_streaming(
+      space, "shardops::ExchangePlan::pack", count, KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(first + i);
         if (s >= 0 && (s < lo || s >= hi))
-          kernels::copy_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
+          kernels::stream_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
       });
 }
 

@@ -10,7 +10,9 @@
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/dist/Comm.hpp"
 #include "shardops/dist/RowLayout.hpp"
+#include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/Ops.hpp"
 
 namespace shardops {
 
@@ -21,6 +23,21 @@ void set_last_bytes_sent(std::int64_t bytes);
 /// among the ranks that \p found one.
 void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
                        const std::string& subject);
+
+/// \brief Collective: the bad-index check of the scatter/gather family. Finds this
+/// rank's last bad row among the \p n index rows of \p linear (global row numbers
+/// start at \p first_row) and raises on every rank the error of the globally last one,
+/// as TF reports it: message_of(global row, its K index values) gives TF's text.
+template <class I, class MessageOf>
+void agree_last_bad_index_row(const Comm& comm, const ExecSpace& space, std::int64_t n,
+                              const kernels::IndexRowTarget<I, MemSpace>& linear, std::int64_t first_row,
+                              const Tensor& indices, const std::string& label, const MessageOf& message_of) {
+  const std::int64_t bad = kernels::last_where(space, n, kernels::negative(linear), label);
+  std::string message;
+  if (bad >= 0) message = message_of(first_row + bad, index_row_values(indices, bad, linear.depth));
+  // The largest global row wins: agree on the smallest -row.
+  agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
+}
 
 /// Device functor: the int64 value of row i of a received array (a target row).
 struct ReceivedRow {

@@ -82,12 +82,10 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     if (options.bad_indices == BadIndices::Error) {
-      const std::int64_t bad =
-          kernels::last_where(space, n, kernels::negative(linear), "shardops::dist::GatherNd::validate");
-      std::string message;
-      if (bad >= 0)
-        message = gather_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
-      agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
+      agree_last_bad_index_row(comm, space, n, linear, first_row, indices.local(), "shardops::dist::GatherNd::validate",
+                               [&](std::int64_t row, const std::vector<std::int64_t>& values) {
+                                 return gather_index_error(g, row, values);
+                               });
     }
     if (comm.size() == 1) {
       // One rank owns every row: gather straight into the output, as the one-rank op

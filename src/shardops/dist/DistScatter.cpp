@@ -48,14 +48,10 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     if (options.bad_indices == BadIndices::Error) {
-      // TF reports the last bad row: agree on the largest global row (smallest -row).
-      const std::int64_t bad =
-          kernels::last_where(space, n, kernels::negative(linear), "shardops::dist::scatter::validate");
-      std::string message;
-      if (bad >= 0) {
-        message = scatter_index_error(g, first_row + bad, index_row_values(indices.local(), bad, g.index_depth));
-      }
-      agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
+      agree_last_bad_index_row(comm, space, n, linear, first_row, indices.local(), "shardops::dist::scatter::validate",
+                               [&](std::int64_t row, const std::vector<std::int64_t>& values) {
+                                 return scatter_index_error(g, row, values);
+                               });
     }
     if (comm.size() == 1) {
       // One rank owns every row: apply in index order straight from the inputs, as

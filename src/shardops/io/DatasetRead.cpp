@@ -1,5 +1,6 @@
 #include "shardops/io/DatasetRead.hpp"
 
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -96,20 +97,21 @@ RowLayout choose_layout(const Comm& comm, const Shape& shape, const RowLayout* l
 
 // This rank's block of a string dataset: HDF5's representation of one round of rows
 // at a time (a char* per element for variable length, `width` bytes per element for
-// fixed length) is turned into std::strings and freed before the next round, then the
-// block's strings become a tensor whose pool is homed at this rank.
+// fixed length) is appended to the block's pool (8 bytes of offset per string plus its
+// bytes) and freed before the next round; the pool is homed at this rank.
 Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& local_shape, std::int64_t first,
                          std::int64_t count, const std::string& what) {
   const StringFormat& format = d.info.strings;
   TypeHandle mem_type;
-  std::vector<std::string> values;
+  StringTensorBuilder values;
   run_agreed(comm, [&] {
     const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
     mem_type = string_memory_type(type.get(), what);
     const auto elements = static_cast<std::size_t>(local_shape.num_elements());
-    check_allocation(elements * (dtype_size(DType::String) + sizeof(std::string)),
+    // A handle and an offset per string (the bytes are checked as the pool is built).
+    check_allocation(elements * (dtype_size(DType::String) + sizeof(std::int64_t)),
                      "reading " + what + ": block " + local_shape.str() + " of strings");
-    values.reserve(elements);
+    values = StringTensorBuilder(elements);
   });
   RowStaging staging;
   if (format.fixed_length) {
@@ -120,13 +122,19 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
         const char* s = chars + static_cast<std::size_t>(i) * width;
         std::size_t len = width;
         while (len > 0 && s[len - 1] == '\0') --len;  // NumPy's S<n>: trailing NULs are padding
-        values.emplace_back(s, len);
+        values.append(s, len);
       }
     };
   } else {
     staging.drain = [&](const unsigned char* buffer, std::int64_t, std::int64_t n) {
       const auto* strings = reinterpret_cast<char* const*>(buffer);
-      for (std::int64_t i = 0; i < n; ++i) values.emplace_back(strings[i] != nullptr ? strings[i] : "");
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (strings[i] != nullptr) {
+          values.append(strings[i], std::strlen(strings[i]));
+        } else {
+          values.append("", 0);
+        }
+      }
     };
     staging.release = [&](unsigned char* buffer, std::int64_t n) {
       const hsize_t dim = static_cast<hsize_t>(n);
@@ -138,10 +146,7 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
   transfer_rows_staged(comm, d.dataset.get(), mem_type.get(), d.info.shape, first, count, staging, Transfer::Read,
                        what);
   Tensor local;
-  run_agreed(comm, [&] {
-    local = make_string_tensor(local_shape, values, comm.rank(), format);
-    std::vector<std::string>().swap(values);
-  });
+  run_agreed(comm, [&] { local = values.finish(local_shape, comm.rank(), format); });
   return local;
 }
 

@@ -44,31 +44,41 @@ void check_own_handles(const Tensor& t, const char* what) {
 
 }  // namespace
 
+StringTensorBuilder::StringTensorBuilder(std::size_t expected_strings) { offsets_.reserve(expected_strings + 1); }
+
+void StringTensorBuilder::append(const char* data, std::size_t length) {
+  bytes_.append(data, length);
+  offsets_.push_back(static_cast<std::int64_t>(bytes_.size()));
+}
+
+Tensor StringTensorBuilder::finish(const Shape& shape, int home, StringFormat format) {
+  if (static_cast<std::int64_t>(size()) != shape.num_elements()) {
+    throw InvalidArgument("string tensor of shape " + shape.str() + " from " + std::to_string(size()) + " strings");
+  }
+  StringPool pool;
+  pool.home = home;
+  pool.format = format;
+  pool.offsets = Offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("shardops::strings::offsets")),
+                         offsets_.size());
+  Kokkos::deep_copy(pool.offsets, Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits>(
+                                      offsets_.data(), offsets_.size()));
+  check_allocation(bytes_.size(), "string pool");
+  pool.bytes =
+      Bytes(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("shardops::strings::bytes")), bytes_.size());
+  Kokkos::deep_copy(pool.bytes,
+                    Kokkos::View<const char*, Kokkos::HostSpace, UnmanagedTraits>(bytes_.data(), bytes_.size()));
+  std::vector<std::int64_t>{0}.swap(offsets_);
+  std::string().swap(bytes_);
+  return sequential_handles(shape, home, "shardops::strings::make").with_strings(pool);
+}
+
 Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home, StringFormat format) {
   if (static_cast<std::int64_t>(values.size()) != shape.num_elements()) {
     throw InvalidArgument("make_string_tensor: " + std::to_string(values.size()) + " strings for shape " + shape.str());
   }
-  const std::size_t n = values.size();
-  auto offsets_h = Kokkos::View<std::int64_t*, Kokkos::HostSpace>("shardops::strings::offsets_host", n + 1);
-  std::int64_t total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    offsets_h(i) = total;
-    total += static_cast<std::int64_t>(values[i].size());
-  }
-  offsets_h(n) = total;
-  check_allocation(static_cast<std::size_t>(total), "string pool");
-  auto bytes_h = Kokkos::View<char*, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::bytes_host"),
-      static_cast<std::size_t>(total));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!values[i].empty()) std::copy(values[i].begin(), values[i].end(), bytes_h.data() + offsets_h(i));
-  }
-  StringPool pool;
-  pool.offsets = Kokkos::create_mirror_view_and_copy(MemSpace(), offsets_h);
-  pool.bytes = Kokkos::create_mirror_view_and_copy(MemSpace(), bytes_h);
-  pool.home = home;
-  pool.format = format;
-  return sequential_handles(shape, home, "shardops::strings::make").with_strings(pool);
+  StringTensorBuilder builder(values.size());
+  for (const std::string& v : values) builder.append(v.data(), v.size());
+  return builder.finish(shape, home, format);
 }
 
 std::vector<std::string> string_values(const Tensor& t) {

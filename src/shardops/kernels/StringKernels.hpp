@@ -18,6 +18,22 @@ namespace shardops {
 /// Host: a string tensor holding \p values (row-major), its pool homed at \p home.
 Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home = 0, StringFormat format = {});
 
+/// \brief Host: a string tensor built from strings appended one at a time, costing 8
+/// bytes of offset per string plus the bytes themselves (readers of large string
+/// datasets use it instead of a std::string per element).
+class StringTensorBuilder {
+ public:
+  explicit StringTensorBuilder(std::size_t expected_strings = 0);
+  void append(const char* data, std::size_t length);
+  std::size_t size() const noexcept { return offsets_.size() - 1; }
+  /// The tensor of \p shape (as many elements as strings appended); the builder is emptied.
+  Tensor finish(const Shape& shape, int home = 0, StringFormat format = {});
+
+ private:
+  std::vector<std::int64_t> offsets_{0};
+  std::string bytes_;
+};
+
 /// Host: the strings of \p t, row-major. \throws InternalError if a handle names
 /// another rank's pool (resolve those first: dist/StringExchange.hpp).
 std::vector<std::string> string_values(const Tensor& t);

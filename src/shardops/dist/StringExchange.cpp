@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstring>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/dist/ExchangePlan.hpp"
 #include "shardops/kernels/StringKernels.hpp"
@@ -14,20 +15,13 @@ namespace {
 using Int64View = Kokkos::View<std::int64_t*, MemSpace>;
 
 Int64View uninitialized(const char* label, std::int64_t n) {
-  return Int64View(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), static_cast<std::size_t>(n));
+  return allocate_uninitialized<Int64View>(label, static_cast<std::size_t>(n));
 }
 
-// offsets(k) = sum of len(0..k-1) for k in [0, n]; returns the total.
-std::int64_t exclusive_scan(const Int64View& len, const Int64View& offsets, std::int64_t n) {
-  std::int64_t total = 0;
-  Kokkos::parallel_scan(
-      "shardops::strings::fetch::scan", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n + 1),
-      KOKKOS_LAMBDA(const std::int64_t k, std::int64_t& partial, const bool final) {
-        if (final) offsets(k) = partial;
-        if (k < n) partial += len(k);
-      },
-      total);
-  return total;
+// Offsets of the entries whose lengths are len(0..n-1) (kernels::offsets_of).
+Int64View offsets_of_lengths(const Int64View& len, std::int64_t n, std::int64_t& total, const char* label) {
+  return kernels::offsets_of(
+      ExecSpace(), n, KOKKOS_LAMBDA(const std::int64_t k) { return len(k); }, total, label);
 }
 
 // Bytes per rank: offsets at the rank boundaries of a row segmentation.
@@ -99,11 +93,11 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
   Kokkos::parallel_for(
       "shardops::strings::fetch::reply_len", Kokkos::RangePolicy<ExecSpace>(space, 0, nrecv),
       KOKKOS_LAMBDA(const std::int64_t k) { reply_len(k) = own_off(asked[k] + 1) - own_off(asked[k]); });
-  const Int64View reply_off = uninitialized("shardops::strings::fetch::reply_off", nrecv + 1);
-  const std::int64_t reply_total = exclusive_scan(reply_len, reply_off, nrecv);
+  std::int64_t reply_total = 0;
+  const Int64View reply_off = offsets_of_lengths(reply_len, nrecv, reply_total, "shardops::strings::fetch::reply_off");
   check_allocation(static_cast<std::size_t>(reply_total), "strings asked for by other ranks");
-  ByteView reply(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::fetch::reply"),
-                 static_cast<std::size_t>(reply_total));
+  const ByteView reply =
+      allocate_uninitialized<ByteView>("shardops::strings::fetch::reply", static_cast<std::size_t>(reply_total));
   Kokkos::parallel_for(
       "shardops::strings::fetch::reply", Kokkos::RangePolicy<ExecSpace>(space, 0, nrecv),
       KOKKOS_LAMBDA(const std::int64_t k) {
@@ -117,29 +111,29 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
                                      static_cast<std::size_t>(nrecv) * sizeof(std::int64_t)),
                             sizeof(std::int64_t));
   const Int64View back_len(reinterpret_cast<std::int64_t*>(back_len_bytes.data()), static_cast<std::size_t>(nsend));
-  const Int64View back_off = uninitialized("shardops::strings::fetch::back_off", nsend + 1);
-  exclusive_scan(back_len, back_off, nsend);
+  std::int64_t back_total = 0;
+  const Int64View back_off = offsets_of_lengths(back_len, nsend, back_total, "shardops::strings::fetch::back_off");
   const ByteView fetched = plan.exchange_reverse_bytes(reply, bytes_per_rank(reply_off, plan.recv_offsets()),
                                                        bytes_per_rank(back_off, plan.send_offsets()));
 
   // The result: one entry per element, from this rank's pool or from what came back.
   const auto slot = plan.slots();
-  const Int64View len = uninitialized("shardops::strings::fetch::len", n);
-  Kokkos::parallel_for(
-      "shardops::strings::fetch::len", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) {
-        const StringHandle x = h(i);
-        len(i) = x == 0 ? 0 : string_handle_home(x) == me ? kernels::entry_length(own_off, x) : back_len(slot(i));
-      });
   StringPool pool;
   pool.home = me;
   pool.format = own.format;
-  pool.offsets = uninitialized("shardops::strings::fetch::offsets", n + 1);
-  const std::int64_t total = exclusive_scan(len, pool.offsets, n);
+  std::int64_t total = 0;
+  pool.offsets = kernels::offsets_of(
+      space, n,
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        const StringHandle x = h(i);
+        return x == 0                        ? std::int64_t(0)
+               : string_handle_home(x) == me ? kernels::entry_length(own_off, x)
+                                             : back_len(slot(i));
+      },
+      total, "shardops::strings::fetch::offsets");
   check_allocation(static_cast<std::size_t>(total), "string pool");
-  pool.bytes =
-      Kokkos::View<char*, MemSpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::fetch::bytes"),
-                                    static_cast<std::size_t>(total));
+  pool.bytes = allocate_uninitialized<Kokkos::View<char*, MemSpace>>("shardops::strings::fetch::bytes",
+                                                                     static_cast<std::size_t>(total));
   const Int64View offsets = pool.offsets;
   const Kokkos::View<char*, MemSpace> bytes = pool.bytes;
   Kokkos::parallel_for(
@@ -147,7 +141,7 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
       KOKKOS_LAMBDA(const std::int64_t i) {
         const StringHandle x = h(i);
         if (x == 0) return;
-        const std::int64_t to = offsets(i), count = len(i);
+        const std::int64_t to = offsets(i), count = offsets(i + 1) - to;
         if (string_handle_home(x) == me) {
           const std::int64_t from = own_off(string_handle_entry(x));
           for (std::int64_t b = 0; b < count; ++b) bytes(to + b) = own_bytes(from + b);

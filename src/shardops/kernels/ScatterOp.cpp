@@ -24,9 +24,9 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
   // TensorScatterUpdate on strings: the tensor's and the updates' handles into one pool.
   const bool strings = is_string(dtype);
   const std::vector<Tensor> shared =
-      strings && tensor_in ? share_string_pool({*tensor_in, updates_in}) : std::vector<Tensor>{updates_in};
-  const Tensor* tensor = tensor_in ? (strings ? &shared[0] : tensor_in) : nullptr;
-  const Tensor& updates = shared.back();
+      strings && tensor_in ? share_string_pool({*tensor_in, updates_in}) : std::vector<Tensor>{};
+  const Tensor* tensor = shared.empty() ? tensor_in : &shared[0];
+  const Tensor& updates = shared.empty() ? updates_in : shared[1];
   Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
                       : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");
   // ScatterNd's string output keeps the updates' string type, even when empty.

@@ -58,13 +58,11 @@ Tensor StringTensorBuilder::finish(const Shape& shape, int home, StringFormat fo
   StringPool pool;
   pool.home = home;
   pool.format = format;
-  pool.offsets = Offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("shardops::strings::offsets")),
-                         offsets_.size());
+  pool.offsets = allocate_uninitialized<Offsets>("shardops::strings::offsets", offsets_.size());
   Kokkos::deep_copy(pool.offsets, Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits>(
                                       offsets_.data(), offsets_.size()));
   check_allocation(bytes_.size(), "string pool");
-  pool.bytes =
-      Bytes(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("shardops::strings::bytes")), bytes_.size());
+  pool.bytes = allocate_uninitialized<Bytes>("shardops::strings::bytes", bytes_.size());
   Kokkos::deep_copy(pool.bytes,
                     Kokkos::View<const char*, Kokkos::HostSpace, UnmanagedTraits>(bytes_.data(), bytes_.size()));
   std::vector<std::int64_t>{0}.swap(offsets_);
@@ -112,19 +110,13 @@ Tensor compact_strings(const Tensor& t, int home) {
   const auto h = handles_of(t);
   const Kokkos::View<const std::int64_t*, MemSpace> src_off = t.strings().offsets;
   const Kokkos::View<const char*, MemSpace> src_bytes = t.strings().bytes;
-  Offsets offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::compact::offsets"),
-                  static_cast<std::size_t>(n + 1));
   std::int64_t total = 0;
-  Kokkos::parallel_scan(
-      "shardops::strings::compact::scan", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n + 1),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& partial, const bool final) {
-        if (final) offsets(i) = partial;
-        if (i < n) partial += kernels::entry_length(src_off, h(i));
-      },
-      total);
+  const Offsets offsets = kernels::offsets_of(
+      ExecSpace(), n, KOKKOS_LAMBDA(const std::int64_t i) { return kernels::entry_length(src_off, h(i)); }, total,
+      "shardops::strings::compact::offsets");
   check_allocation(static_cast<std::size_t>(total), "string pool");
-  Bytes bytes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::compact::bytes"),
-              static_cast<std::size_t>(total));
+  const Bytes bytes =
+      allocate_uninitialized<Bytes>("shardops::strings::compact::bytes", static_cast<std::size_t>(total));
   Kokkos::parallel_for(
       "shardops::strings::compact::copy", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
       KOKKOS_LAMBDA(const std::int64_t i) {
@@ -171,11 +163,10 @@ std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs) {
   StringPool merged;
   merged.home = home;
   merged.format = inputs[0].strings().format;
-  merged.offsets = Offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::merged::offsets"),
-                           static_cast<std::size_t>(entries + 1));
+  merged.offsets =
+      allocate_uninitialized<Offsets>("shardops::strings::merged::offsets", static_cast<std::size_t>(entries + 1));
   check_allocation(static_cast<std::size_t>(nbytes), "string pool");
-  merged.bytes = Bytes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::merged::bytes"),
-                       static_cast<std::size_t>(nbytes));
+  merged.bytes = allocate_uninitialized<Bytes>("shardops::strings::merged::bytes", static_cast<std::size_t>(nbytes));
   for (std::size_t k = 0; k < pools.size(); ++k) {
     const StringPool& p = *pools[k];
     const std::int64_t eb = entry_base[k], bb = byte_base[k], count = p.entries();
@@ -222,22 +213,21 @@ Tensor concat_grouped_strings(const ExecSpace& space, const Kokkos::View<std::in
   const auto upd = handles_of(updates);
   const Kokkos::View<const std::int64_t*, MemSpace> src_off = updates.strings().offsets;
   const Kokkos::View<const char*, MemSpace> src_bytes = updates.strings().bytes;
-  Offsets offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::concat::offsets"),
-                  static_cast<std::size_t>(elems + 1));
+  // Output element e = (t, j): the j-th strings of target t's update rows, in order.
   std::int64_t total = 0;
-  Kokkos::parallel_scan(
-      "shardops::strings::concat::scan", Kokkos::RangePolicy<ExecSpace>(space, 0, elems + 1),
-      KOKKOS_LAMBDA(const std::int64_t e, std::int64_t& partial, const bool final) {
-        if (final) offsets(e) = partial;
-        if (e == elems) return;
+  const Offsets offsets = kernels::offsets_of(
+      space, elems,
+      KOKKOS_LAMBDA(const std::int64_t e) {
         const std::int64_t t = e / slice, j = e % slice;
+        std::int64_t length = 0;
         for (std::int64_t k = begin(t); k < begin(t + 1); ++k)
-          partial += kernels::entry_length(src_off, upd(order(k) * slice + j));
+          length += kernels::entry_length(src_off, upd(order(k) * slice + j));
+        return length;
       },
-      total);
+      total, "shardops::strings::concat::offsets");
   check_allocation(static_cast<std::size_t>(total), "string pool");
-  Bytes bytes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::concat::bytes"),
-              static_cast<std::size_t>(total));
+  const Bytes bytes =
+      allocate_uninitialized<Bytes>("shardops::strings::concat::bytes", static_cast<std::size_t>(total));
   Kokkos::parallel_for(
       "shardops::strings::concat::copy", Kokkos::RangePolicy<ExecSpace>(space, 0, elems),
       KOKKOS_LAMBDA(const std::int64_t e) {

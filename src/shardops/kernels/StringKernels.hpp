@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 
@@ -52,6 +53,25 @@ std::int64_t string_payload_bytes(const Tensor& t);
 
 namespace kernels {
 
+/// \brief offsets(i) = length_of(0) + ... + length_of(i - 1) for i in [0, n] (a new
+/// View of n + 1 entries): the offsets of a pool whose entry i is length_of(i) long.
+/// Returns the View; \p total receives the last offset.
+template <class LengthOf>
+Kokkos::View<std::int64_t*, MemSpace> offsets_of(const ExecSpace& space, std::int64_t n, const LengthOf& length_of,
+                                                 std::int64_t& total, const std::string& label) {
+  const auto offsets =
+      allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(label, static_cast<std::size_t>(n + 1));
+  total = 0;
+  Kokkos::parallel_scan(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n + 1),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& partial, const bool final) {
+        if (final) offsets(i) = partial;
+        if (i < n) partial += length_of(i);
+      },
+      total);
+  return offsets;
+}
+
 /// Pool entry \p entry's length.
 KOKKOS_INLINE_FUNCTION std::int64_t entry_length(const Kokkos::View<const std::int64_t*, MemSpace>& offsets,
                                                  const StringHandle h) {
@@ -84,9 +104,8 @@ Tensor concat_strings_by_target(const ExecSpace& space, std::int64_t n, const Ta
   // index order: the order TF concatenates them in.
   auto bucket_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return target(i); };
   const auto layout = kernels::bucket_layout(space, n, out_rows, bucket_of, "shardops::strings::concat");
-  Kokkos::View<std::int64_t*, MemSpace> order(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::strings::concat::order"),
-      static_cast<std::size_t>(layout.total));
+  const auto order = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+      "shardops::strings::concat::order", static_cast<std::size_t>(layout.total));
   auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { order(s) = i; };
   kernels::bucket_place(space, layout, bucket_of, place, "shardops::strings::concat");
   space.fence();

@@ -218,5 +218,27 @@ std::vector<DType> arithmetic_dtypes() {
   return {DType::Float16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Complex64};
 }
 
+ExchangePlan plan_to(const std::vector<std::int64_t>& dests) {
+  Kokkos::View<std::int64_t*, MemSpace> d("test::dest", dests.size());
+  Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits> h(dests.data(), dests.size());
+  Kokkos::deep_copy(d, h);
+  auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return d(i); };
+  return ExchangePlan::build(world(), static_cast<std::int64_t>(dests.size()), dest_of);
+}
+
+ByteView to_byte_view(const std::vector<unsigned char>& bytes) {
+  ByteView v("test::bytes", bytes.size());
+  Kokkos::View<const unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(bytes.data(), bytes.size());
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+std::vector<unsigned char> byte_view_to_host(const ByteView& v) {
+  std::vector<unsigned char> out(v.extent(0));
+  Kokkos::View<unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(out.data(), out.size());
+  Kokkos::deep_copy(h, v);
+  return out;
+}
+
 }  // namespace test
 }  // namespace shardops

@@ -19,6 +19,7 @@
 #include "shardops/core/Tensor.hpp"
 #include "shardops/dist/Comm.hpp"
 #include "shardops/dist/DistTensor.hpp"
+#include "shardops/dist/ExchangePlan.hpp"
 #include "shardops/dist/RowLayout.hpp"
 
 namespace shardops {
@@ -92,6 +93,12 @@ class RoundLimit {
  private:
   std::int64_t saved_;
 };
+
+/// Collective: an ExchangePlan sending local row i to rank dests[i] (-1: not sent).
+ExchangePlan plan_to(const std::vector<std::int64_t>& dests);
+/// Host bytes into a ByteView in MemSpace, and back.
+ByteView to_byte_view(const std::vector<unsigned char>& bytes);
+std::vector<unsigned char> byte_view_to_host(const ByteView& v);
 
 /// The dtypes that move rows of 1, 2, 4, 8 and 16 bytes (and bool).
 std::vector<DType> movement_dtypes();

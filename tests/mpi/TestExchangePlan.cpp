@@ -11,7 +11,10 @@
 namespace shardops {
 namespace {
 
+using test::byte_view_to_host;
+using test::plan_to;
 using test::RoundLimit;
+using test::to_byte_view;
 using test::world;
 
 // Destination of local row i of rank `src` in the routing every test uses: a mix of
@@ -33,28 +36,6 @@ std::vector<std::int64_t> dests_of(int src, std::int64_t n, int nranks, DestRule
   std::vector<std::int64_t> d(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) d[static_cast<std::size_t>(i)] = rule(src, i, nranks);
   return d;
-}
-
-ExchangePlan build(const std::vector<std::int64_t>& dests) {
-  Kokkos::View<std::int64_t*, MemSpace> d("test::dest", dests.size());
-  Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits> h(dests.data(), dests.size());
-  Kokkos::deep_copy(d, h);
-  auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return d(i); };
-  return ExchangePlan::build(world(), static_cast<std::int64_t>(dests.size()), dest_of);
-}
-
-ByteView to_view(const std::vector<unsigned char>& bytes) {
-  ByteView v("test::bytes", bytes.size());
-  Kokkos::View<const unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(bytes.data(), bytes.size());
-  Kokkos::deep_copy(v, h);
-  return v;
-}
-
-std::vector<unsigned char> to_host(const ByteView& v) {
-  std::vector<unsigned char> out(v.extent(0));
-  Kokkos::View<unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(out.data(), out.size());
-  Kokkos::deep_copy(h, v);
-  return out;
 }
 
 // A row of `row_bytes` bytes that names (source rank, local row): every byte differs.
@@ -93,7 +74,7 @@ std::vector<unsigned char> expected_receive(int me, int nranks, std::int64_t bas
 TEST(ExchangePlan, CountsAreTheRoutingTable) {
   const int me = world().rank(), p = world().size();
   const std::int64_t base = 23;
-  const ExchangePlan plan = build(dests_of(me, rows_of(me, base), p, mixed_dest));
+  const ExchangePlan plan = plan_to(dests_of(me, rows_of(me, base), p, mixed_dest));
   EXPECT_EQ(plan.nranks(), p);
   EXPECT_EQ(plan.num_rows(), rows_of(me, base));
   // send_counts[r]: my rows to r; recv_counts[s]: s's rows to me.
@@ -131,9 +112,9 @@ TEST(ExchangePlan, ReceiveOrderIsSourceRankThenLocalOrder) {
     for (std::size_t row_bytes : {std::size_t(1), std::size_t(3), std::size_t(8), std::size_t(16), std::size_t(40)}) {
       SCOPED_TRACE("row_bytes " + std::to_string(row_bytes));
       const std::int64_t n = rows_of(me, 31);
-      const ExchangePlan plan = build(dests_of(me, n, p, rule));
-      const ByteView recv = plan.forward(to_view(local_payload(me, n, row_bytes, 0)).data(), row_bytes);
-      EXPECT_EQ(to_host(recv), expected_receive(me, p, 31, rule, row_bytes, 0));
+      const ExchangePlan plan = plan_to(dests_of(me, n, p, rule));
+      const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, row_bytes, 0)).data(), row_bytes);
+      EXPECT_EQ(byte_view_to_host(recv), expected_receive(me, p, 31, rule, row_bytes, 0));
     }
   }
 }
@@ -144,18 +125,18 @@ TEST(ExchangePlan, RowsToSelfAreNotSentThroughMpi) {
   const std::int64_t n = rows_of(me, 40);
   {
     const std::vector<std::int64_t> dests = dests_of(me, n, p, mixed_dest);
-    const ExchangePlan plan = build(dests);
+    const ExchangePlan plan = plan_to(dests);
     EXPECT_EQ(plan.bytes_sent(), 0);
-    plan.forward(to_view(local_payload(me, n, row_bytes, 1)).data(), row_bytes);
+    plan.forward(to_byte_view(local_payload(me, n, row_bytes, 1)).data(), row_bytes);
     std::int64_t to_others = 0;
     for (std::int64_t d : dests) to_others += (d >= 0 && d != me) ? 1 : 0;
     EXPECT_EQ(plan.bytes_sent(), to_others * static_cast<std::int64_t>(row_bytes));
   }
   {
-    const ExchangePlan plan = build(dests_of(me, n, p, all_to_self));
-    const ByteView recv = plan.forward(to_view(local_payload(me, n, row_bytes, 1)).data(), row_bytes);
+    const ExchangePlan plan = plan_to(dests_of(me, n, p, all_to_self));
+    const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, row_bytes, 1)).data(), row_bytes);
     EXPECT_EQ(plan.bytes_sent(), 0);
-    EXPECT_EQ(to_host(recv), local_payload(me, n, row_bytes, 1));
+    EXPECT_EQ(byte_view_to_host(recv), local_payload(me, n, row_bytes, 1));
   }
 }
 
@@ -163,15 +144,15 @@ TEST(ExchangePlan, OnePlanCarriesPayloadsOfDifferentRowSizes) {
   const int me = world().rank(), p = world().size();
   const std::int64_t n = rows_of(me, 29);
   const std::vector<std::int64_t> dests = dests_of(me, n, p, mixed_dest);
-  const ExchangePlan plan = build(dests);
+  const ExchangePlan plan = plan_to(dests);
   std::int64_t to_others = 0;
   for (std::int64_t d : dests) to_others += (d >= 0 && d != me) ? 1 : 0;
   std::int64_t expected_bytes = 0;
   for (std::size_t row_bytes : {std::size_t(16), std::size_t(3), std::size_t(8), std::size_t(16)}) {
     SCOPED_TRACE("row_bytes " + std::to_string(row_bytes));
     const int salt = static_cast<int>(row_bytes);
-    const ByteView recv = plan.forward(to_view(local_payload(me, n, row_bytes, salt)).data(), row_bytes);
-    EXPECT_EQ(to_host(recv), expected_receive(me, p, 29, mixed_dest, row_bytes, salt));
+    const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, row_bytes, salt)).data(), row_bytes);
+    EXPECT_EQ(byte_view_to_host(recv), expected_receive(me, p, 29, mixed_dest, row_bytes, salt));
     expected_bytes += to_others * static_cast<std::int64_t>(row_bytes);
     EXPECT_EQ(plan.bytes_sent(), expected_bytes);
   }
@@ -180,11 +161,11 @@ TEST(ExchangePlan, OnePlanCarriesPayloadsOfDifferentRowSizes) {
   ByteView send("test::send", static_cast<std::size_t>(plan.num_send()) * row_bytes);
   const std::vector<unsigned char> all = local_payload(me, n, row_bytes, 9);
   const std::int64_t half = n / 2;
-  const ByteView first = to_view(std::vector<unsigned char>(all.begin(), all.begin() + half * 4));
-  const ByteView second = to_view(std::vector<unsigned char>(all.begin() + half * 4, all.end()));
+  const ByteView first = to_byte_view(std::vector<unsigned char>(all.begin(), all.begin() + half * 4));
+  const ByteView second = to_byte_view(std::vector<unsigned char>(all.begin() + half * 4, all.end()));
   plan.pack(send, 0, first.data(), half, row_bytes);
   plan.pack(send, half, second.data(), n - half, row_bytes);
-  EXPECT_EQ(to_host(plan.exchange(send, row_bytes)), expected_receive(me, p, 29, mixed_dest, row_bytes, 9));
+  EXPECT_EQ(byte_view_to_host(plan.exchange(send, row_bytes)), expected_receive(me, p, 29, mixed_dest, row_bytes, 9));
 }
 
 // The owner answers each received row with a reply; exchange_reverse + unpack put
@@ -193,27 +174,27 @@ void check_round_trip(std::int64_t base, DestRule rule) {
   const int me = world().rank(), p = world().size();
   const std::int64_t n = rows_of(me, base);
   const std::size_t row_bytes = 8;
-  const ExchangePlan plan = build(dests_of(me, n, p, rule));
+  const ExchangePlan plan = plan_to(dests_of(me, n, p, rule));
   // Ask: each row carries its own (source, index).
   std::vector<std::int64_t> ask;
   for (std::int64_t i = 0; i < n; ++i) ask.push_back(me * 1000000 + i);
   std::vector<unsigned char> ask_bytes(ask.size() * 8);
   if (!ask.empty()) std::memcpy(ask_bytes.data(), ask.data(), ask_bytes.size());
-  const ByteView asked = plan.forward(to_view(ask_bytes).data(), row_bytes);
+  const ByteView asked = plan.forward(to_byte_view(ask_bytes).data(), row_bytes);
   // Answer: the question times 10 plus the answering rank.
-  std::vector<unsigned char> q = to_host(asked);
+  std::vector<unsigned char> q = byte_view_to_host(asked);
   std::vector<std::int64_t> answer(q.size() / 8);
   if (!q.empty()) std::memcpy(answer.data(), q.data(), q.size());
   for (auto& a : answer) a = a * 10 + me;
   std::vector<unsigned char> answer_bytes(answer.size() * 8);
   if (!answer.empty()) std::memcpy(answer_bytes.data(), answer.data(), answer_bytes.size());
-  const ByteView back = plan.exchange_reverse(to_view(answer_bytes), row_bytes);
+  const ByteView back = plan.exchange_reverse(to_byte_view(answer_bytes), row_bytes);
   EXPECT_EQ(static_cast<std::int64_t>(back.extent(0)), plan.num_send() * 8);
   std::vector<unsigned char> out_bytes(static_cast<std::size_t>(n) * 8, 0xab);
-  ByteView out = to_view(out_bytes);
+  ByteView out = to_byte_view(out_bytes);
   plan.unpack(back, out.data(), row_bytes);
   std::vector<std::int64_t> got(static_cast<std::size_t>(n));
-  const std::vector<unsigned char> host = to_host(out);
+  const std::vector<unsigned char> host = byte_view_to_host(out);
   if (n > 0) std::memcpy(got.data(), host.data(), host.size());
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t d = rule(me, i, p);
@@ -228,23 +209,24 @@ TEST(ExchangePlan, ReverseRouteAndUnpackRoundTrip) {
 TEST(ExchangePlan, EmptyPlans) {
   const int me = world().rank(), p = world().size();
   {  // no rows anywhere
-    const ExchangePlan plan = build({});
+    const ExchangePlan plan = plan_to({});
     EXPECT_EQ(plan.num_send(), 0);
     EXPECT_EQ(plan.num_recv(), 0);
     EXPECT_EQ(plan.forward(nullptr, 8).extent(0), 0u);
     EXPECT_EQ(plan.exchange_reverse(ByteView("test::empty", 0), 8).extent(0), 0u);
   }
   {  // rows, none sent
-    const ExchangePlan plan = build(std::vector<std::int64_t>(5, -1));
+    const ExchangePlan plan = plan_to(std::vector<std::int64_t>(5, -1));
     EXPECT_EQ(plan.num_send(), 0);
     EXPECT_EQ(plan.num_recv(), 0);
     std::vector<unsigned char> out_bytes(5 * 4, 0xff);
-    ByteView out = to_view(out_bytes);
-    plan.unpack(plan.exchange_reverse(plan.forward(to_view(local_payload(me, 5, 4, 0)).data(), 4), 4), out.data(), 4);
-    EXPECT_EQ(to_host(out), std::vector<unsigned char>(20, 0));
+    ByteView out = to_byte_view(out_bytes);
+    plan.unpack(plan.exchange_reverse(plan.forward(to_byte_view(local_payload(me, 5, 4, 0)).data(), 4), 4), out.data(),
+                4);
+    EXPECT_EQ(byte_view_to_host(out), std::vector<unsigned char>(20, 0));
   }
   {  // zero-byte rows still route (counts only)
-    const ExchangePlan plan = build(dests_of(me, rows_of(me, 10), p, mixed_dest));
+    const ExchangePlan plan = plan_to(dests_of(me, rows_of(me, 10), p, mixed_dest));
     EXPECT_EQ(plan.forward(nullptr, 0).extent(0), 0u);
   }
 }
@@ -260,18 +242,19 @@ TEST(ExchangePlan, SplitIntoRoundsGivesTheSameResult) {
     std::vector<unsigned char> whole;
     std::int64_t whole_bytes = 0;
     {
-      const ExchangePlan plan = build(dests);
-      whole = to_host(plan.forward(to_view(local_payload(me, n, 24, 5)).data(), 24));
+      const ExchangePlan plan = plan_to(dests);
+      whole = byte_view_to_host(plan.forward(to_byte_view(local_payload(me, n, 24, 5)).data(), 24));
       whole_bytes = plan.bytes_sent();
     }
     EXPECT_EQ(whole, expected_receive(me, p, base, rule, 24, 5));
     for (std::int64_t limit : {1, 4, 7, 64}) {
       SCOPED_TRACE("max rows per round " + std::to_string(limit));
       RoundLimit guard(limit);
-      const ExchangePlan plan = build(dests);
+      const ExchangePlan plan = plan_to(dests);
       for (std::size_t row_bytes : {std::size_t(24), std::size_t(3)}) {
-        const ByteView recv = plan.forward(to_view(local_payload(me, n, row_bytes, 5)).data(), row_bytes);
-        EXPECT_EQ(to_host(recv), expected_receive(me, p, base, rule, row_bytes, 5)) << "row_bytes " << row_bytes;
+        const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, row_bytes, 5)).data(), row_bytes);
+        EXPECT_EQ(byte_view_to_host(recv), expected_receive(me, p, base, rule, row_bytes, 5))
+            << "row_bytes " << row_bytes;
       }
       EXPECT_EQ(plan.bytes_sent(), whole_bytes + whole_bytes / 24 * 3);
     }
@@ -299,8 +282,8 @@ TEST(ExchangePlan, SplitWhenOnlyOneRankIsLarge) {
   const std::int64_t n = me == p - 1 ? 100 : 2;
   std::vector<std::int64_t> dests;
   for (std::int64_t i = 0; i < n; ++i) dests.push_back(i % p);
-  const ExchangePlan plan = build(dests);
-  const ByteView recv = plan.forward(to_view(local_payload(me, n, 8, 3)).data(), 8);
+  const ExchangePlan plan = plan_to(dests);
+  const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, 8, 3)).data(), 8);
   std::vector<unsigned char> expected;
   for (int s = 0; s < p; ++s) {
     const std::int64_t ns = s == p - 1 ? 100 : 2;
@@ -310,7 +293,7 @@ TEST(ExchangePlan, SplitWhenOnlyOneRankIsLarge) {
       expected.insert(expected.end(), row.begin(), row.end());
     }
   }
-  EXPECT_EQ(to_host(recv), expected);
+  EXPECT_EQ(byte_view_to_host(recv), expected);
 }
 
 }  // namespace

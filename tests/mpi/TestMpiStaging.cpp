@@ -112,28 +112,6 @@ std::int64_t all_to_last(int, std::int64_t, int nranks) { return nranks - 1; }
 std::int64_t next_rank(int src, std::int64_t i, int nranks) { return i % 5 == 4 ? src : (src + 1) % nranks; }
 using DestRule = std::int64_t (*)(int, std::int64_t, int);
 
-ExchangePlan build(const std::vector<std::int64_t>& dests) {
-  Kokkos::View<std::int64_t*, MemSpace> d("test::dest", dests.size());
-  Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits> h(dests.data(), dests.size());
-  Kokkos::deep_copy(d, h);
-  auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return d(i); };
-  return ExchangePlan::build(world(), static_cast<std::int64_t>(dests.size()), dest_of);
-}
-
-ByteView to_view(const std::vector<unsigned char>& bytes) {
-  ByteView v("test::bytes", bytes.size());
-  Kokkos::View<const unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(bytes.data(), bytes.size());
-  Kokkos::deep_copy(v, h);
-  return v;
-}
-
-std::vector<unsigned char> to_host(const ByteView& v) {
-  std::vector<unsigned char> out(v.extent(0));
-  Kokkos::View<unsigned char*, Kokkos::HostSpace, UnmanagedTraits> h(out.data(), out.size());
-  Kokkos::deep_copy(h, v);
-  return out;
-}
-
 // Every byte names (rank, row, byte, salt).
 std::vector<unsigned char> payload(int rank, std::int64_t rows, std::size_t row_bytes, int salt) {
   std::vector<unsigned char> out(static_cast<std::size_t>(rows) * row_bytes);
@@ -163,25 +141,25 @@ Routes run_routes(const ExchangePlan& plan, std::size_t row_bytes, int salt) {
   const std::int64_t sent_before = plan.bytes_sent(), staged_before = plan.bytes_staged();
   StagingAllocations allocations;
   Routes r;
-  const ByteView local = to_view(payload(me, n, row_bytes, salt));
+  const ByteView local = to_byte_view(payload(me, n, row_bytes, salt));
   const ByteView recv = plan.forward(local.data(), row_bytes);
-  r.forward = to_host(recv);
+  r.forward = byte_view_to_host(recv);
   // The owner answers with its own bytes; the reply goes back and is unpacked.
-  const ByteView reply = to_view(payload(me + 7, plan.num_recv(), row_bytes, salt + 1));
+  const ByteView reply = to_byte_view(payload(me + 7, plan.num_recv(), row_bytes, salt + 1));
   const ByteView back = plan.exchange_reverse(reply, row_bytes);
-  r.reverse = to_host(back);
-  ByteView out = to_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
+  r.reverse = byte_view_to_host(back);
+  ByteView out = to_byte_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
   plan.unpack(back, out.data(), row_bytes);
-  r.unpacked = to_host(out);
+  r.unpacked = byte_view_to_host(out);
   // Remote-only: the self segments are unwritten, so compare without them.
   const std::int64_t self_recv = plan.recv_offsets()[self], self_send = plan.send_offsets()[self];
-  r.forward_remote =
-      without_rows(to_host(plan.forward_remote(local.data(), row_bytes)), self_recv, plan.num_self(), row_bytes);
+  r.forward_remote = without_rows(byte_view_to_host(plan.forward_remote(local.data(), row_bytes)), self_recv,
+                                  plan.num_self(), row_bytes);
   const ByteView back_remote = plan.exchange_reverse_remote(reply, row_bytes);
-  r.reverse_remote = without_rows(to_host(back_remote), self_send, plan.num_self(), row_bytes);
-  ByteView out_remote = to_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
+  r.reverse_remote = without_rows(byte_view_to_host(back_remote), self_send, plan.num_self(), row_bytes);
+  ByteView out_remote = to_byte_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
   plan.unpack_remote(back_remote, out_remote.data(), row_bytes);
-  r.unpacked_remote = to_host(out_remote);
+  r.unpacked_remote = byte_view_to_host(out_remote);
   r.bytes_sent = plan.bytes_sent() - sent_before;
   r.bytes_staged = plan.bytes_staged() - staged_before;
   r.staging_allocations = allocations.count();
@@ -208,7 +186,7 @@ TEST(MpiStaging, ExchangePlanRoutesGiveTheSameBytes) {
     for (std::int64_t limit : {0, 1, 5, 2 * p + 1}) {
       std::optional<RoundLimit> rounds;
       if (limit > 0) rounds.emplace(limit);
-      const ExchangePlan plan = build(dests);
+      const ExchangePlan plan = plan_to(dests);
       // Rows to other ranks, both ways: what staging copies per byte of row.
       std::int64_t remote_rows = 0;
       for (int r = 0; r < p; ++r) {

@@ -14,6 +14,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob
 BIN=${SHARDOPS_BUILD_DIR:-$REPO/build}/apps/shardops/shardops
 NP=${EXAMPLE_RANKS:-2}
 ROWS=${EXAMPLE_ROWS:-1048576}
+mkdir -p out  # the report's folder (git keeps no out/: a fresh clone has none)
 mpirun -n "$NP" --oversubscribe "$BIN" run inputs/pipeline.yaml --set rows="$ROWS" --set updates="$ROWS" \
   --overwrite --report out/pipeline-report.json
 /usr/bin/python3 scripts/check_pipeline.py inputs/out/pipeline.h5

@@ -5,7 +5,8 @@ results.md (tables, targets met or missed) and plots (*.png, if matplotlib is th
 Usage: report.py RESULTS_DIR
 
 Reads peers-{debian,tf}-t{1,2}.txt (shared/bench/peers.py), shardops-np{1,2,4}.json
-(shardops_bench), petsc-np{1,2,4}.json (petsc_sf_bench), scaling-n*-np*.json and env.txt.
+(shardops_bench), petsc-np{1,2,4}.json (petsc_sf_bench), tpetra-np{1,2,4}.json
+(tpetra_bench), scaling-n*-np*.json and env.txt.
 The part of results.md between the readme-table markers is what
 scripts/bench/update_readme.py pastes into README.md.
 """
@@ -85,6 +86,8 @@ def main():
     pe = {np: load_json(os.path.join(out, f"petsc-np{np}.json")) for np in (1, 2, 4)}
     wl = {np: ({w["id"]: w for w in d["workloads"]} if d else {}) for np, d in sh.items()}
     pw = {np: ({w["id"]: w for w in d["workloads"]} if d else {}) for np, d in pe.items()}
+    tp = {np: load_json(os.path.join(out, f"tpetra-np{np}.json")) for np in (1, 2, 4)}
+    tw = {np: ({w["id"]: w for w in d["workloads"]} if d else {}) for np, d in tp.items()}
     env = open(os.path.join(out, "env.txt")).read() if os.path.exists(os.path.join(out, "env.txt")) else ""
     loads = [float(x) for x in re.findall(r"load ([0-9.]+),", env)]
     quick = "mode quick" in env
@@ -118,19 +121,22 @@ def main():
             f"{ms(s2 and s2['time_s'])} | {ms(b2 and b2['s'])} ({b2['peer'] if b2 else '-'}) | {sp2} | "
             f"{ms(s1 and s1['memcpy_s'])} |")
     add("")
-    add("| workload | ranks | shardops ms | its exchange ms | raw Alltoallv ms | PetscSF set-up + op ms | PetscSF op only ms |")
-    add("|---|---:|---:|---:|---:|---:|---:|")
+    add("| workload | ranks | shardops ms | its exchange ms | raw Alltoallv ms | PetscSF set-up + op ms | PetscSF op only ms "
+        "| Tpetra set-up + op ms | Tpetra op only ms |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for w, op in OPS[:1] + OPS[2:3]:
         for np in (1, 2, 4):
-            s, p = wl[np].get(w), pw[np].get(w)
-            if not s and not p:
+            s, p, t = wl[np].get(w), pw[np].get(w), tw[np].get(w)
+            if not s and not p and not t:
                 continue
             add(f"| {w} {op} | {np} | {ms(s and s['time_s'])} | {ms(s and s['route_s'])} | "
                 f"{ms(s and s['alltoallv_s']) if s and s['alltoallv_s'] > 0 else '-'} | "
-                f"{ms(p and p['time_s'])} | {ms(p and p['op_s'])} |")
+                f"{ms(p and p['time_s'])} | {ms(p and p['op_s'])} | {ms(t and t['time_s'])} | {ms(t and t['op_s'])} |")
     add(END)
     add("")
-    add("PetscSF rows are 8 doubles (64 B, PETSc reduces only on PetscScalar); shardops rows are 16 float32 (64 B). "
+    add("PetscSF and Tpetra rows are 8 doubles (64 B: PETSc reduces only on PetscScalar, Debian's Tpetra is built for "
+        "double only); shardops rows are 16 float32 (64 B). Tpetra's op includes summing (W1) or expanding (W3) the "
+        "rank's duplicate indices locally (a Tpetra Map lists a row once per rank). "
         "4 ranks run on 2 cores (oversubscribed).\n")
 
     # ---- per-op tables
@@ -169,6 +175,13 @@ def main():
         if os.path.exists(path):
             add(f"### PetscSF, {np} rank(s)\n")
             add("".join(l for l in open(path) if l.startswith("|")))
+    for np in (1, 2, 4):
+        path = os.path.join(out, f"tpetra-np{np}.md")
+        if os.path.exists(path):
+            add(f"### Tpetra, {np} rank(s)\n")
+            lines = open(path).readlines()
+            add("".join(l for l in lines if l.startswith("|")))
+            add("".join(l for l in lines if l.startswith("set-up parts")))  # where its set-up time goes
 
     # ---- targets
     add("## Targets (issue 6)\n")
@@ -208,6 +221,12 @@ def main():
             if s and p:
                 target(f"{w} {np} rank(s): faster than PetscSF (set-up included)",
                        f"{ms(s['time_s'])} vs {ms(p['time_s'])} ms", s["time_s"] < p["time_s"])
+    for np in (1, 2, 4):
+        for w in ("W1", "W3"):
+            s, t = wl[np].get(w), tw[np].get(w)
+            if s and t:
+                target(f"{w} {np} rank(s): faster than Tpetra (set-up included)",
+                       f"{ms(s['time_s'])} vs {ms(t['time_s'])} ms", s["time_s"] < t["time_s"])
     for np in (1, 2, 4):
         for w, op in OPS:
             s = wl[np].get(w)
@@ -278,7 +297,7 @@ def main():
             plots.append("scaling.png")
             plt.close(fig)
 
-        if any(pw[np] for np in pw):
+        if any(pw[np] for np in pw) or any(tw[np] for np in tw):
             fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
             for ax, w in zip(axes, ("W1", "W3")):
                 nps = [np_ for np_ in (1, 2, 4) if wl[np_].get(w)]
@@ -286,6 +305,9 @@ def main():
                 pn = [np_ for np_ in (1, 2, 4) if pw[np_].get(w)]
                 ax.plot(pn, [pw[n][w]["time_s"] * 1e3 for n in pn], "s-", label="PetscSF set-up + op")
                 ax.plot(pn, [pw[n][w]["op_s"] * 1e3 for n in pn], "s--", label="PetscSF op only")
+                tn = [np_ for np_ in (1, 2, 4) if tw[np_].get(w)]
+                ax.plot(tn, [tw[n][w]["time_s"] * 1e3 for n in tn], "D-", label="Tpetra set-up + op")
+                ax.plot(tn, [tw[n][w]["op_s"] * 1e3 for n in tn], "D--", label="Tpetra op only")
                 an = [np_ for np_ in nps if wl[np_][w]["alltoallv_s"] > 0]
                 ax.plot(an, [wl[n][w]["alltoallv_s"] * 1e3 for n in an], "^:", label="raw Alltoallv")
                 ax.set_xticks([1, 2, 4])

@@ -5,6 +5,7 @@
 #     Debian's python3 (NumPy + PyTorch) and with TensorFlow's python
 #   - shardops_bench at 1, 2 and 4 ranks (4 is oversubscribed on a 2-core machine)
 #   - petsc_sf_bench (PETSc PetscSF) at 1, 2 and 4 ranks, if it was built
+#   - tpetra_bench (Trilinos Tpetra Export/Import) at 1, 2 and 4 ranks, if it was built
 #   - shardops_bench at smaller sizes (1 and 2 ranks) for the scaling plot
 #
 # Usage: scripts/bench/run_all.sh [--quick] [--no-build] [--thp] [--out DIR]
@@ -70,9 +71,11 @@ if [[ $BUILD == 1 ]]; then
     -Dshardops_ENABLE_BENCHMARKS=ON > "$OUT/build.log"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target shardops_bench >> "$OUT/build.log"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target petsc_sf_bench >> "$OUT/build.log" 2>&1 || true
+  cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target tpetra_bench >> "$OUT/build.log" 2>&1 || true
 fi
 BENCH=$BUILD_DIR/bench/shardops_bench
 PETSC=$BUILD_DIR/bench/petsc_sf_bench
+TPETRA=$BUILD_DIR/bench/tpetra_bench
 [[ -x $BENCH ]] || { echo "run_all.sh: $BENCH is missing (build it, or drop --no-build)" >&2; exit 1; }
 
 if [[ $QUICK == 1 ]]; then
@@ -121,6 +124,16 @@ if [[ -x $PETSC ]]; then
   done
 else
   echo "run_all.sh: petsc_sf_bench not built (needs libpetsc-real-dev): no PETSc column" >&2
+fi
+
+# 3b. Trilinos Tpetra Export/Import at 1, 2, 4 ranks.
+if [[ -x $TPETRA ]]; then
+  for np in 1 2 4; do
+    note "tpetra_bench np=$np"
+    mpi "$np" "$TPETRA" "${SIZE[@]}" --json "$OUT/tpetra-np$np.json" > "$OUT/tpetra-np$np.md"
+  done
+else
+  echo "run_all.sh: tpetra_bench not built (needs libtrilinos-tpetra-dev, see bench/CMakeLists.txt): no Tpetra column" >&2
 fi
 
 # 4. Scaling with size (M = 2N), 1 and 2 ranks.

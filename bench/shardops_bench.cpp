@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistOps.hpp"
 
@@ -210,6 +211,7 @@ bool reset_peak_rss() {
 
 struct Sample {
   double total = 0, validate = 0, route = 0, apply = 0;
+  double mpi = 0;  ///< inside the exchanges' MPI calls (part of route)
   double cpu = 0;  ///< user + system CPU time of the rank (max over ranks): near `total` on an idle machine
 };
 
@@ -220,11 +222,15 @@ double cpu_seconds() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-/// Runs \p op warmup + repeats times; each time is the max over ranks (and so is
+/// Runs \p op warmup + repeats times (repeated calls reuse the memory the previous
+/// ones freed: core/HostMemory.hpp); each time is the max over ranks (and so is
 /// each phase), the result the median of the repeats.
-Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& op) {
-  std::vector<double> total, validate, route, apply, cpu;
+/// \p cold: every call starts with no memory kept for reuse (shardops::release_kept_memory),
+/// as the first call of a process does.
+Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& op, bool cold = false) {
+  std::vector<double> total, validate, route, apply, mpi, cpu;
   for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
+    if (cold) shardops::release_kept_memory();
     shardops::PhaseClock::reset();
     comm.barrier();
     const double c0 = cpu_seconds();
@@ -238,14 +244,16 @@ Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& 
     const double pv = max_over_ranks(comm, phases["validate"]);
     const double pr = max_over_ranks(comm, phases["route"]);
     const double pa = max_over_ranks(comm, phases["apply"]);
+    const double pm = max_over_ranks(comm, phases["mpi"]);
     if (rep < o.warmup) continue;
     total.push_back(v);
     validate.push_back(pv);
     route.push_back(pr);
     apply.push_back(pa);
+    mpi.push_back(pm);
     cpu.push_back(c);
   }
-  return Sample{median(total), median(validate), median(route), median(apply), median(cpu)};
+  return Sample{median(total), median(validate), median(route), median(apply), median(mpi), median(cpu)};
 }
 
 /// Ceiling for local work: each rank deep_copies half of its share of the op's bytes
@@ -309,6 +317,7 @@ struct Result {
   std::string id, op;
   std::int64_t bytes_moved = 0;  ///< effective bytes (peers.py formula), whole op
   Sample time;
+  double cold_s = 0;  ///< median of 3 calls that each start with no memory kept for reuse
   double memcpy_s = 0, alltoallv_s = 0;
   std::int64_t bytes_exchanged = 0;    ///< sum over ranks of bytes sent to other ranks
   std::int64_t expected_exchange = 0;  ///< the same, predicted from the inputs (a check)
@@ -350,6 +359,8 @@ Result run_workload(Context& ctx, Workload& w) {
   r.id = w.id;
   r.op = w.op;
   r.bytes_moved = w.bytes_moved;
+  // Memory kept from the previous workload's calls is not this one's.
+  shardops::release_kept_memory();
   w.setup();
   Kokkos::fence();
   comm.barrier();
@@ -375,6 +386,10 @@ Result run_workload(Context& ctx, Workload& w) {
   MPI_Bcast(pair, 2, MPI_INT64_T, worst.rank, comm.get());
   r.peak_rss = pair[0];
   r.rss_share = pair[1];
+  Options cold = ctx.o;
+  cold.warmup = 0;
+  cold.repeats = 3;
+  r.cold_s = time_op(comm, cold, w.run, true).total;
   w.teardown();
   // Floors after the op (their buffers must not count in its peak).
   r.memcpy_s = time_memcpy(comm, ctx.o, (w.bytes_moved + comm.size() - 1) / comm.size());
@@ -537,27 +552,34 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
       static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str());
   std::printf(
-      "| workload | op | time ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local vs memcpy "
+      "| workload | op | time ms | cold ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local "
+      "vs memcpy "
       "| "
-      "Alltoallv ms | exchange / Alltoallv | peak RSS MB | share MB | RSS / share |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "Alltoallv ms | exchange / Alltoallv | its MPI ms | MPI / Alltoallv | peak RSS MB | share MB | RSS / share |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Result& r : rs) {
     const double local = r.time.validate + r.time.apply;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.id.c_str(),
-                r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(),
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                r.id.c_str(), r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(),
+                fmt("%.1f", r.cold_s * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(),
                 fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(), fmt("%.1f", local * 1e3).c_str(),
                 fmt("%.1f", r.time.route * 1e3).c_str(), fmt("%.1f", r.bytes_exchanged / 1e6).c_str(),
                 fmt("%.1f", r.memcpy_s * 1e3).c_str(),
                 local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
                 r.alltoallv_s > 0 ? fmt("%.1f", r.alltoallv_s * 1e3).c_str() : "-",
                 r.alltoallv_s > 0 ? fmt("%.2fx", r.time.route / r.alltoallv_s).c_str() : "-",
+                fmt("%.1f", r.time.mpi * 1e3).c_str(),
+                r.alltoallv_s > 0 ? fmt("%.2fx", r.time.mpi / r.alltoallv_s).c_str() : "-",
                 fmt("%.0f", r.peak_rss / 1048576.0).c_str(), fmt("%.0f", r.rss_share / 1048576.0).c_str(),
                 (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str());
   }
   std::printf(
-      "\ncpu = user + system CPU time of the rank (max over ranks; MPI waits spin, so it counts them): well "
+      "\ncold = median of 3 calls that each start with no memory kept from earlier calls (a process's first "
+      "call); time = repeated calls, which reuse the memory earlier ones freed (core/HostMemory.hpp). "
+      "cpu = user + system CPU time of the rank (max over ranks; MPI waits spin, so it counts them): well "
       "below `time` means the cores were shared with other work. local = phases validate + apply, exchange = phase "
-      "route (both max over ranks); memcpy = Kokkos::deep_copy "
+      "route (both max over ranks), of which MPI = time inside its MPI calls (waits for the slowest rank included); "
+      "memcpy = Kokkos::deep_copy "
       "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
       "bytes the op sent to each peer.\n");
   for (const Result& r : rs) {
@@ -580,9 +602,9 @@ void write_json(const std::string& path, const std::vector<Result>& rs, const Op
   for (std::size_t i = 0; i < rs.size(); ++i) {
     const Result& r = rs[i];
     f << "    {\"id\": \"" << r.id << "\", \"op\": \"" << r.op << "\", \"bytes_moved\": " << r.bytes_moved
-      << ", \"time_s\": " << r.time.total << ", \"cpu_s\": " << r.time.cpu
+      << ", \"time_s\": " << r.time.total << ", \"cold_s\": " << r.cold_s << ", \"cpu_s\": " << r.time.cpu
       << ", \"gb_per_s\": " << r.bytes_moved / r.time.total / 1e9 << ", \"validate_s\": " << r.time.validate
-      << ", \"route_s\": " << r.time.route << ", \"apply_s\": " << r.time.apply
+      << ", \"route_s\": " << r.time.route << ", \"mpi_s\": " << r.time.mpi << ", \"apply_s\": " << r.time.apply
       << ", \"local_s\": " << r.time.validate + r.time.apply << ", \"bytes_exchanged\": " << r.bytes_exchanged
       << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s
       << ", \"peak_rss_bytes\": " << r.peak_rss << ", \"rss_share_bytes\": " << r.rss_share

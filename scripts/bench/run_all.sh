@@ -7,6 +7,7 @@
 #   - petsc_sf_bench (PETSc PetscSF) at 1, 2 and 4 ranks, if it was built
 #   - tpetra_bench (Trilinos Tpetra Export/Import) at 1, 2 and 4 ranks, if it was built
 #   - shardops_bench at smaller sizes (1 and 2 ranks) for the scaling plot
+# On a fresh machine, scripts/bench/setup-peers.sh installs all of them first.
 #
 # Usage: scripts/bench/run_all.sh [--quick] [--no-build] [--thp] [--out DIR]
 #   --quick     smaller sizes and fewer repeats: checks the pipeline, numbers mean little

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -20,21 +22,172 @@ bool huge_pages_wanted() {
   return wanted;
 }
 
-}  // namespace
+/// One mapping: its start and length.
+struct Block {
+  unsigned char* p = nullptr;
+  std::size_t bytes = 0;
+};
 
-std::shared_ptr<unsigned char> fresh_zeroed_pages(std::size_t bytes) {
+/// \p bytes straight from the OS (zero), advised to use huge pages; nullptr if refused.
+unsigned char* map_fresh_pages(std::size_t bytes) {
 #if defined(__linux__) && defined(MAP_ANONYMOUS)
-  if (bytes == 0) return nullptr;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   advise_huge_pages(p, bytes);
-  return std::shared_ptr<unsigned char>(static_cast<unsigned char*>(p),
-                                        [bytes](unsigned char* q) { (void)munmap(q, bytes); });
+  return static_cast<unsigned char*>(p);
 #else
   (void)bytes;
   return nullptr;
 #endif
 }
+
+void unmap_pages(unsigned char* p, std::size_t bytes) noexcept {
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+  (void)munmap(p, bytes);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+/// The scratch View caches (HostMemory.hpp), and whether Kokkos::finalize will empty them.
+struct ViewCaches {
+  std::mutex mutex;
+  std::vector<detail::ViewCacheHooks> hooks;
+  bool finalize_hook = false;
+};
+
+ViewCaches& view_caches() {
+  static ViewCaches* caches = new ViewCaches;  // never destroyed, like the caches
+  return *caches;
+}
+
+std::size_t free_view_bytes() noexcept {
+  std::vector<detail::ViewCacheHooks> hooks;
+  {
+    std::lock_guard<std::mutex> lock(view_caches().mutex);
+    hooks = view_caches().hooks;
+  }
+  std::size_t bytes = 0;
+  for (const auto& h : hooks) bytes += h.free_bytes();
+  return bytes;
+}
+
+/// Freed blocks kept for the next request of their size. Never destroyed: tensors in
+/// static storage may give their blocks back after static destruction began.
+class KeptBlocks {
+ public:
+  static KeptBlocks& instance() {
+    static KeptBlocks* kept = new KeptBlocks;
+    return *kept;
+  }
+
+  /// The smallest kept block that fits \p bytes (detail::fits), or none.
+  Block take(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto best = blocks_.end();
+    for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+      if (detail::fits(it->bytes, bytes) && (best == blocks_.end() || it->bytes < best->bytes)) best = it;
+    }
+    if (best == blocks_.end()) return Block{};
+    const Block b = *best;
+    blocks_.erase(best);
+    bytes_ -= b.bytes;
+    return b;
+  }
+
+  /// Keeps \p b (enforce_keep_limit() trims later), or unmaps it when reuse is off.
+  void give_back(const Block& b) noexcept {
+    if (detail::keep_limit() > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      try {
+        blocks_.push_back(b);
+        bytes_ += b.bytes;
+        return;
+      } catch (...) {  // no memory for the list entry: release the block instead
+      }
+    }
+    unmap_pages(b.p, b.bytes);
+  }
+
+  void release_all() noexcept {
+    std::vector<Block> released;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      released.swap(blocks_);
+      bytes_ = 0;
+    }
+    for (const Block& b : released) unmap_pages(b.p, b.bytes);
+  }
+
+  std::size_t bytes() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Block> blocks_;
+  std::size_t bytes_ = 0;
+};
+
+std::shared_ptr<unsigned char> owned(const Block& b) {
+  return std::shared_ptr<unsigned char>(b.p, [b](unsigned char*) { KeptBlocks::instance().give_back(b); });
+}
+
+}  // namespace
+
+HostBlock reusable_pages(std::size_t bytes) {
+  if (bytes == 0) return HostBlock{};
+  if (detail::keep_limit() > 0) {
+    enforce_keep_limit();
+    const Block kept = KeptBlocks::instance().take(bytes);
+    if (kept.p) return HostBlock{owned(kept), false};
+  }
+  unsigned char* p = map_fresh_pages(bytes);
+  if (!p) return HostBlock{};
+  return HostBlock{owned(Block{p, bytes}), true};
+}
+
+void release_kept_memory() noexcept {
+  KeptBlocks::instance().release_all();
+  std::vector<detail::ViewCacheHooks> hooks;
+  {
+    std::lock_guard<std::mutex> lock(view_caches().mutex);
+    hooks = view_caches().hooks;
+  }
+  for (const auto& h : hooks) h.release_free();
+}
+
+std::size_t kept_memory_bytes() noexcept { return KeptBlocks::instance().bytes() + free_view_bytes(); }
+
+void enforce_keep_limit() noexcept {
+  if (kept_memory_bytes() > detail::keep_limit()) release_kept_memory();
+}
+
+namespace detail {
+
+std::size_t keep_limit() {
+  static const std::size_t limit = [] {
+    const char* v = std::getenv("SHARDOPS_REUSE_MEMORY_MB");
+    const unsigned long long mb = v && *v ? std::strtoull(v, nullptr, 10) : 2048ULL;
+    return static_cast<std::size_t>(mb) << 20;
+  }();
+  return limit;
+}
+
+void register_view_cache(ViewCacheHooks hooks) {
+  ViewCaches& caches = view_caches();
+  std::lock_guard<std::mutex> lock(caches.mutex);
+  caches.hooks.push_back(hooks);
+  // Kept Views are Kokkos allocations: they must go before Kokkos does.
+  if (!caches.finalize_hook) {
+    Kokkos::push_finalize_hook([] { release_kept_memory(); });
+    caches.finalize_hook = true;
+  }
+}
+
+}  // namespace detail
 
 void advise_huge_pages(void* p, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

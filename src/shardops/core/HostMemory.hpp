@@ -8,10 +8,30 @@
 /// 512-fold. Linux hands them only to regions that ask (THP mode "madvise", the
 /// default on Debian), so large host-accessible allocations ask, before their first
 /// touch. SHARDOPS_HUGE_PAGES=0 in the environment turns this off (for comparisons).
+///
+/// Even with huge pages, the OS must zero every fresh page on first touch (measured
+/// here: ~20 ms of a 57 ms GatherNd is the kernel clearing its 128 MB output). Ops
+/// called again and again on the same shapes (time steps, batches, a benchmark's
+/// repeats) would pay that every call, so large allocations are kept when freed and
+/// handed to the next request of (nearly) the same size, as TensorFlow's CPU
+/// allocator and PyTorch's caching allocators do. What is kept is capped by
+/// SHARDOPS_REUSE_MEMORY_MB (default 2048 per process; 0 turns reuse off): past the
+/// cap, everything free is returned to the OS. release_kept_memory() returns it at
+/// any time (a long-running program switching to other shapes may call it).
+///
+/// Two kinds are kept, under that one cap: tensor blocks (raw pages with a shared_ptr
+/// owner, so that a cold zeroed tensor still comes free from the OS) and large
+/// scratch Views from allocate_uninitialized (Kokkos-managed: the cache holds a
+/// reference and hands a View out again once it holds the only one). Device memory
+/// is not kept.
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <Kokkos_Core.hpp>
 
@@ -23,20 +43,116 @@ namespace shardops {
 /// (nothing for small ranges, on other systems, or with SHARDOPS_HUGE_PAGES=0).
 void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 
-/// \brief \p bytes of zeroed host memory straight from the OS, advised to use huge
-/// pages: fresh anonymous pages read as zero, so nothing is written until the op
-/// writes (a memset of a 64 MB output costs ~10 ms here). Returns nullptr where that
-/// is not available (then allocate and fill as usual). Freed with the last owner.
-std::shared_ptr<unsigned char> fresh_zeroed_pages(std::size_t bytes);
+/// A block of host memory of at least the bytes asked for, and whether it reads as
+/// zero (fresh pages) or holds whatever its last owner left (reused).
+struct HostBlock {
+  std::shared_ptr<unsigned char> memory;  ///< nullptr: not available (allocate as usual)
+  bool zeroed = false;
+};
+
+/// \brief \p bytes of host memory for a large tensor: a kept block that fits when
+/// there is one (see the file comment), else fresh pages from the OS (which read as
+/// zero). When its last owner drops it, the block is kept for reuse. Thread-safe.
+HostBlock reusable_pages(std::size_t bytes);
+
+/// Returns all kept memory (blocks and scratch Views nobody else holds) to the OS:
+/// for measurements of cold calls and tests; Kokkos::finalize() calls it too.
+void release_kept_memory() noexcept;
+
+/// Bytes kept for reuse now (blocks and free scratch Views).
+std::size_t kept_memory_bytes() noexcept;
+
+/// Returns all kept memory to the OS when it exceeds the SHARDOPS_REUSE_MEMORY_MB cap.
+void enforce_keep_limit() noexcept;
+
+namespace detail {
+
+/// The SHARDOPS_REUSE_MEMORY_MB cap in bytes (0: nothing is kept).
+std::size_t keep_limit();
+
+/// Smallest allocation worth keeping: below it, malloc's own free lists serve.
+constexpr std::size_t kKeepFrom = std::size_t(8) << 20;
+
+/// A kept size serves a request of \p want bytes when it wastes at most an eighth.
+inline bool fits(std::size_t have, std::size_t want) { return have >= want && have - want <= want / 8; }
+
+/// A cache of scratch Views registers how to release and count its free ones, so
+/// release_kept_memory() empties every cache.
+struct ViewCacheHooks {
+  void (*release_free)() noexcept;
+  std::size_t (*free_bytes)() noexcept;
+};
+void register_view_cache(ViewCacheHooks hooks);
+
+/// Kept scratch Views of one type: a View is free when the cache holds its only reference.
+template <class ViewType>
+class KeptViews {
+ public:
+  static KeptViews& instance() {
+    static KeptViews* kept = [] {
+      auto* k = new KeptViews;  // never destroyed: emptied by Kokkos::finalize (see .cpp)
+      register_view_cache({&release_free_views, &free_view_bytes});
+      return k;
+    }();
+    return *kept;
+  }
+
+  /// A free kept View of n elements (a prefix of one a little larger), or a new one,
+  /// kept from now on.
+  ViewType take(const std::string& label, std::size_t n) {
+    enforce_keep_limit();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ViewType* best = nullptr;
+      for (ViewType& v : views_) {
+        if (v.use_count() == 1 && fits(v.span(), n) && (!best || v.span() < best->span())) best = &v;
+      }
+      if (best) return Kokkos::subview(*best, std::make_pair(std::size_t(0), n));
+    }
+    ViewType v = kx::make_uninitialized<ViewType>(label, n);
+    advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));
+    std::lock_guard<std::mutex> lock(mutex_);
+    views_.push_back(v);
+    return v;
+  }
+
+ private:
+  static void release_free_views() noexcept {
+    KeptViews& k = instance();
+    std::lock_guard<std::mutex> lock(k.mutex_);
+    k.views_.erase(
+        std::remove_if(k.views_.begin(), k.views_.end(), [](const ViewType& v) { return v.use_count() == 1; }),
+        k.views_.end());
+  }
+  static std::size_t free_view_bytes() noexcept {
+    KeptViews& k = instance();
+    std::lock_guard<std::mutex> lock(k.mutex_);
+    std::size_t bytes = 0;
+    for (const ViewType& v : k.views_)
+      if (v.use_count() == 1) bytes += v.span() * sizeof(typename ViewType::value_type);
+    return bytes;
+  }
+
+  std::mutex mutex_;
+  std::vector<ViewType> views_;
+};
+
+}  // namespace detail
 
 /// An uninitialised View of \p n elements; a large one in host-accessible memory is
-/// advised to use huge pages before anything touches it.
+/// advised to use huge pages before anything touches it, and is a kept one when one
+/// fits (see the file comment; device memory is not kept).
 template <class ViewType>
 ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
-  ViewType v = kx::make_uninitialized<ViewType>(label, n);
-  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ViewType::memory_space>::accessible)
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ViewType::memory_space>::accessible) {
+    if (n * sizeof(typename ViewType::value_type) >= detail::kKeepFrom && detail::keep_limit() > 0)
+      return detail::KeptViews<ViewType>::instance().take(label, n);
+    ViewType v = kx::make_uninitialized<ViewType>(label, n);
     advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));
-  return v;
+    return v;
+  } else {
+    return kx::make_uninitialized<ViewType>(label, n);
+  }
 }
 
 }  // namespace shardops

@@ -1,6 +1,8 @@
 #pragma once
 /// \file
-/// \brief Wall time per named phase ("read", "validate", "route", "apply", "write"),
+/// \brief Wall time per named phase ("read", "validate", "route", "apply", "write";
+/// and "mpi", the time inside the exchanges' MPI calls, also counted in the phase they
+/// ran in, "route" for the ops),
 /// accumulated on this rank; the command line reports the max over ranks.
 
 #include <map>

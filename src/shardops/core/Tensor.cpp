@@ -43,18 +43,22 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
   }
   check_allocation(static_cast<std::size_t>(bytes), label + " " + shape_.str() + " " + dtype_name(dtype));
   try {
-    // A large zeroed host tensor: pages straight from the OS are zero already.
-    constexpr std::size_t kFreshPagesFrom = std::size_t(8) << 20;
-    if (std::is_same<MemSpace, Kokkos::HostSpace>::value && init == Init::Zero &&
-        static_cast<std::size_t>(bytes) >= kFreshPagesFrom) {
-      fresh_ = fresh_zeroed_pages(static_cast<std::size_t>(bytes));
-      if (fresh_) {
-        storage_ = Kokkos::View<unsigned char*, MemSpace>(fresh_.get(), static_cast<std::size_t>(bytes));
-        return;
+    // A large host tensor: a block kept from an earlier tensor of this size, or fresh
+    // pages from the OS, which read as zero (HostMemory.hpp says why).
+    constexpr std::size_t kPagesFrom = std::size_t(8) << 20;
+    bool zeroed = false;
+    if (std::is_same<MemSpace, Kokkos::HostSpace>::value && static_cast<std::size_t>(bytes) >= kPagesFrom) {
+      HostBlock block = reusable_pages(static_cast<std::size_t>(bytes));
+      if (block.memory) {
+        owner_ = std::move(block.memory);
+        zeroed = block.zeroed;
+        storage_ = Kokkos::View<unsigned char*, MemSpace>(owner_.get(), static_cast<std::size_t>(bytes));
       }
     }
-    storage_ = allocate_uninitialized<Kokkos::View<unsigned char*, MemSpace>>(label, static_cast<std::size_t>(bytes));
-    if (init == Init::Zero && bytes > 0) {
+    if (!owner_) {
+      storage_ = allocate_uninitialized<Kokkos::View<unsigned char*, MemSpace>>(label, static_cast<std::size_t>(bytes));
+    }
+    if (init == Init::Zero && bytes > 0 && !zeroed) {
       // Kokkos 3.4 initialises a View of bytes one byte at a time; memset (or a word
       // fill on a device) is several times faster and gives the same zeros.
       if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {

@@ -103,7 +103,7 @@ class Tensor {
   Shape shape_{0};
   Kokkos::View<unsigned char*, MemSpace> storage_;
   std::size_t offset_ = 0;
-  std::shared_ptr<unsigned char> fresh_;  ///< owns storage_ when it came from fresh_zeroed_pages()
+  std::shared_ptr<unsigned char> owner_;  ///< owns storage_ when it came from reusable_pages()
   StringPool strings_;
 };
 

@@ -15,18 +15,33 @@ namespace shardops {
 
 namespace {
 
-/// out[i] = src[request(i)] for the index rows this rank owns (dest(i) == self); the
-/// others are left to ExchangePlan::unpack_remote. A named template: nvcc rejects a
+/// Every output row in one pass, once the replies are in: out[i] = src[request(i)]
+/// for index rows this rank owns (dest(i) == self), the reply row answered[slot(i)]
+/// for the others, zeros for an ignored bad index (slot -1). One streaming write of
+/// the output instead of two scattered ones. A named template: nvcc rejects a
 /// KOKKOS_LAMBDA defined inside the dtype dispatch's generic lambda.
 template <class W>
-void gather_own_rows(const ExecSpace& space, std::int64_t n, const Kokkos::View<int*, MemSpace>& dest,
-                     const Kokkos::View<std::int64_t*, MemSpace>& request, int self, const W* src, W* out,
-                     std::int64_t words) {
+void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<int*, MemSpace>& dest,
+                     const Kokkos::View<std::int64_t*, MemSpace>& request,
+                     const Kokkos::View<std::int64_t*, MemSpace>& slot, int self, const W* src, const W* answered,
+                     W* out, std::int64_t words) {
   kernels::for_each_row_streaming(
-      space, "shardops::dist::GatherNd::own_rows", n, KOKKOS_LAMBDA(const std::int64_t i) {
-        constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
-        if (i + ahead < n && dest(i + ahead) == self) SHARDOPS_PREFETCH(src + request(i + ahead) * words);
-        if (dest(i) == self) kernels::stream_row(out + i * words, src + request(i) * words, words);
+      space, "shardops::dist::GatherNd::assemble", n, KOKKOS_LAMBDA(const std::int64_t i) {
+        // Own and answered rows interleave at random: pick the source row by a select,
+        // not a branch the CPU would mispredict half the time.
+        constexpr std::int64_t ahead = 16;  // random rows of src: keep cache misses in flight
+        if (i + ahead < n) {
+          const std::int64_t j = i + ahead;
+          SHARDOPS_PREFETCH(dest(j) == self ? src + request(j) * words
+                                            : answered + kx::max<std::int64_t>(slot(j), 0) * words);
+        }
+        const bool own = dest(i) == self;
+        const std::int64_t s = slot(i);
+        if (!own && s < 0) {
+          kernels::zero_row(out + i * words, words);  // an ignored bad index: rare
+        } else {
+          kernels::stream_row(out + i * words, own ? src + request(i) * words : answered + s * words, words);
+        }
       });
 }
 
@@ -121,15 +136,17 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
         plan.forward_remote(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
     phase.emplace("apply");
     // Owner side: copy the rows other ranks asked for, in request order, to send them
-    // back (the reply's self segment is not used); and this rank's own rows.
+    // back (the reply's self segment is not used: own rows are copied straight from
+    // params when the output is assembled).
     const std::int64_t total = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
     const std::int64_t hi = lo + plan.num_self();
     const ByteView reply = allocate_uninitialized<ByteView>("shardops::dist::GatherNd::reply",
                                                             static_cast<std::size_t>(total) * row_bytes);
     const std::int64_t local_params_rows = params.layout().count(me) * rows_per_dim0;
+    // params may be a row slice of a larger tensor: pick a word its rows align to.
+    const std::size_t word = row_bytes > 0 ? word_selector(row_bytes, {params.local().data()}) : 1;
     if (row_bytes > 0) {
-      // params may be a row slice of a larger tensor: pick a word its rows align to.
-      dispatch_word(word_selector(row_bytes, {params.local().data()}), [&](auto wtag) {
+      dispatch_word(word, [&](auto wtag) {
         using W = typename decltype(wtag)::type;
         const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
         const auto src = params.local().matrix<const W>(local_params_rows, words);
@@ -141,15 +158,20 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
         kernels::gather_rows<ExecSpace, W>(
             space, total - hi, ReceivedRow{asked_rows + hi}, src,
             MatrixView<W>(replies + hi * words, static_cast<std::size_t>(total - hi), words_z));
-        gather_own_rows(space, n, dest, request, me, src.data(), reinterpret_cast<W*>(out.data()), words);
       });
     }
     phase.emplace("route");
     const ByteView answered = plan.exchange_reverse_remote(reply, row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
-    // Rows answered by other ranks are copied in, rows not asked for (ignored bad
-    // indices) are zeroed; this rank's own were written above.
-    plan.unpack_remote(answered, out.data(), row_bytes);
+    phase.emplace("apply");
+    if (row_bytes > 0 && n > 0) {
+      dispatch_word(word, [&](auto wtag) {
+        using W = typename decltype(wtag)::type;
+        const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+        assemble_output(space, n, dest, request, plan.slots(), me, reinterpret_cast<const W*>(params.local().data()),
+                        reinterpret_cast<const W*>(answered.data()), reinterpret_cast<W*>(out.data()), words);
+      });
+    }
   });
   space.fence();
   const DistTensor result(out, g.output, out_layout, me);

@@ -213,6 +213,32 @@ TEST(DistTensorScatter, MovementOpOnEveryRowSize) {
   }
 }
 
+// TensorScatterUpdate with few updates for many rows and many for few, on both
+// schedules: the last writer in global order wins however the updates arrive
+// (from lower ranks, this rank's own, from higher ranks).
+TEST(DistTensorScatter, UpdateWithFewAndManyUpdatesPerRow) {
+  Rng rng(315);
+  const int p = world().size();
+  OpOptions parallel;
+  parallel.schedule = Schedule::Parallel;
+  struct Case {
+    std::int64_t rows, updates, duplicated;
+  };
+  for (const Case c : {Case{64, 6, 3}, Case{64, 15, 64}, Case{8, 40, 3}, Case{5, 200, 5}}) {
+    const Tensor tensor = random_tensor(rng, DType::Float32, Shape{c.rows, 4});
+    const Tensor indices = random_indices(rng, DType::Int64, Shape{c.updates}, {c.rows}, c.duplicated);
+    const Tensor updates = random_tensor(rng, DType::Float32, Shape{c.updates, 4});
+    for (const RowLayout& layout : test_layouts(rng, c.updates, p)) {
+      const RowLayout tensor_layout = random_layout(rng, c.rows, p);
+      const std::string what =
+          std::to_string(c.updates) + " updates into " + std::to_string(c.rows) + " rows " + layout_str(layout);
+      check_tensor_scatter(ScatterOp::Update, tensor, indices, updates, tensor_layout, layout, layout, {}, what);
+      check_tensor_scatter(ScatterOp::Update, tensor, indices, updates, tensor_layout, layout, layout, parallel,
+                           what + " parallel");
+    }
+  }
+}
+
 TEST(DistTensorScatter, DeepIndicesParallelScheduleAndMixedLayouts) {
   Rng rng(313);
   const int p = world().size();

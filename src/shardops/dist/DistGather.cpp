@@ -96,29 +96,36 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
-    if (options.bad_indices == BadIndices::Error) {
+    const auto validate = [&] {
       agree_last_bad_index_row(comm, space, n, linear, first_row, indices.local(), "shardops::dist::GatherNd::validate",
                                [&](std::int64_t row, const std::vector<std::int64_t>& values) {
                                  return gather_index_error(g, row, values);
                                });
-    }
+    };
     if (comm.size() == 1) {
       // One rank owns every row: gather straight into the output, as the one-rank op
-      // does (nothing to route; an ignored bad index gives a zero row).
+      // does (nothing to route; a bad index gives a zero row). The gather counts
+      // them, so the error policy scans the indices only when there is one to report.
       phase.emplace("apply");
+      std::int64_t zeroed = 0;
       if (row_bytes > 0) {
         // params may be a row slice of a larger tensor: pick a word its rows align to.
         dispatch_word(word_selector(row_bytes, {params.local().data()}), [&](auto wtag) {
           using W = typename decltype(wtag)::type;
           const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-          kernels::gather_rows<ExecSpace, W>(
+          zeroed = kernels::gather_rows<ExecSpace, W>(
               space, n, linear, params.local().matrix<const W>(params.layout().count(me) * rows_per_dim0, words),
               MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n),
                             static_cast<std::size_t>(words)));
         });
       }
+      if (options.bad_indices == BadIndices::Error && (zeroed > 0 || row_bytes == 0)) {
+        phase.emplace("validate");
+        validate();
+      }
       return;
     }
+    if (options.bad_indices == BadIndices::Error) validate();
     phase.emplace("route");
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();

@@ -14,17 +14,19 @@
 namespace shardops {
 namespace kernels {
 
-/// out[i] = src[row_of(i)], or zeros where row_of(i) is -1 (bad index, ignore policy).
+/// out[i] = src[row_of(i)], or zeros where row_of(i) is -1 (a bad index: ignored,
+/// or an error the caller raises). Returns how many rows were -1, counted in the
+/// same pass (no separate scan of the indices when none is bad).
 template <class ExecSpace, class W, class RowOf>
-void gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
-                 const MatrixView<const W, typename ExecSpace::memory_space>& src,
-                 const MatrixView<W, typename ExecSpace::memory_space>& out) {
+std::int64_t gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
+                         const MatrixView<const W, typename ExecSpace::memory_space>& src,
+                         const MatrixView<W, typename ExecSpace::memory_space>& out) {
   const std::int64_t words = static_cast<std::int64_t>(out.extent(1));
-  if (n == 0 || words == 0) return;
+  if (n == 0 || words == 0) return 0;
   const W* s = src.data();
   W* d = out.data();
-  for_each_row_streaming(
-      space, "shardops::gather_rows", n, KOKKOS_LAMBDA(const std::int64_t i) {
+  return count_rows_streaming(
+      space, "shardops::gather_rows", n, KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t {
         constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
         if (i + ahead < n) {
           const std::int64_t rp = row_of(i + ahead);
@@ -33,9 +35,10 @@ void gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
         const std::int64_t r = row_of(i);
         if (r >= 0) {
           stream_row(d + i * words, s + r * words, words);
-        } else {
-          zero_row(d + i * words, words);
+          return 0;
         }
+        zero_row(d + i * words, words);
+        return 1;
       });
 }
 

@@ -19,17 +19,21 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
     using I = typename decltype(itag)::type;
     const kernels::IndexRowTarget<I, MemSpace> row_of{reinterpret_cast<const I*>(indices.data()), g.index_depth,
                                                       kernels::IndexBounds::from(g.dims), 0};
-    const std::int64_t bad =
-        kernels::last_where(space, g.num_slices, kernels::negative(row_of), "shardops::GatherNd::validate");
-    if (bad >= 0 && options.bad_indices == BadIndices::Error) {
-      throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
-    }
+    // Gather first: a bad index gives a zero row and is counted; only then, and only
+    // under the error policy, find the one to report (the output is dropped).
+    std::int64_t zeroed = 0;
     dispatch_word(word_selector(row_bytes, {params.data(), out.data()}), [&](auto wtag) {
       using W = typename decltype(wtag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-      kernels::gather_rows<ExecSpace, W>(space, g.num_slices, row_of, params.matrix<const W>(g.params_rows, words),
-                                         out.matrix<W>(g.num_slices, words));
+      zeroed =
+          kernels::gather_rows<ExecSpace, W>(space, g.num_slices, row_of, params.matrix<const W>(g.params_rows, words),
+                                             out.matrix<W>(g.num_slices, words));
     });
+    if (zeroed > 0 && options.bad_indices == BadIndices::Error) {
+      const std::int64_t bad =
+          kernels::last_where(space, g.num_slices, kernels::negative(row_of), "shardops::GatherNd::validate");
+      throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
+    }
   });
   space.fence();
   return out;

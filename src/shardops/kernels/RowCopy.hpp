@@ -64,5 +64,23 @@ void for_each_row_streaming(const ExecSpace& space, const char* label, std::int6
       });
 }
 
+/// for_each_row_streaming() where \p row(i) returns 1 for a row to count (0 else):
+/// returns the count, so a kernel can report what it met (bad indices) in the same
+/// pass instead of a separate scan.
+template <class ExecSpace, class Row>
+std::int64_t count_rows_streaming(const ExecSpace& space, const char* label, std::int64_t n, const Row& row) {
+  constexpr std::int64_t chunk = 4096;
+  std::int64_t count = 0;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + chunk - 1) / chunk),
+      KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum) {
+        const std::int64_t end = c * chunk + chunk < n ? c * chunk + chunk : n;
+        for (std::int64_t i = c * chunk; i < end; ++i) sum += row(i);
+        stream_fence();
+      },
+      count);
+  return count;
+}
+
 }  // namespace kernels
 }  // namespace shardops

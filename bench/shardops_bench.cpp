@@ -21,6 +21,7 @@
 
 #include <mpi.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -199,6 +200,14 @@ std::int64_t peak_rss() {
   return static_cast<std::int64_t>(u.ru_maxrss) * 1024;
 }
 
+/// Resident set of this process now, in bytes (proc(5) statm); 0 where unknown.
+std::int64_t current_rss() {
+  std::ifstream f("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  if (!(f >> size >> resident)) return 0;
+  return resident * static_cast<std::int64_t>(sysconf(_SC_PAGESIZE));
+}
+
 /// Lowers the peak-RSS mark to the current RSS (Linux >= 4.0, proc(5) clear_refs "5"),
 /// so each workload's peak is its own. Returns false where that is not possible.
 bool reset_peak_rss() {
@@ -324,6 +333,7 @@ struct Result {
   std::int64_t peak_rss = 0;           ///< max over ranks
   std::int64_t rss_share = 0;          ///< that rank's share of inputs + outputs
   double rss_ratio = 0;                ///< max over ranks of peak / share
+  double rss_op_ratio = 0;             ///< max over ranks of (peak - RSS before the inputs were made) / share
   bool rss_reset = true;
 };
 
@@ -344,6 +354,7 @@ struct Context {
   Options o;
   std::int64_t row_bytes;
   shardops::OpOptions op_options;
+  std::int64_t base_rss = 0;  ///< resident memory before any workload (MPI, Kokkos, the libraries)
 };
 
 /// Rows this rank sends to each owner when row i goes to the owner of target[i].
@@ -376,6 +387,8 @@ Result run_workload(Context& ctx, Workload& w) {
   const std::int64_t share = w.local_io_bytes();
   const double ratio = share > 0 ? static_cast<double>(peak) / static_cast<double>(share) : 0.0;
   r.rss_ratio = max_over_ranks(comm, ratio);
+  r.rss_op_ratio =
+      max_over_ranks(comm, share > 0 ? static_cast<double>(peak - ctx.base_rss) / static_cast<double>(share) : 0.0);
   // Report the rank with the largest ratio.
   struct {
     double ratio;
@@ -555,11 +568,12 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       "| workload | op | time ms | cold ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local "
       "vs memcpy "
       "| "
-      "Alltoallv ms | exchange / Alltoallv | its MPI ms | MPI / Alltoallv | peak RSS MB | share MB | RSS / share |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "Alltoallv ms | exchange / Alltoallv | its MPI ms | MPI / Alltoallv | peak RSS MB | share MB | RSS / share | "
+      "above base / share |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Result& r : rs) {
     const double local = r.time.validate + r.time.apply;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                 r.id.c_str(), r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(),
                 fmt("%.1f", r.cold_s * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(),
                 fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(), fmt("%.1f", local * 1e3).c_str(),
@@ -571,7 +585,7 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
                 fmt("%.1f", r.time.mpi * 1e3).c_str(),
                 r.alltoallv_s > 0 ? fmt("%.2fx", r.time.mpi / r.alltoallv_s).c_str() : "-",
                 fmt("%.0f", r.peak_rss / 1048576.0).c_str(), fmt("%.0f", r.rss_share / 1048576.0).c_str(),
-                (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str());
+                (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str(), fmt("%.2f", r.rss_op_ratio).c_str());
   }
   std::printf(
       "\ncold = median of 3 calls that each start with no memory kept from earlier calls (a process's first "
@@ -581,7 +595,8 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       "route (both max over ranks), of which MPI = time inside its MPI calls (waits for the slowest rank included); "
       "memcpy = Kokkos::deep_copy "
       "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
-      "bytes the op sent to each peer.\n");
+      "bytes the op sent to each peer. RSS: peak resident memory of the rank over the calls; above base = the "
+      "peak less the resident memory before the first workload (MPI, Kokkos and the libraries).\n");
   for (const Result& r : rs) {
     if (r.bytes_exchanged != r.expected_exchange) {
       std::printf("note: %s sent %lld bytes between ranks; the floor assumed %lld\n", r.id.c_str(),
@@ -608,8 +623,8 @@ void write_json(const std::string& path, const std::vector<Result>& rs, const Op
       << ", \"local_s\": " << r.time.validate + r.time.apply << ", \"bytes_exchanged\": " << r.bytes_exchanged
       << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s
       << ", \"peak_rss_bytes\": " << r.peak_rss << ", \"rss_share_bytes\": " << r.rss_share
-      << ", \"rss_ratio\": " << r.rss_ratio << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}"
-      << (i + 1 < rs.size() ? "," : "") << "\n";
+      << ", \"rss_ratio\": " << r.rss_ratio << ", \"rss_op_ratio\": " << r.rss_op_ratio
+      << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
 }
@@ -618,6 +633,7 @@ int bench_main(int argc, char** argv) {
   Context ctx{Comm(MPI_COMM_WORLD), parse(argc, argv), 0, {}};
   ctx.row_bytes = ctx.o.cols * 4;
   ctx.op_options.schedule = ctx.o.schedule;
+  ctx.base_rss = current_rss();
   std::vector<Workload> ws = make_workloads(ctx);
   std::vector<Result> results;
   for (Workload& w : ws) {

@@ -134,14 +134,37 @@ void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Cou
 // The pack and unpack kernels are named templates: nvcc rejects a KOKKOS_LAMBDA
 // defined inside dispatch_word's generic lambda.
 template <class W>
-void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t first,
-                const W* src, W* dst, std::int64_t count, std::int64_t words, std::int64_t lo, std::int64_t hi) {
-  // The send buffer is written once and read by MPI: streaming stores.
+void pack_words_by_row(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t first,
+                       const W* src, W* dst, std::int64_t count, std::int64_t words, std::int64_t lo, std::int64_t hi) {
+  // Part of the rows (one of several sources): walk them, each to its slot.
   kernels::for_each_row_streaming(
       space, "shardops::ExchangePlan::pack", count, KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(first + i);
         if (s >= 0 && (s < lo || s >= hi))
           kernels::stream_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
+      });
+}
+
+template <class W>
+void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& row_of_slot, std::int64_t first,
+                const W* src, W* dst, std::int64_t count, std::int64_t words, std::int64_t lo, std::int64_t hi) {
+  // Walks the send slots in order, skipping [lo, hi), and copies each one's row when
+  // it is in [first, first + count): the send buffer is written once, in order, with
+  // streaming stores, and the rows of one destination are read in increasing order.
+  // (Walking the rows instead would branch on each row's destination, at random.)
+  const std::int64_t num_slots = static_cast<std::int64_t>(row_of_slot.extent(0));
+  const std::int64_t skipped = hi - lo;
+  kernels::for_each_row_streaming(
+      space, "shardops::ExchangePlan::pack", num_slots - skipped, KOKKOS_LAMBDA(const std::int64_t k) {
+        constexpr std::int64_t ahead = 16;  // rows with gaps between them: keep misses in flight
+        const std::int64_t j = k < lo ? k : k + skipped;
+        const std::int64_t ja = k + ahead < lo ? k + ahead : k + ahead + skipped;
+        if (ja < num_slots) {
+          const std::int64_t ia = row_of_slot(ja) - first;
+          if (ia >= 0 && ia < count) SHARDOPS_PREFETCH(src + ia * words);
+        }
+        const std::int64_t i = row_of_slot(j) - first;
+        if (i >= 0 && i < count) kernels::stream_row(dst + j * words, src + i * words, words);
       });
 }
 
@@ -267,8 +290,13 @@ void ExchangePlan::pack_rows(const ByteView& send, std::int64_t first, const uns
   dispatch_word(row_bytes, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    pack_words(space, slot_, first, reinterpret_cast<const W*>(rows), reinterpret_cast<W*>(send.data()), count, words,
-               lo, hi);
+    const W* src = reinterpret_cast<const W*>(rows);
+    W* dst = reinterpret_cast<W*>(send.data());
+    if (first == 0 && count == num_rows_) {
+      pack_words(space, row_of_slot_, first, src, dst, count, words, lo, hi);
+    } else {
+      pack_words_by_row(space, slot_, first, src, dst, count, words, lo, hi);
+    }
   });
 }
 

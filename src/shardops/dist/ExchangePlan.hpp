@@ -47,11 +47,18 @@ class ExchangePlan {
     auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan");
     Kokkos::View<std::int64_t*, MemSpace> slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
         "shardops::ExchangePlan::slot", static_cast<std::size_t>(n));
+    // The inverse too: pack walks the send buffer in order and reads each slot's row.
+    Kokkos::View<std::int64_t*, MemSpace> row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+        "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
     Kokkos::deep_copy(space, slot, std::int64_t(-1));
-    auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { slot(i) = s; };
+    auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) {
+      slot(i) = s;
+      row_of_slot(s) = i;
+    };
     kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");
     space.fence();
     plan.slot_ = slot;
+    plan.row_of_slot_ = row_of_slot;
     auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
     plan.finish(comm, begin.data());
     return plan;
@@ -145,6 +152,7 @@ class ExchangePlan {
   int nranks_ = 1, self_ = 0;
   std::int64_t num_rows_ = 0;
   Kokkos::View<std::int64_t*, MemSpace> slot_;
+  Kokkos::View<std::int64_t*, MemSpace> row_of_slot_;  ///< [num_send()]: the local row in each slot
   std::vector<std::int64_t> send_counts_{0}, send_offsets_{0}, recv_counts_{0}, recv_offsets_{0};
   std::shared_ptr<std::int64_t> bytes_sent_ = std::make_shared<std::int64_t>(0);
   std::shared_ptr<std::int64_t> bytes_staged_ = std::make_shared<std::int64_t>(0);

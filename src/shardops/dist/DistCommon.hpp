@@ -69,21 +69,31 @@ struct EntryOf {
 
 /// \brief Routes each of the \p n index rows of \p linear to the owner of its first
 /// coordinate: dest(i) is that rank, row(i) the target row in the owner's block of
-/// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). A named function,
-/// not a lambda in the caller's dtype dispatch: nvcc rejects a KOKKOS_LAMBDA defined
-/// inside a generic lambda.
+/// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). Returns the number
+/// of bad index rows met, so that the error policy needs no scan of its own when there
+/// is none (see validate_after_route). A named function, not a lambda in the caller's
+/// dtype dispatch: nvcc rejects a KOKKOS_LAMBDA defined inside a generic lambda.
 template <class I>
-void route_to_first_coordinate_owner(const ExecSpace& space, const std::string& label, std::int64_t n,
-                                     const kernels::IndexRowTarget<I, MemSpace>& linear, const OwnerOf& owner,
-                                     std::int64_t rows_per_dim0, const Kokkos::View<int*, MemSpace>& dest,
-                                     const Kokkos::View<std::int64_t*, MemSpace>& row) {
-  Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::string& label, std::int64_t n,
+                                             const kernels::IndexRowTarget<I, MemSpace>& linear, const OwnerOf& owner,
+                                             std::int64_t rows_per_dim0, const Kokkos::View<int*, MemSpace>& dest,
+                                             const Kokkos::View<std::int64_t*, MemSpace>& row) {
+  std::int64_t bad = 0;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
         const std::int64_t target = linear(i);
         const int r = target < 0 ? -1 : owner(static_cast<std::int64_t>(linear.idx[i * linear.depth]));
         dest(i) = r;
         row(i) = target < 0 ? -1 : target - owner.offset(r) * rows_per_dim0;
-      });
+        count += target < 0 ? 1 : 0;
+      },
+      bad);
+  return bad;
 }
+
+/// Collective: true when some rank met a bad index row (\p bad_here of them here),
+/// i.e. when the error policy must find the one to report.
+inline bool any_bad_index(const Comm& comm, std::int64_t bad_here) { return comm.max(bad_here > 0 ? 1 : 0) != 0; }
 
 }  // namespace shardops

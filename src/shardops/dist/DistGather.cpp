@@ -125,7 +125,6 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       }
       return;
     }
-    if (options.bad_indices == BadIndices::Error) validate();
     phase.emplace("route");
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();
@@ -134,8 +133,13 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
         "shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
     const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest",
                                                                            static_cast<std::size_t>(n));
-    route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner, rows_per_dim0, dest,
-                                    request);
+    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner,
+                                                             rows_per_dim0, dest, request);
+    // The route met every index: the error policy scans them again only to name a bad one.
+    if (options.bad_indices == BadIndices::Error && any_bad_index(comm, bad)) {
+      phase.emplace("validate");
+      validate();  // throws on every rank: some rank has a bad index
+    }
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     // Requests to this rank itself are not sent: it answers them below, from params
     // straight into the output.

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "common/input_hash.h"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistOps.hpp"
@@ -140,15 +141,6 @@ Options parse(int argc, char** argv) {
 
 // ------------------------------------------------------------------ inputs
 
-std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  return mix(mix(seed * 4 + stream) ^ i);
-}
 float uniform(std::uint64_t h) { return static_cast<float>(h >> 40) * (2.0f / 16777216.0f) - 1.0f; }
 
 enum Stream : std::uint64_t { kIndex = 1, kUpdate = 2, kBase = 3, kPart = 4 };
@@ -157,7 +149,7 @@ enum Stream : std::uint64_t { kIndex = 1, kUpdate = 2, kBase = 3, kPart = 4 };
 Tensor float_rows(std::uint64_t seed, Stream s, std::int64_t first, std::int64_t count, std::int64_t cols) {
   std::vector<float> v(static_cast<std::size_t>(count * cols));
   for (std::int64_t i = 0; i < count * cols; ++i)
-    v[static_cast<std::size_t>(i)] = uniform(hash(seed, s, static_cast<std::uint64_t>(first * cols + i)));
+    v[static_cast<std::size_t>(i)] = uniform(bench_hash(seed, s, static_cast<std::uint64_t>(first * cols + i)));
   return Tensor::from_vector(DType::Float32, Shape{count, cols}, v);
 }
 
@@ -166,7 +158,7 @@ std::vector<std::int64_t> index_values(std::uint64_t seed, std::int64_t first, s
   std::vector<std::int64_t> v(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i)
     v[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(
-        hash(seed, kIndex, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(n));
+        bench_hash(seed, kIndex, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(n));
   return v;
 }
 
@@ -174,7 +166,7 @@ std::vector<std::int32_t> partition_values(std::uint64_t seed, std::int64_t firs
   std::vector<std::int32_t> v(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i)
     v[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(
-        hash(seed, kPart, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(p));
+        bench_hash(seed, kPart, static_cast<std::uint64_t>(first + i)) % static_cast<std::uint64_t>(p));
   return v;
 }
 

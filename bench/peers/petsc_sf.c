@@ -23,15 +23,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define ROW_SCALARS 8
+#include "../common/input_hash.h"
 
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-static uint64_t hash(uint64_t seed, uint64_t stream, uint64_t i) { return mix(mix(seed * 4 + stream) ^ i); }
+#define ROW_SCALARS 8
 
 /* Balanced blocks: the first total % np ranks get one more row. */
 static PetscInt block_count(PetscInt total, int np, int r) { return total / np + (r < total % np ? 1 : 0); }
@@ -111,7 +105,7 @@ static PetscErrorCode build_sf(const Options* o, int np, PetscInt nroots, PetscI
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(nleaves, &remote));
   for (PetscInt i = 0; i < nleaves; ++i) {
-    const PetscInt t = (PetscInt)(hash(o->seed, 1, (uint64_t)(first_leaf + i)) % (uint64_t)o->rows);
+    const PetscInt t = (PetscInt)(bench_hash(o->seed, 1, (uint64_t)(first_leaf + i)) % (uint64_t)o->rows);
     const int r = block_owner(o->rows, np, t);
     remote[i].rank = r;
     remote[i].index = t - block_offset(o->rows, np, r);
@@ -145,7 +139,7 @@ int main(int argc, char** argv) {
   PetscCall(PetscMalloc1((size_t)nleaves * ROW_SCALARS, &leaf));
   PetscCall(PetscMalloc1((size_t)nroots * ROW_SCALARS, &root));
   for (PetscInt i = 0; i < nleaves * ROW_SCALARS; ++i)
-    leaf[i] = (PetscScalar)((hash(o.seed, 2, (uint64_t)(first_leaf * ROW_SCALARS + i)) >> 11) * 0x1.0p-53);
+    leaf[i] = (PetscScalar)((bench_hash(o.seed, 2, (uint64_t)(first_leaf * ROW_SCALARS + i)) >> 11) * 0x1.0p-53);
   for (PetscInt i = 0; i < nroots * ROW_SCALARS; ++i) root[i] = 0;
 
   const int total_reps = o.warmup + o.repeats;

@@ -43,6 +43,8 @@
 #include <mpi.h>
 #include <sys/resource.h>
 
+#include "../common/input_hash.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -61,16 +63,6 @@ using LO = map_type::local_ordinal_type;
 using mv_type = Tpetra::MultiVector<double, LO, GO>;
 using export_type = Tpetra::Export<LO, GO>;
 using import_type = Tpetra::Import<LO, GO>;
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t i) {
-  return mix(mix(seed * 4 + stream) ^ i);
-}
 
 // Balanced blocks: the first total % np ranks get one more row (Tpetra's uniform map too).
 long long block_count(long long total, int np, int r) { return total / np + (r < total % np ? 1 : 0); }
@@ -119,9 +111,9 @@ bool parse(int argc, char** argv, Options& o) {
 }
 
 // Global index row j: its target row and its update values (petsc_sf.c's leaf values, row-major numbering).
-GO target_of(const Options& o, long long j) { return static_cast<GO>(hash(o.seed, 1, j) % o.rows); }
+GO target_of(const Options& o, long long j) { return static_cast<GO>(bench_hash(o.seed, 1, j) % o.rows); }
 double value_of(const Options& o, long long j, int c) {
-  return static_cast<double>(hash(o.seed, 2, static_cast<std::uint64_t>(j * kCols + c)) >> 11) * 0x1.0p-53;
+  return static_cast<double>(bench_hash(o.seed, 2, static_cast<std::uint64_t>(j * kCols + c)) >> 11) * 0x1.0p-53;
 }
 
 double median(std::vector<double> v) {

@@ -39,6 +39,7 @@
 
 #include "common/input_hash.h"
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistOps.hpp"
 
@@ -65,14 +66,15 @@ struct Options {
   std::vector<std::string> ops = {"w1", "w2", "w3", "w4", "w5"};
   std::uint64_t seed = 7;
   std::string json;
+  bool help = false;  ///< -h/--help: print the usage and run nothing
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-  throw std::invalid_argument(
-      problem +
-      "\nusage: shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P] [--repeats R] [--warmup W]"
-      " [--schedule auto|sequential|parallel] [--ops w1,w2,w3,w4,w5] [--seed S] [--json FILE]");
-}
+constexpr const char* kUsage =
+    "usage: shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P] [--repeats R] [--warmup W]"
+    " [--schedule auto|sequential|parallel] [--ops w1,w2,w3,w4,w5] [--seed S] [--json FILE]"
+    " [--kokkos-... (to Kokkos)]";
+
+[[noreturn]] void usage(const std::string& problem) { throw std::invalid_argument(problem + "\n" + kUsage); }
 
 std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t lo) {
   std::size_t used = 0;
@@ -129,7 +131,7 @@ Options parse(int argc, char** argv) {
         o.ops.push_back(op);
       }
     } else if (a == "-h" || a == "--help") {
-      usage("");
+      o.help = true;
     } else {
       usage("unknown option '" + a + "'");
     }
@@ -623,6 +625,10 @@ void write_json(const std::string& path, const std::vector<Result>& rs, const Op
 
 int bench_main(int argc, char** argv) {
   Context ctx{Comm(MPI_COMM_WORLD), parse(argc, argv), 0, {}};
+  if (ctx.o.help) {
+    if (ctx.comm.rank() == 0) std::printf("%s\n", kUsage);
+    return 0;
+  }
   ctx.row_bytes = ctx.o.cols * 4;
   ctx.op_options.schedule = ctx.o.schedule;
   ctx.base_rss = current_rss();
@@ -647,9 +653,13 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rc = 0;
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    // Kokkos gets its --kokkos-* arguments only: a plain --help is ours.
+    std::vector<char*> kokkos_args = shardops::split_kokkos_args(argc, argv, true);
+    std::vector<char*> args = shardops::split_kokkos_args(argc, argv, false);
+    int kokkos_argc = static_cast<int>(kokkos_args.size());
+    Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
     try {
-      rc = bench_main(argc, argv);
+      rc = bench_main(static_cast<int>(args.size()), args.data());
     } catch (const std::invalid_argument& e) {  // usage: every rank parsed the same arguments
       int rank = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);

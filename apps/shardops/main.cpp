@@ -14,22 +14,11 @@
 #include "ErrorReport.hpp"
 #include "OpCommands.hpp"
 #include "Report.hpp"
+#include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/Comm.hpp"
 
 namespace {
-
-bool is_kokkos_arg(const char* arg) { return std::strncmp(arg, "--kokkos-", 9) == 0; }
-
-// Kokkos gets only its --kokkos-* arguments (it would also act on a plain --help);
-// the command line gets the rest.
-std::vector<char*> split_args(int argc, char** argv, bool kokkos) {
-  std::vector<char*> args{argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    if (is_kokkos_arg(argv[i]) == kokkos) args.push_back(argv[i]);
-  }
-  return args;
-}
 
 void print_summary(const shardops::app::RunRecord& record, int ranks, double seconds) {
   std::cout << "shardops " << record.command << ": " << ranks << (ranks == 1 ? " rank, " : " ranks, ") << seconds
@@ -45,13 +34,13 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<char*> kokkos_args = split_args(argc, argv, true);
+  std::vector<char*> kokkos_args = shardops::split_kokkos_args(argc, argv, true);
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   Kokkos::initialize(kokkos_argc, kokkos_args.data());
   int code = 0;
   {
     using namespace shardops;
-    std::vector<char*> args = split_args(argc, argv, false);
+    std::vector<char*> args = split_kokkos_args(argc, argv, false);
     app::RunRecord record;
     app::InputList inputs;
     std::string command;

@@ -29,12 +29,12 @@ void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<
       space, "shardops::dist::GatherNd::assemble", n, KOKKOS_LAMBDA(const std::int64_t i) {
         // Own and answered rows interleave at random: pick the source row by a select,
         // not a branch the CPU would mispredict half the time.
-        constexpr std::int64_t ahead = 16;  // random rows of src: keep cache misses in flight
-        if (i + ahead < n) {
-          const std::int64_t j = i + ahead;
-          SHARDOPS_PREFETCH(dest(j) == self ? src + request(j) * words
-                                            : answered + kx::max<std::int64_t>(slot(j), 0) * words);
-        }
+        // Random rows of src: keep cache misses in flight. One expression, no named
+        // temporaries: device passes drop the prefetch whole.
+        constexpr std::int64_t ahead = 16;
+        if (i + ahead < n)
+          SHARDOPS_PREFETCH(dest(i + ahead) == self ? src + request(i + ahead) * words
+                                                    : answered + kx::max<std::int64_t>(slot(i + ahead), 0) * words);
         const bool own = dest(i) == self;
         const std::int64_t s = slot(i);
         if (!own && s < 0) {

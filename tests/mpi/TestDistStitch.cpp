@@ -178,6 +178,44 @@ TEST(DistDynamicStitch, EmptyInputsAndRows) {
   check_stitch(sparse, {}, "sparse");
 }
 
+// The output starts uninitialised and the rows nobody names are zeroed explicitly:
+// check that on memory a previous, fully named stitch of the same size left full of
+// values (large enough to be kept for reuse: core/HostMemory.hpp).
+TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
+  const int p = world().size();
+  const std::int64_t rows = std::int64_t(1) << 19, cols = 16;  // 32 MB of float32: >= 8 MB per rank at 4
+  const RowLayout layout = RowLayout::balanced(rows, p);
+  const std::int64_t mine = layout.count(world().rank()), first = layout.offset(world().rank());
+  {
+    std::vector<std::int32_t> all(static_cast<std::size_t>(mine));
+    for (std::int64_t i = 0; i < mine; ++i) all[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(first + i);
+    std::vector<float> ones(static_cast<std::size_t>(mine * cols), 1.5f);
+    const DistTensor idx(Tensor::from_vector(DType::Int32, Shape{mine}, all), Shape{rows}, layout, world().rank());
+    const DistTensor val(Tensor::from_vector(DType::Float32, Shape{mine, cols}, ones), Shape{rows, cols}, layout,
+                         world().rank());
+    (void)dynamic_stitch(world(), {idx}, {val}, {});
+  }
+  // Only the last row is named now.
+  const RowLayout one = RowLayout::on_rank(1, p, p - 1);
+  const bool last = world().rank() == p - 1;
+  const DistTensor idx(Tensor::from_vector(DType::Int32, Shape{last ? 1 : 0},
+                                           last ? std::vector<std::int32_t>{static_cast<std::int32_t>(rows - 1)}
+                                                : std::vector<std::int32_t>{}),
+                       Shape{1}, one, world().rank());
+  const DistTensor val(Tensor::from_vector(DType::Float32, Shape{last ? 1 : 0, cols},
+                                           std::vector<float>(last ? static_cast<std::size_t>(cols) : 0, 2.5f)),
+                       Shape{1, cols}, one, world().rank());
+  const DistTensor got = dynamic_stitch(world(), {idx}, {val}, {});
+  ASSERT_EQ(got.local().shape(), (Shape{mine, cols}));
+  const std::vector<float> local = got.local().to_vector<float>();
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < mine; ++i) {
+    const float want = first + i == rows - 1 ? 2.5f : 0.0f;
+    for (std::int64_t c = 0; c < cols; ++c) wrong += local[static_cast<std::size_t>(i * cols + c)] != want;
+  }
+  EXPECT_EQ(wrong, 0) << "rank " << world().rank();
+}
+
 TEST(DistDynamicStitch, SplitExchangesGiveTheSameBytes) {
   Rng rng(207);
   const int p = world().size();

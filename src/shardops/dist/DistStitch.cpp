@@ -151,9 +151,12 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
 
   phase.emplace("apply");
   const int me = comm.rank();
-  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), Init::Zero,
+  // Rows are assigned with the keyed schedule, which zeros the rows nobody names
+  // itself: the output is written once. With nothing to assign, it starts zeroed.
+  const bool assigns = row_bytes > 0 && total + plan.num_recv() > 0;
+  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), assigns ? Init::Uninitialized : Init::Zero,
                 "shardops::dist::DynamicStitch::merged");
-  if (row_bytes > 0 && total + plan.num_recv() > 0) {
+  if (assigns) {
     dispatch_word(word, [&](auto tag) {
       using W = typename decltype(tag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
@@ -182,6 +185,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
       each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
         assign.claim(count, to_of, key_of, src);
       });
+      assign.zero_unclaimed();
       each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
         assign.copy_winners(count, to_of, key_of, src);
       });

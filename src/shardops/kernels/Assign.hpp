@@ -85,6 +85,22 @@ class LastWriterAssign {
         });
   }
 
+  /// Parallel schedule, after every claim: zeros each target row no batch claimed, so
+  /// that the output may start uninitialised (each row is then written once: by its
+  /// winner or here) instead of being zeroed whole and mostly overwritten.
+  void zero_unclaimed() const {
+    const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
+    if (schedule_ != Schedule::Parallel || words == 0) return;
+    auto winner = winner_;
+    W* dst = out_.data();
+    Kokkos::parallel_for(
+        "shardops::LastWriterAssign::zero_unclaimed",
+        Kokkos::RangePolicy<ExecSpace>(space_, 0, static_cast<std::int64_t>(out_.extent(0))),
+        KOKKOS_LAMBDA(const std::int64_t t) {
+          if (winner(t) < 0) zero_row(dst + t * words, words);
+        });
+  }
+
   /// Parallel schedule: copies the winning rows of a batch (call for every batch
   /// after all claims). Sequential: nothing left to do.
   template <class TargetOf, class KeyOf>

@@ -24,14 +24,22 @@ void set_last_bytes_sent(std::int64_t bytes);
 void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
                        const std::string& subject);
 
+/// Collective: true when some rank met a bad index row (\p bad_here of them here).
+inline bool any_bad_index(const Comm& comm, std::int64_t bad_here) { return comm.max(bad_here > 0 ? 1 : 0) != 0; }
+
 /// \brief Collective: the bad-index check of the scatter/gather family. Finds this
 /// rank's last bad row among the \p n index rows of \p linear (global row numbers
 /// start at \p first_row) and raises on every rank the error of the globally last one,
 /// as TF reports it: message_of(global row, its K index values) gives TF's text.
+/// \p bad_here: how many bad rows a kernel of the op already met on this rank (the
+/// route or the gather count them); when no rank met one, nothing is scanned. -1:
+/// not known, scan.
 template <class I, class MessageOf>
 void agree_last_bad_index_row(const Comm& comm, const ExecSpace& space, std::int64_t n,
                               const kernels::IndexRowTarget<I, MemSpace>& linear, std::int64_t first_row,
-                              const Tensor& indices, const std::string& label, const MessageOf& message_of) {
+                              const Tensor& indices, const std::string& label, const MessageOf& message_of,
+                              std::int64_t bad_here = -1) {
+  if (bad_here >= 0 && !any_bad_index(comm, bad_here)) return;
   const std::int64_t bad = kernels::last_where(space, n, kernels::negative(linear), label);
   std::string message;
   if (bad >= 0) message = message_of(first_row + bad, index_row_values(indices, bad, linear.depth));
@@ -70,8 +78,8 @@ struct EntryOf {
 /// \brief Routes each of the \p n index rows of \p linear to the owner of its first
 /// coordinate: dest(i) is that rank, row(i) the target row in the owner's block of
 /// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). Returns the number
-/// of bad index rows met, so that the error policy needs no scan of its own when there
-/// is none (see validate_after_route). A named function, not a lambda in the caller's
+/// of bad index rows met, for agree_last_bad_index_row (no scan of its own when no
+/// rank met one). A named function, not a lambda in the caller's
 /// dtype dispatch: nvcc rejects a KOKKOS_LAMBDA defined inside a generic lambda.
 template <class I>
 std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::string& label, std::int64_t n,
@@ -91,9 +99,5 @@ std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::
       bad);
   return bad;
 }
-
-/// Collective: true when some rank met a bad index row (\p bad_here of them here),
-/// i.e. when the error policy must find the one to report.
-inline bool any_bad_index(const Comm& comm, std::int64_t bad_here) { return comm.max(bad_here > 0 ? 1 : 0) != 0; }
 
 }  // namespace shardops

@@ -96,16 +96,17 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
-    const auto validate = [&] {
-      agree_last_bad_index_row(comm, space, n, linear, first_row, indices.local(), "shardops::dist::GatherNd::validate",
-                               [&](std::int64_t row, const std::vector<std::int64_t>& values) {
-                                 return gather_index_error(g, row, values);
-                               });
+    // The error policy, once a kernel has counted the bad rows (-1: none did).
+    const auto validate = [&](std::int64_t bad_here) {
+      if (options.bad_indices != BadIndices::Error) return;
+      agree_last_bad_index_row(
+          comm, space, n, linear, first_row, indices.local(), "shardops::dist::GatherNd::validate",
+          [&](std::int64_t row, const std::vector<std::int64_t>& values) { return gather_index_error(g, row, values); },
+          bad_here);
     };
     if (comm.size() == 1) {
       // One rank owns every row: gather straight into the output, as the one-rank op
-      // does (nothing to route; a bad index gives a zero row). The gather counts
-      // them, so the error policy scans the indices only when there is one to report.
+      // does (nothing to route; a bad index gives a zero row, counted by the gather).
       phase.emplace("apply");
       std::int64_t zeroed = 0;
       if (row_bytes > 0) {
@@ -119,10 +120,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                             static_cast<std::size_t>(words)));
         });
       }
-      if (options.bad_indices == BadIndices::Error && (zeroed > 0 || row_bytes == 0)) {
-        phase.emplace("validate");
-        validate();
-      }
+      validate(row_bytes > 0 ? zeroed : -1);
       return;
     }
     phase.emplace("route");
@@ -135,11 +133,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                                                                            static_cast<std::size_t>(n));
     const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner,
                                                              rows_per_dim0, dest, request);
-    // The route met every index: the error policy scans them again only to name a bad one.
-    if (options.bad_indices == BadIndices::Error && any_bad_index(comm, bad)) {
-      phase.emplace("validate");
-      validate();  // throws on every rank: some rank has a bad index
-    }
+    validate(bad);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     // Requests to this rank itself are not sent: it answers them below, from params
     // straight into the output.

@@ -47,15 +47,19 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
-    const auto validate = [&] {
-      agree_last_bad_index_row(comm, space, n, linear, first_row, indices.local(), "shardops::dist::scatter::validate",
-                               [&](std::int64_t row, const std::vector<std::int64_t>& values) {
-                                 return scatter_index_error(g, row, values);
-                               });
+    // The error policy, given the bad rows the route counted (-1: not routed).
+    const auto validate = [&](std::int64_t bad_here) {
+      if (options.bad_indices != BadIndices::Error) return;
+      agree_last_bad_index_row(
+          comm, space, n, linear, first_row, indices.local(), "shardops::dist::scatter::validate",
+          [&](std::int64_t row, const std::vector<std::int64_t>& values) {
+            return scatter_index_error(g, row, values);
+          },
+          bad_here);
     };
-    // One rank applies straight from the indices: validate first. Several route the
-    // indices first, which counts the bad ones (no separate scan when there is none).
-    if (options.bad_indices == BadIndices::Error && comm.size() == 1) validate();
+    // One rank applies straight from the indices, so it validates first; several route
+    // them first, and the route counts the bad ones.
+    if (comm.size() == 1) validate(-1);
     if (comm.size() == 1) {
       // One rank owns every row: apply in index order straight from the inputs, as
       // the one-rank op does (nothing to route).
@@ -79,10 +83,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                                                                            static_cast<std::size_t>(n));
     const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner,
                                                              rows_per_dim0, dest, target);
-    if (options.bad_indices == BadIndices::Error && any_bad_index(comm, bad)) {
-      phase.emplace("validate");
-      validate();  // throws on every rank: some rank has a bad index
-    }
+    validate(bad);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
     if (concat) {

@@ -146,12 +146,12 @@ void pack_words_by_row(const ExecSpace& space, const Kokkos::View<std::int64_t*,
 }
 
 template <class W>
-void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& row_of_slot, std::int64_t first,
-                const W* src, W* dst, std::int64_t count, std::int64_t words, std::int64_t lo, std::int64_t hi) {
-  // Walks the send slots in order, skipping [lo, hi), and copies each one's row when
-  // it is in [first, first + count): the send buffer is written once, in order, with
-  // streaming stores, and the rows of one destination are read in increasing order.
-  // (Walking the rows instead would branch on each row's destination, at random.)
+void pack_words_by_slot(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& row_of_slot, const W* src,
+                        W* dst, std::int64_t words, std::int64_t lo, std::int64_t hi) {
+  // All the rows: walk the send slots in order, skipping [lo, hi), each from its row.
+  // The send buffer is written once, in order, with streaming stores, and the rows of
+  // one destination are read in increasing order. (Walking the rows instead would
+  // branch on each row's destination, at random.)
   const std::int64_t num_slots = static_cast<std::int64_t>(row_of_slot.extent(0));
   const std::int64_t skipped = hi - lo;
   kernels::for_each_row_streaming(
@@ -159,12 +159,8 @@ void pack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpa
         constexpr std::int64_t ahead = 16;  // rows with gaps between them: keep misses in flight
         const std::int64_t j = k < lo ? k : k + skipped;
         const std::int64_t ja = k + ahead < lo ? k + ahead : k + ahead + skipped;
-        if (ja < num_slots) {
-          const std::int64_t ia = row_of_slot(ja) - first;
-          if (ia >= 0 && ia < count) SHARDOPS_PREFETCH(src + ia * words);
-        }
-        const std::int64_t i = row_of_slot(j) - first;
-        if (i >= 0 && i < count) kernels::stream_row(dst + j * words, src + i * words, words);
+        if (ja < num_slots) SHARDOPS_PREFETCH(src + row_of_slot(ja) * words);
+        kernels::stream_row(dst + j * words, src + row_of_slot(j) * words, words);
       });
 }
 
@@ -293,7 +289,7 @@ void ExchangePlan::pack_rows(const ByteView& send, std::int64_t first, const uns
     const W* src = reinterpret_cast<const W*>(rows);
     W* dst = reinterpret_cast<W*>(send.data());
     if (first == 0 && count == num_rows_) {
-      pack_words(space, row_of_slot_, first, src, dst, count, words, lo, hi);
+      pack_words_by_slot(space, row_of_slot_, src, dst, words, lo, hi);
     } else {
       pack_words_by_row(space, slot_, first, src, dst, count, words, lo, hi);
     }

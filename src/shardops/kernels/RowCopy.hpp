@@ -6,6 +6,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/kokkos_ext/KokkosExt.hpp"
+
 // Non-temporal (streaming) stores: host x86 passes only; device passes and other
 // CPUs copy the ordinary way.
 #if defined(__SSE2__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && !defined(__SYCL_DEVICE_ONLY__)
@@ -50,16 +52,20 @@ KOKKOS_INLINE_FUNCTION void zero_row(W* dst, std::int64_t words) {
   for (std::int64_t k = 0; k < words; ++k) dst[k] = W{};
 }
 
+/// Rows per chunk of the streaming loops below: each chunk is one work item, ended by
+/// a stream_fence() on the thread that ran it.
+constexpr std::int64_t kStreamChunk = 4096;
+
 /// \brief parallel_for of \p row(i) over [0, n) in chunks of rows, each chunk ending
 /// with stream_fence() on the thread that ran it: the loop shape for kernels that
 /// write rows with stream_row().
 template <class ExecSpace, class Row>
 void for_each_row_streaming(const ExecSpace& space, const char* label, std::int64_t n, const Row& row) {
-  constexpr std::int64_t chunk = 4096;
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + chunk - 1) / chunk), KOKKOS_LAMBDA(const std::int64_t c) {
-        const std::int64_t end = c * chunk + chunk < n ? c * chunk + chunk : n;
-        for (std::int64_t i = c * chunk; i < end; ++i) row(i);
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + kStreamChunk - 1) / kStreamChunk),
+      KOKKOS_LAMBDA(const std::int64_t c) {
+        const std::int64_t end = kx::min(c * kStreamChunk + kStreamChunk, n);
+        for (std::int64_t i = c * kStreamChunk; i < end; ++i) row(i);
         stream_fence();
       });
 }
@@ -69,13 +75,12 @@ void for_each_row_streaming(const ExecSpace& space, const char* label, std::int6
 /// pass instead of a separate scan.
 template <class ExecSpace, class Row>
 std::int64_t count_rows_streaming(const ExecSpace& space, const char* label, std::int64_t n, const Row& row) {
-  constexpr std::int64_t chunk = 4096;
   std::int64_t count = 0;
   Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + chunk - 1) / chunk),
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + kStreamChunk - 1) / kStreamChunk),
       KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum) {
-        const std::int64_t end = c * chunk + chunk < n ? c * chunk + chunk : n;
-        for (std::int64_t i = c * chunk; i < end; ++i) sum += row(i);
+        const std::int64_t end = kx::min(c * kStreamChunk + kStreamChunk, n);
+        for (std::int64_t i = c * kStreamChunk; i < end; ++i) sum += row(i);
         stream_fence();
       },
       count);

@@ -117,25 +117,20 @@ for np in 1 2 4; do
   mpi "$np" "$BENCH" "${SIZE[@]}" --json "$OUT/shardops-np$np.json" > "$OUT/shardops-np$np.md"
 done
 
-# 3. PETSc PetscSF at 1, 2, 4 ranks.
-if [[ -x $PETSC ]]; then
-  for np in 1 2 4; do
-    note "petsc_sf_bench np=$np"
-    mpi "$np" "$PETSC" "${SIZE[@]}" --json "$OUT/petsc-np$np.json" > "$OUT/petsc-np$np.md"
-  done
-else
-  echo "run_all.sh: petsc_sf_bench not built (needs libpetsc-real-dev): no PETSc column" >&2
-fi
-
-# 3b. Trilinos Tpetra Export/Import at 1, 2, 4 ranks.
-if [[ -x $TPETRA ]]; then
-  for np in 1 2 4; do
-    note "tpetra_bench np=$np"
-    mpi "$np" "$TPETRA" "${SIZE[@]}" --json "$OUT/tpetra-np$np.json" > "$OUT/tpetra-np$np.md"
-  done
-else
-  echo "run_all.sh: tpetra_bench not built (needs libtrilinos-tpetra-dev, see bench/CMakeLists.txt): no Tpetra column" >&2
-fi
+# 3. The distributed peers at 1, 2, 4 ranks: PETSc PetscSF and Trilinos Tpetra Export/Import.
+# run_peer NAME BINARY JSON_PREFIX WHAT_IT_NEEDS
+run_peer() {
+  if [[ -x $2 ]]; then
+    for np in 1 2 4; do
+      note "$1 np=$np"
+      mpi "$np" "$2" "${SIZE[@]}" --json "$OUT/$3-np$np.json" > "$OUT/$3-np$np.md"
+    done
+  else
+    echo "run_all.sh: $1 not built (needs $4): no $3 column" >&2
+  fi
+}
+run_peer petsc_sf_bench "$PETSC" petsc "libpetsc-real-dev"
+run_peer tpetra_bench "$TPETRA" tpetra "libtrilinos-tpetra-dev, see bench/CMakeLists.txt"
 
 # 4. Scaling with size (M = 2N), 1 and 2 ranks.
 for rows in "${SCALING_ROWS[@]}"; do

@@ -62,14 +62,15 @@ ViewCaches& view_caches() {
   return *caches;
 }
 
+/// The registered caches' hooks, copied under the lock (a hook takes its cache's own).
+std::vector<detail::ViewCacheHooks> view_cache_hooks() {
+  std::lock_guard<std::mutex> lock(view_caches().mutex);
+  return view_caches().hooks;
+}
+
 std::size_t free_view_bytes() noexcept {
-  std::vector<detail::ViewCacheHooks> hooks;
-  {
-    std::lock_guard<std::mutex> lock(view_caches().mutex);
-    hooks = view_caches().hooks;
-  }
   std::size_t bytes = 0;
-  for (const auto& h : hooks) bytes += h.free_bytes();
+  for (const auto& h : view_cache_hooks()) bytes += h.free_bytes();
   return bytes;
 }
 
@@ -151,12 +152,7 @@ HostBlock reusable_pages(std::size_t bytes) {
 
 void release_kept_memory() noexcept {
   KeptBlocks::instance().release_all();
-  std::vector<detail::ViewCacheHooks> hooks;
-  {
-    std::lock_guard<std::mutex> lock(view_caches().mutex);
-    hooks = view_caches().hooks;
-  }
-  for (const auto& h : hooks) h.release_free();
+  for (const auto& h : view_cache_hooks()) h.release_free();
 }
 
 std::size_t kept_memory_bytes() noexcept { return KeptBlocks::instance().bytes() + free_view_bytes(); }

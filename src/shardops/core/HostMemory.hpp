@@ -65,13 +65,14 @@ std::size_t kept_memory_bytes() noexcept;
 /// Returns all kept memory to the OS when it exceeds the SHARDOPS_REUSE_MEMORY_MB cap.
 void enforce_keep_limit() noexcept;
 
+/// Smallest allocation kept for reuse (and, for tensors, taken as fresh OS pages):
+/// below it, malloc's own free lists serve.
+constexpr std::size_t kKeepFrom = std::size_t(8) << 20;
+
 namespace detail {
 
 /// The SHARDOPS_REUSE_MEMORY_MB cap in bytes (0: nothing is kept).
 std::size_t keep_limit();
-
-/// Smallest allocation worth keeping: below it, malloc's own free lists serve.
-constexpr std::size_t kKeepFrom = std::size_t(8) << 20;
 
 /// A kept size serves a request of \p want bytes when it wastes at most an eighth.
 inline bool fits(std::size_t have, std::size_t want) { return have >= want && have - want <= want / 8; }
@@ -145,7 +146,7 @@ class KeptViews {
 template <class ViewType>
 ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ViewType::memory_space>::accessible) {
-    if (n * sizeof(typename ViewType::value_type) >= detail::kKeepFrom && detail::keep_limit() > 0)
+    if (n * sizeof(typename ViewType::value_type) >= kKeepFrom && detail::keep_limit() > 0)
       return detail::KeptViews<ViewType>::instance().take(label, n);
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
     advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));

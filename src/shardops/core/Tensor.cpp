@@ -45,9 +45,8 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
   try {
     // A large host tensor: a block kept from an earlier tensor of this size, or fresh
     // pages from the OS, which read as zero (HostMemory.hpp says why).
-    constexpr std::size_t kPagesFrom = std::size_t(8) << 20;
     bool zeroed = false;
-    if (std::is_same<MemSpace, Kokkos::HostSpace>::value && static_cast<std::size_t>(bytes) >= kPagesFrom) {
+    if (std::is_same<MemSpace, Kokkos::HostSpace>::value && static_cast<std::size_t>(bytes) >= kKeepFrom) {
       HostBlock block = reusable_pages(static_cast<std::size_t>(bytes));
       if (block.memory) {
         owner_ = std::move(block.memory);

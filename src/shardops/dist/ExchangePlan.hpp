@@ -24,6 +24,7 @@
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/dist/Comm.hpp"
+#include "shardops/dist/RowLayout.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 
 namespace shardops {
@@ -50,7 +51,8 @@ class ExchangePlan {
     // The inverse too: pack walks the send buffer in order and reads each slot's row.
     Kokkos::View<std::int64_t*, MemSpace> row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
         "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
-    Kokkos::deep_copy(space, slot, std::int64_t(-1));
+    // Only rows that are not sent keep -1: when every row is sent, the placement writes them all.
+    if (layout.total < n) Kokkos::deep_copy(space, slot, std::int64_t(-1));
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) {
       slot(i) = s;
       row_of_slot(s) = i;
@@ -157,5 +159,14 @@ class ExchangePlan {
   std::shared_ptr<std::int64_t> bytes_sent_ = std::make_shared<std::int64_t>(0);
   std::shared_ptr<std::int64_t> bytes_staged_ = std::make_shared<std::int64_t>(0);
 };
+
+/// \brief Collective: every other rank's block of rows lands in \p all at that rank's
+/// offset in \p layout; this rank's own rows there are left unwritten (the caller
+/// reads them in \p block, which holds this rank's layout.count(rank) rows). Moved
+/// like a plan's payload: one MPI_Alltoallv (every peer is sent the same rows), split
+/// in rounds when counts would overflow, staged through host buffers when MPI cannot
+/// read MemSpace. Returns the bytes this rank sent.
+std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const ByteView& block, const ByteView& all,
+                              std::size_t row_bytes);
 
 }  // namespace shardops

@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/Kokkos.hpp"
+#include "shardops/dist/RowLayout.hpp"
+
+namespace {
+
+using shardops::OwnerOf;
+using shardops::RowLayout;
+
+// The device lookup of every row in [0, total), copied back to the host (a free
+// function: no KOKKOS_LAMBDA inside a TEST body).
+std::vector<int> device_owners(const OwnerOf& owner, std::int64_t total) {
+  Kokkos::View<int*, shardops::MemSpace> out("owners", static_cast<std::size_t>(total));
+  Kokkos::parallel_for(
+      "device_owners", Kokkos::RangePolicy<shardops::ExecSpace>(0, total),
+      KOKKOS_LAMBDA(const std::int64_t row) { out(row) = owner(row); });
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+  return std::vector<int>(host.data(), host.data() + total);
+}
+
+// Every row's owner on the device equals the host's search of the offsets.
+void expect_device_owner_matches(const RowLayout& layout) {
+  const std::vector<int> got = device_owners(layout.device_owner(), layout.total());
+  for (std::int64_t row = 0; row < layout.total(); ++row) {
+    ASSERT_EQ(got[static_cast<std::size_t>(row)], layout.owner(row))
+        << "row " << row << " of " << layout.total() << " on " << layout.nranks() << " ranks";
+  }
+}
+
+}  // namespace
+
+TEST(RowLayout, BalancedOwnerByArithmeticMatchesOffsets) {
+  // Even and uneven splits (the first total % nranks ranks hold one more row), and
+  // fewer rows than ranks.
+  for (int nranks : {1, 2, 3, 4, 7, 16, 33}) {
+    for (std::int64_t total : {0, 1, 2, 5, 16, 17, 100, 1000, 4099, 65537}) {
+      expect_device_owner_matches(RowLayout::balanced(total, nranks));
+    }
+  }
+}
+
+TEST(RowLayout, RaggedOwnerBySearchMatchesOffsets) {
+  expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{3, 0, 10, 1, 0, 7}));
+  expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{0, 0, 5}));
+  expect_device_owner_matches(RowLayout::on_rank(9, 4, 2));
+}
+
+TEST(RowLayout, BalancedOwnerOfLargeRowNumbers) {
+  // Row numbers past 2^40: the first and last row of each block.
+  const std::int64_t total = (std::int64_t(1) << 41) + 12345;
+  for (int nranks : {3, 7, 1000}) {
+    const RowLayout layout = RowLayout::balanced(total, nranks);
+    const OwnerOf owner = layout.device_owner();
+    for (int r = 0; r < nranks; r += (nranks > 10 ? 97 : 1)) {
+      for (std::int64_t row : {layout.offset(r), layout.offset(r) + layout.count(r) - 1}) {
+        EXPECT_EQ(owner(row), r) << "row " << row;
+      }
+    }
+  }
+}

@@ -11,17 +11,29 @@ namespace {
 
 using namespace test;
 
+const char* gather_params_name(GatherParams how) {
+  return how == GatherParams::Fetch ? "fetch" : how == GatherParams::Replicate ? "replicate" : "auto";
+}
+
+// Each way of getting remote params rows (forced fetch, forced replication, then the
+// automatic choice, last so that last_bytes_sent() tells what it did) gives the
+// one-rank op's bytes.
 void check_gather(const Tensor& params, const Tensor& indices, const RowLayout& params_layout,
                   const RowLayout& index_layout, const OpOptions& options, const std::string& what) {
   const Tensor expected = gather_nd(params, indices, options);
-  const DistTensor got = gather_nd(world(), shard(params, params_layout), shard(indices, index_layout), options);
-  expect_same_tensor(got, expected, what);
   const int p = world().size();
-  if (indices.rank() >= 2) {
-    EXPECT_EQ(got.layout(), index_layout) << what << ": " << layout_str(got.layout());
-  } else {
-    // One index row: the one output lives on rank 0.
-    EXPECT_EQ(got.layout(), RowLayout::on_rank(expected.rows(), p, 0)) << what << ": " << layout_str(got.layout());
+  for (GatherParams how : {GatherParams::Fetch, GatherParams::Replicate, GatherParams::Auto}) {
+    OpOptions opts = options;
+    opts.gather_params = how;
+    const std::string label = what + " (" + gather_params_name(how) + ")";
+    const DistTensor got = gather_nd(world(), shard(params, params_layout), shard(indices, index_layout), opts);
+    expect_same_tensor(got, expected, label);
+    if (indices.rank() >= 2) {
+      EXPECT_EQ(got.layout(), index_layout) << label << ": " << layout_str(got.layout());
+    } else {
+      // One index row: the one output lives on rank 0.
+      EXPECT_EQ(got.layout(), RowLayout::on_rank(expected.rows(), p, 0)) << label << ": " << layout_str(got.layout());
+    }
   }
 }
 
@@ -171,6 +183,39 @@ TEST(DistGatherNd, RowsThatStayLocalAreNotSent) {
   const Tensor params = random_tensor(rng, DType::Float32, Shape{rows, 4});
   check_gather(params, index_tensor(DType::Int64, Shape{rows, 1}, own), layout, layout, {}, "own rows");
   EXPECT_EQ(last_bytes_sent(), 0);
+}
+
+// Auto replicates params no larger than the average rank's output (params rows x ranks
+// <= index rows): each rank then sends its params block to every other rank. Larger
+// params are fetched row by row. Errors and the ignore policy agree either way.
+TEST(DistGatherNd, AutoReplicatesSmallParams) {
+  Rng rng(410);
+  const int p = world().size();
+  const std::int64_t rows = 5;
+  const Tensor params = random_tensor(rng, DType::Float32, Shape{rows, 3});
+  const RowLayout pl = RowLayout::balanced(rows, p);
+  const Tensor many = random_indices(rng, DType::Int64, Shape{rows * p}, {rows});
+  check_gather(params, many, pl, RowLayout::balanced(rows * p, p), {}, "index rows = ranks x params rows");
+  const std::int64_t block_bytes = pl.count(world().rank()) * 3 * 4;
+  EXPECT_EQ(last_bytes_sent(), p > 1 ? block_bytes * (p - 1) : 0);
+  if (p > 1) {
+    // One index row fewer: fetch. No rank sends its whole block to everyone then
+    // (at most one row per index row it asked about or was asked for).
+    const Tensor fewer = random_indices(rng, DType::Int64, Shape{rows * p - 1}, {rows});
+    check_gather(params, fewer, pl, RowLayout::balanced(rows * p - 1, p), {}, "one index row fewer");
+    EXPECT_NE(last_bytes_sent(), block_bytes * (p - 1));
+  }
+  // A bad index on a replicating gather: the error a one-rank run gives, on every rank.
+  Tensor bad = random_indices(rng, DType::Int32, Shape{rows * p}, {rows});
+  set_index_value(bad, rows * p - 2, rows + 4);
+  for (GatherParams how : {GatherParams::Replicate, GatherParams::Fetch}) {
+    OpOptions opts;
+    opts.gather_params = how;
+    const std::string expected = error_of([&] { gather_nd(params, bad); });
+    EXPECT_NE(expected, "");
+    EXPECT_EQ(error_of([&] { gather_nd(world(), shard(params, pl), shard(bad), opts); }), expected)
+        << gather_params_name(how);
+  }
 }
 
 }  // namespace

@@ -125,18 +125,28 @@ TEST(DistStrings, GatherNdDepthsAndIgnoredIndices) {
         depth == 0 ? index_tensor(DType::Int32, Shape{4, 0}, {}) : random_indices(rng, DType::Int32, Shape{21}, dims);
     const Tensor expected = gather_nd(params, indices);
     for (const RowLayout& layout : test_layouts(rng, indices.shape().dim(0), world().size())) {
-      expect_same_tensor(
-          gather_nd(world(), shard(params, random_layout(rng, 9, world().size())), shard(indices, layout)), expected,
-          "gather_nd depth " + std::to_string(depth) + " " + layout_str(layout));
+      // Rows fetched from their owners, and all of params brought to every rank.
+      for (GatherParams how : {GatherParams::Fetch, GatherParams::Replicate}) {
+        OpOptions opts;
+        opts.gather_params = how;
+        expect_same_tensor(
+            gather_nd(world(), shard(params, random_layout(rng, 9, world().size())), shard(indices, layout), opts),
+            expected,
+            "gather_nd depth " + std::to_string(depth) + " " + layout_str(layout) +
+                (how == GatherParams::Fetch ? " fetch" : " replicate"));
+      }
     }
   }
   // An ignored bad index gathers empty strings.
   Tensor indices = random_indices(rng, DType::Int64, Shape{12}, {9});
   set_index_value(indices, 5, 99);
-  OpOptions ignore;
-  ignore.bad_indices = BadIndices::Ignore;
-  expect_same_tensor(gather_nd(world(), shard(params), shard(indices), ignore), gather_nd(params, indices, ignore),
-                     "gather_nd ignore");
+  for (GatherParams how : {GatherParams::Fetch, GatherParams::Replicate}) {
+    OpOptions ignore;
+    ignore.bad_indices = BadIndices::Ignore;
+    ignore.gather_params = how;
+    expect_same_tensor(gather_nd(world(), shard(params), shard(indices), ignore), gather_nd(params, indices, ignore),
+                       std::string("gather_nd ignore") + (how == GatherParams::Fetch ? " fetch" : " replicate"));
+  }
 }
 
 TEST(DistStrings, SplitRoundsMoveTheSameStrings) {

@@ -334,12 +334,18 @@ TEST(MpiStaging, GatherNd) {
           const RowLayout params_layout = random_layout(rng, 23, p);
           const std::string what = std::string(dtype_name(dtype)) + " K " + std::to_string(dims.size()) + " limit " +
                                    std::to_string(limit) + " " + layout_str(layout) + " " + layout_str(params_layout);
-          expect_staging_changes_nothing(
-              [&]() {
-                return std::vector<DistTensor>{
-                    gather_nd(world(), shard(params, params_layout), shard(indices, layout))};
-              },
-              {gather_nd(params, indices)}, "gather_nd " + what);
+          // Rows fetched through the exchange, and all of params brought to every rank.
+          for (GatherParams how : {GatherParams::Fetch, GatherParams::Replicate}) {
+            OpOptions opts;
+            opts.gather_params = how;
+            expect_staging_changes_nothing(
+                [&]() {
+                  return std::vector<DistTensor>{
+                      gather_nd(world(), shard(params, params_layout), shard(indices, layout), opts)};
+                },
+                {gather_nd(params, indices)},
+                "gather_nd " + what + (how == GatherParams::Fetch ? " fetch" : " replicate"));
+          }
         }
       }
     }

@@ -1,3 +1,4 @@
+#include <climits>
 #include <optional>
 
 #include "shardops/core/Dispatch.hpp"
@@ -43,6 +44,21 @@ void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<
           kernels::stream_row(out + i * words, own ? src + request(i) * words : answered + s * words, words);
         }
       });
+}
+
+/// Whether every rank should receive all of params and gather locally, rather than
+/// fetch each row from its owner. The same answer on every rank: it looks only at
+/// global shapes. Auto replicates when params are no larger than the average rank's
+/// output: then for indices spread over params the Allgatherv brings a rank fewer rows
+/// (params' rows it lacks, P (R-1)/R) than the replies would (n (R-1)/R of its n output
+/// rows), with no requests, routing or packing, and the copy of params costs no more
+/// memory than the rank's output. Indices that mostly name a rank's own rows would
+/// move less by fetching; Auto does not look at them (that would be another pass).
+bool replicate_params(GatherParams choice, const DistTensor& params, const GatherGeometry& g, int nranks) {
+  if (choice == GatherParams::Fetch) return false;
+  if (params.layout().total() > INT_MAX) return false;  // Allgatherv counts rows in an int
+  if (choice == GatherParams::Replicate) return true;
+  return g.slice_size > 0 && g.params_rows * nranks <= g.num_slices;
 }
 
 }  // namespace
@@ -92,6 +108,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const ExecSpace space;
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
   const std::int64_t rows_per_dim0 = bounds.strides[0];
+  const bool replicate = comm.size() > 1 && !one_row && replicate_params(options.gather_params, params, g, comm.size());
   dispatch_index(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
@@ -104,23 +121,50 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
           [&](std::int64_t row, const std::vector<std::int64_t>& values) { return gather_index_error(g, row, values); },
           bad_here);
     };
-    if (comm.size() == 1) {
-      // One rank owns every row: gather straight into the output, as the one-rank op
-      // does (nothing to route; a bad index gives a zero row, counted by the gather).
+    if (comm.size() == 1 || replicate) {
+      // Every params row is here (one rank) or is brought here (replicate): gather
+      // straight into the output, as the one-rank op does (nothing to route; a bad
+      // index gives a zero row, counted by the gather). Replicated rows of the other
+      // ranks arrive in a buffer beside this rank's block, which is read where it lies.
+      std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
+      std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
+      const unsigned char* own = params.local().data();
+      ByteView others;
+      Tensor with_strings;  // strings: all of params, its handles in one pool homed here
+      if (replicate) {
+        phase.emplace("route");
+        if (is_string(params.dtype())) {
+          with_strings = params.allgather(comm);
+          others = ByteView(with_strings.data(), with_strings.nbytes());
+          own_rows = 0;
+          set_last_bytes_sent(static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
+        } else {
+          others =
+              allocate_uninitialized<ByteView>("shardops::dist::GatherNd::replicated",
+                                               static_cast<std::size_t>(params.layout().total()) * params.row_bytes());
+          set_last_bytes_sent(replicate_blocks(comm, params.layout(),
+                                               ByteView(params.local().data(), params.local().nbytes()), others,
+                                               params.row_bytes()));
+        }
+      }
       phase.emplace("apply");
       std::int64_t zeroed = 0;
       if (row_bytes > 0) {
         // params may be a row slice of a larger tensor: pick a word its rows align to.
-        dispatch_word(word_selector(row_bytes, {params.local().data()}), [&](auto wtag) {
+        dispatch_word(word_selector(row_bytes, {own, others.data()}), [&](auto wtag) {
           using W = typename decltype(wtag)::type;
           const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-          zeroed = kernels::gather_rows<ExecSpace, W>(
-              space, n, linear, params.local().matrix<const W>(params.layout().count(me) * rows_per_dim0, words),
+          const kernels::SplitRows<W> rows{reinterpret_cast<const W*>(own), reinterpret_cast<const W*>(others.data()),
+                                           own_first, own_rows, words};
+          zeroed = kernels::gather_rows_from<ExecSpace, W>(
+              space, n, linear, rows,
               MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n),
                             static_cast<std::size_t>(words)));
         });
       }
       validate(row_bytes > 0 ? zeroed : -1);
+      // Strings: handles into the replicated pool (homed here) become this rank's own.
+      if (replicate && is_string(params.dtype())) out = compact_strings(out.with_strings(with_strings.strings()), me);
       return;
     }
     phase.emplace("route");
@@ -180,8 +224,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   });
   space.fence();
   const DistTensor result(out, g.output, out_layout, me);
-  // Strings: the gathered handles name strings held by the params' ranks.
-  return is_string(params.dtype()) ? resolve_strings(comm, result, params.local().strings()) : result;
+  // Strings: the fetched handles name strings held by the params' ranks (replicated
+  // params brought their strings along: nothing to fetch).
+  return is_string(params.dtype()) && !replicate ? resolve_strings(comm, result, params.local().strings()) : result;
 }
 
 }  // namespace shardops

@@ -1,7 +1,5 @@
 #include "shardops/dist/DistTensor.hpp"
 
-#include <climits>
-
 #include "shardops/dist/ExchangePlan.hpp"
 #include "shardops/dist/StringExchange.hpp"
 #include "shardops/kernels/StringKernels.hpp"
@@ -91,21 +89,16 @@ DistTensor DistTensor::rebalance(const Comm& comm) const {
 
 Tensor DistTensor::allgather(const Comm& comm) const {
   if (is_string(dtype())) return allgather_strings(comm, *this);
+  // This rank's block is copied into place, the others arrive there.
+  Tensor all(dtype(), shape_, Init::Uninitialized, "shardops::DistTensor::allgather");
   const std::size_t rb = row_bytes();
-  const std::vector<unsigned char> mine = local_.to_host_bytes();
-  std::vector<unsigned char> all(static_cast<std::size_t>(layout_.total()) * rb);
-  std::vector<int> counts(static_cast<std::size_t>(comm.size())), displs(counts.size());
-  for (int r = 0; r < comm.size(); ++r) {
-    const std::int64_t c = layout_.count(r) * static_cast<std::int64_t>(rb);
-    const std::int64_t d = layout_.offset(r) * static_cast<std::int64_t>(rb);
-    if (c > INT_MAX || d > INT_MAX) throw InvalidArgument("DistTensor::allgather: tensor too large to gather");
-    counts[static_cast<std::size_t>(r)] = static_cast<int>(c);
-    displs[static_cast<std::size_t>(r)] = static_cast<int>(d);
-  }
-  check_mpi(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), counts.data(),
-                           displs.data(), MPI_BYTE, comm.get()),
-            "MPI_Allgatherv");
-  return Tensor::from_host_bytes(dtype(), shape_, all.data(), all.size());
+  if (rb == 0 || all.nbytes() == 0) return all;
+  const ByteView whole(all.data(), all.nbytes());
+  const ByteView mine(local_.data(), local_.nbytes());
+  const std::size_t mine_at = static_cast<std::size_t>(layout_.offset(rank_)) * rb;
+  Kokkos::deep_copy(Kokkos::subview(whole, std::make_pair(mine_at, mine_at + mine.extent(0))), mine);
+  replicate_blocks(comm, layout_, mine, whole, rb);
+  return all;
 }
 
 }  // namespace shardops

@@ -131,6 +131,43 @@ void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Cou
   }
 }
 
+// Moves the rows [soffs[r], soffs[r] + scounts[r]) of `send` to each other rank r,
+// received at roffs[r] in `recv` (rows to self are not moved; send ranges may
+// overlap). MPI reads MemSpace directly when it may (host memory, GPU-aware MPI);
+// else the rows for other ranks go through separate host buffers — separate even
+// when MemSpace is host memory, so SHARDOPS_MPI_STAGING=host runs this path on any
+// build. (HostBytes, not a mirror: a device View's mirror may have another type, and
+// a host View's mirror is the View itself.) Returns the bytes staged through host
+// buffers (sent plus received).
+std::int64_t move_rows(const Comm& comm, const ByteView& send, const ByteView& recv, const Counts& scounts,
+                       const Counts& soffs, const Counts& rcounts, const Counts& roffs, std::size_t row_bytes) {
+  if (row_bytes == 0) return 0;
+  if (mpi_takes_memspace_pointers()) {
+    const MpiTime mpi_time;
+    alltoallv(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes);
+    return 0;
+  }
+  const std::size_t me = static_cast<std::size_t>(comm.rank());
+  const HostBytes send_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send_host"),
+                            send.extent(0));
+  const HostBytes recv_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv_host"),
+                            recv.extent(0));
+  std::int64_t staged_rows = 0;
+  for (std::size_t r = 0; r < scounts.size(); ++r) {
+    if (r == me) continue;
+    copy_rows(send_host, soffs[r], send, soffs[r], scounts[r], row_bytes);
+    staged_rows += scounts[r] + rcounts[r];
+  }
+  {
+    const MpiTime mpi_time;
+    alltoallv(comm, send_host, recv_host, scounts, soffs, rcounts, roffs, row_bytes);
+  }
+  for (std::size_t r = 0; r < rcounts.size(); ++r) {
+    if (r != me) copy_rows(recv, roffs[r], recv_host, roffs[r], rcounts[r], row_bytes);
+  }
+  return staged_rows * static_cast<std::int64_t>(row_bytes);
+}
+
 // The pack and unpack kernels are named templates: nvcc rejects a KOKKOS_LAMBDA
 // defined inside dispatch_word's generic lambda.
 template <class W>
@@ -220,35 +257,7 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
   *bytes_sent_ += sent_bytes;
   if (row_bytes == 0) return recv;
 
-  // MPI reads MemSpace directly when it may (host memory, GPU-aware MPI); else the rows
-  // for other ranks go through separate host buffers — separate even when MemSpace is
-  // host memory, so SHARDOPS_MPI_STAGING=host runs this path on any build. The self
-  // segments are neither staged nor copied back (copied above, or the caller's).
-  // (HostBytes, not a mirror: a device View's mirror may have another type, and a
-  // host View's mirror is the View itself.)
-  if (mpi_takes_memspace_pointers()) {
-    const MpiTime mpi_time;
-    alltoallv(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes);
-    return recv;
-  }
-  const HostBytes send_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::send_host"),
-                            send.extent(0));
-  const HostBytes recv_host(Kokkos::view_alloc(Kokkos::WithoutInitializing, "shardops::ExchangePlan::recv_host"),
-                            recv.extent(0));
-  std::int64_t staged_rows = 0;
-  for (std::size_t r = 0; r < scounts.size(); ++r) {
-    if (r == me) continue;
-    copy_rows(send_host, soffs[r], send, soffs[r], scounts[r], row_bytes);
-    staged_rows += scounts[r] + rcounts[r];
-  }
-  {
-    const MpiTime mpi_time;
-    alltoallv(comm, send_host, recv_host, scounts, soffs, rcounts, roffs, row_bytes);
-  }
-  for (std::size_t r = 0; r < rcounts.size(); ++r) {
-    if (r != me) copy_rows(recv, roffs[r], recv_host, roffs[r], rcounts[r], row_bytes);
-  }
-  *bytes_staged_ += staged_rows * static_cast<std::int64_t>(row_bytes);
+  *bytes_staged_ += move_rows(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes);
   return recv;
 }
 
@@ -356,6 +365,28 @@ ByteView ExchangePlan::exchange_reverse_bytes(const ByteView& reply, const std::
   if (static_cast<std::size_t>(reply_offs.back()) > reply.extent(0))
     throw InternalError("ExchangePlan::exchange_reverse_bytes: reply shorter than its counts");
   return route(reply, reply_bytes, reply_offs, back_bytes, back_offs, back_offs.back(), 1);
+}
+
+std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const ByteView& block, const ByteView& all,
+                              std::size_t row_bytes) {
+  const std::size_t n = static_cast<std::size_t>(comm.size());
+  const int me = comm.rank();
+  // Every peer gets this rank's whole block (send ranges may overlap); each peer's
+  // block arrives at its offset. Nothing to or from self.
+  Counts scounts(n, layout.count(me)), soffs(n + 1, 0), rcounts(n), roffs(n + 1);
+  for (std::size_t r = 0; r < n; ++r) {
+    rcounts[r] = layout.count(static_cast<int>(r));
+    roffs[r] = layout.offset(static_cast<int>(r));
+  }
+  roffs[n] = layout.total();
+  scounts[static_cast<std::size_t>(me)] = 0;
+  rcounts[static_cast<std::size_t>(me)] = 0;
+  if (static_cast<std::size_t>(layout.count(me)) * row_bytes > block.extent(0) ||
+      static_cast<std::size_t>(layout.total()) * row_bytes > all.extent(0))
+    throw InternalError("replicate_blocks: buffers smaller than the layout");
+  ExecSpace().fence();  // kernels that filled `block` must be done before MPI reads it
+  move_rows(comm, block, all, scounts, soffs, rcounts, roffs, row_bytes);
+  return layout.count(me) * static_cast<std::int64_t>(row_bytes) * (comm.size() - 1);
 }
 
 }  // namespace shardops

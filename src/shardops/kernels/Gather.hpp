@@ -14,32 +14,62 @@
 namespace shardops {
 namespace kernels {
 
-/// out[i] = src[row_of(i)], or zeros where row_of(i) is -1 (a bad index: ignored,
-/// or an error the caller raises). Returns how many rows were -1, counted in the
-/// same pass (no separate scan of the indices when none is bad).
-template <class ExecSpace, class W, class RowOf>
-std::int64_t gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
-                         const MatrixView<const W, typename ExecSpace::memory_space>& src,
-                         const MatrixView<W, typename ExecSpace::memory_space>& out) {
+/// Source row r of one matrix of \p words words per row.
+template <class W>
+struct ContiguousRows {
+  const W* src;
+  std::int64_t words;
+  KOKKOS_INLINE_FUNCTION const W* operator()(const std::int64_t r) const { return src + r * words; }
+};
+
+/// Source rows [first, first + count) from \p own (its row 0 is row first), every
+/// other row r from row r of \p rest, whose rows in that range are never read: a
+/// rank's own params block where it lies, the other ranks' blocks received beside it.
+template <class W>
+struct SplitRows {
+  const W* own;
+  const W* rest;
+  std::int64_t first, count, words;
+  KOKKOS_INLINE_FUNCTION const W* operator()(const std::int64_t r) const {
+    // A select, not a branch: random rows fall on either side.
+    const bool mine = static_cast<std::uint64_t>(r - first) < static_cast<std::uint64_t>(count);
+    return mine ? own + (r - first) * words : rest + r * words;
+  }
+};
+
+/// out[i] = the source row row_at(row_of(i)), or zeros where row_of(i) is -1 (a bad
+/// index: ignored, or an error the caller raises). Returns how many rows were -1,
+/// counted in the same pass (no separate scan of the indices when none is bad).
+template <class ExecSpace, class W, class RowOf, class RowAt>
+std::int64_t gather_rows_from(const ExecSpace& space, std::int64_t n, const RowOf& row_of, const RowAt& row_at,
+                              const MatrixView<W, typename ExecSpace::memory_space>& out) {
   const std::int64_t words = static_cast<std::int64_t>(out.extent(1));
   if (n == 0 || words == 0) return 0;
-  const W* s = src.data();
   W* d = out.data();
   return count_rows_streaming(
       space, "shardops::gather_rows", n, KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t {
         constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
         if (i + ahead < n) {
           const std::int64_t rp = row_of(i + ahead);
-          if (rp >= 0) SHARDOPS_PREFETCH(s + rp * words);
+          if (rp >= 0) SHARDOPS_PREFETCH(row_at(rp));
         }
         const std::int64_t r = row_of(i);
         if (r >= 0) {
-          stream_row(d + i * words, s + r * words, words);
+          stream_row(d + i * words, row_at(r), words);
           return 0;
         }
         zero_row(d + i * words, words);
         return 1;
       });
+}
+
+/// gather_rows_from() one matrix: out[i] = src[row_of(i)].
+template <class ExecSpace, class W, class RowOf>
+std::int64_t gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
+                         const MatrixView<const W, typename ExecSpace::memory_space>& src,
+                         const MatrixView<W, typename ExecSpace::memory_space>& out) {
+  return gather_rows_from<ExecSpace, W>(space, n, row_of,
+                                        ContiguousRows<W>{src.data(), static_cast<std::int64_t>(out.extent(1))}, out);
 }
 
 /// \brief Flattened target row of index row i of an [n, K] index matrix, minus

@@ -16,10 +16,19 @@
 
 namespace shardops {
 
+/// How the distributed GatherNd gets the params rows other ranks hold
+/// (dist/DistGather.cpp). Every choice gives the same bytes.
+enum class GatherParams {
+  Auto,       ///< Replicate when params are no larger than a rank's share of the output, else Fetch
+  Fetch,      ///< send each index to its row's owner, which sends the row back
+  Replicate,  ///< every rank receives all of params (one MPI_Allgatherv) and gathers locally
+};
+
 /// Options common to all ops.
 struct OpOptions {
   BadIndices bad_indices = BadIndices::Error;
   Schedule schedule = Schedule::Auto;
+  GatherParams gather_params = GatherParams::Auto;  ///< distributed GatherNd only
 };
 
 /// outputs[p] = rows data[j] with partitions[j] == p, in order of j.

@@ -27,11 +27,20 @@ void check_stitch(const std::vector<Input>& inputs, const OpOptions& options, co
     ddata.push_back(shard(in.data, in.data_layout));
   }
   const Tensor expected = dynamic_stitch(indices, data, options);
-  const DistTensor got = dynamic_stitch(world(), dindices, ddata, options);
-  expect_same_tensor(got, expected, what);
-  // DynamicStitch's output is balanced.
-  const std::int64_t rows = expected.shape().dim(0);
-  EXPECT_EQ(got.layout(), RowLayout::balanced(rows, world().size())) << what << ": layout " << layout_str(got.layout());
+  // Both schedules (in key order; keyed by an atomic max) when the caller leaves it open.
+  std::vector<Schedule> schedules{options.schedule};
+  if (options.schedule == Schedule::Auto) schedules = {Schedule::Sequential, Schedule::Parallel};
+  for (Schedule schedule : schedules) {
+    OpOptions opts = options;
+    opts.schedule = schedule;
+    const std::string label = what + (schedule == Schedule::Sequential ? " (sequential)" : " (parallel)");
+    const DistTensor got = dynamic_stitch(world(), dindices, ddata, opts);
+    expect_same_tensor(got, expected, label);
+    // DynamicStitch's output is balanced.
+    const std::int64_t rows = expected.shape().dim(0);
+    EXPECT_EQ(got.layout(), RowLayout::balanced(rows, world().size()))
+        << label << ": layout " << layout_str(got.layout());
+  }
 }
 
 std::int64_t rows_of(const Shape& s) { return s.rank() == 0 ? 1 : s.dim(0); }
@@ -181,7 +190,11 @@ TEST(DistDynamicStitch, EmptyInputsAndRows) {
 // The output starts uninitialised and the rows nobody names are zeroed explicitly:
 // check that on memory a previous, fully named stitch of the same size left full of
 // values (large enough to be kept for reuse: core/HostMemory.hpp).
-TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
+// Both schedules: the sequential one zeros the output before it assigns, the parallel
+// one zeros only the unnamed rows.
+void expect_unnamed_rows_zero_on_reused_memory(Schedule schedule) {
+  OpOptions options;
+  options.schedule = schedule;
   const int p = world().size();
   const std::int64_t rows = std::int64_t(1) << 19, cols = 16;  // 32 MB of float32: >= 8 MB per rank at 4
   const RowLayout layout = RowLayout::balanced(rows, p);
@@ -193,7 +206,7 @@ TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
     const DistTensor idx(Tensor::from_vector(DType::Int32, Shape{mine}, all), Shape{rows}, layout, world().rank());
     const DistTensor val(Tensor::from_vector(DType::Float32, Shape{mine, cols}, ones), Shape{rows, cols}, layout,
                          world().rank());
-    (void)dynamic_stitch(world(), {idx}, {val}, {});
+    (void)dynamic_stitch(world(), {idx}, {val}, options);
   }
   // Only the last row is named now.
   const RowLayout one = RowLayout::on_rank(1, p, p - 1);
@@ -205,7 +218,7 @@ TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
   const DistTensor val(Tensor::from_vector(DType::Float32, Shape{last ? 1 : 0, cols},
                                            std::vector<float>(last ? static_cast<std::size_t>(cols) : 0, 2.5f)),
                        Shape{1, cols}, one, world().rank());
-  const DistTensor got = dynamic_stitch(world(), {idx}, {val}, {});
+  const DistTensor got = dynamic_stitch(world(), {idx}, {val}, options);
   ASSERT_EQ(got.local().shape(), (Shape{mine, cols}));
   const std::vector<float> local = got.local().to_vector<float>();
   std::int64_t wrong = 0;
@@ -213,7 +226,12 @@ TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
     const float want = first + i == rows - 1 ? 2.5f : 0.0f;
     for (std::int64_t c = 0; c < cols; ++c) wrong += local[static_cast<std::size_t>(i * cols + c)] != want;
   }
-  EXPECT_EQ(wrong, 0) << "rank " << world().rank();
+  EXPECT_EQ(wrong, 0) << "rank " << world().rank() << (schedule == Schedule::Sequential ? " sequential" : " parallel");
+}
+
+TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
+  expect_unnamed_rows_zero_on_reused_memory(Schedule::Sequential);
+  expect_unnamed_rows_zero_on_reused_memory(Schedule::Parallel);
 }
 
 TEST(DistDynamicStitch, SplitExchangesGiveTheSameBytes) {

@@ -74,6 +74,35 @@ TEST(DynamicStitch, UnnamedRowsAreZeroAndScalarsWork) {
   }
 }
 
+// The output starts uninitialised and only the rows nobody names are zeroed: check
+// that on memory an earlier stitch of the same size left full of values (32 MB, large
+// enough to be kept for reuse: core/HostMemory.hpp).
+TEST(DynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
+  const std::int32_t rows = 1 << 19;
+  const std::int64_t cols = 16;
+  for (Schedule schedule : kSchedules) {
+    {
+      std::vector<std::int32_t> all(static_cast<std::size_t>(rows));
+      for (std::int32_t i = 0; i < rows; ++i) all[static_cast<std::size_t>(i)] = i;
+      const Tensor full = stitch({Tensor::from_vector(DType::Int32, Shape{rows}, all)},
+                                 {Tensor::from_vector(DType::Float32, Shape{rows, cols},
+                                                      std::vector<float>(static_cast<std::size_t>(rows * cols), 1.5f))},
+                                 schedule);
+      ASSERT_EQ(full.shape(), (Shape{rows, cols}));
+    }
+    // Rows 3 and rows - 1 named now (3 twice: the later one wins).
+    const Tensor got = stitch({i32({3}, {rows - 1, 3, 3})}, {f32({3, 16}, std::vector<float>(48, 2.5f))}, schedule);
+    ASSERT_EQ(got.shape(), (Shape{rows, cols}));
+    const std::vector<float> values = got.to_vector<float>();
+    std::int64_t wrong = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float want = r == 3 || r == rows - 1 ? 2.5f : 0.0f;
+      for (std::int64_t c = 0; c < cols; ++c) wrong += values[static_cast<std::size_t>(r * cols + c)] != want;
+    }
+    EXPECT_EQ(wrong, 0) << schedule_name(schedule);
+  }
+}
+
 TEST(DynamicStitch, EmptyAndZeroSizeTensors) {
   for (Schedule schedule : kSchedules) {
     EXPECT_TRUE(has_values<float>(stitch({zeros(DType::Int32, {0})}, {zeros(DType::Float32, {0, 3})}, schedule),

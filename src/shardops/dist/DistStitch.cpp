@@ -1,4 +1,5 @@
 #include <optional>
+#include <vector>
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
@@ -20,6 +21,52 @@ struct IndexAsTarget {
   const std::int32_t* ids;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
 };
+
+/// Sequential schedule: where the rows of each input start in each source rank's
+/// received rows: [r * (inputs + 1) + m] is the first row of input m from rank r,
+/// [r * (inputs + 1) + inputs] the end of rank r's rows (this rank's own segment is
+/// not searched: its rows are never received). A source packs its rows input by
+/// input, each in order, so its keys increase, and the rows of input m are those with
+/// keys in [key_base[m], key_base[m + 1]): a binary search per (source, input).
+std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePlan& plan, const ByteView& recv_key,
+                                       const std::vector<std::int64_t>& key_base, int me) {
+  const std::int64_t inputs = static_cast<std::int64_t>(key_base.size());
+  const std::int64_t stride = inputs + 1, entries = plan.nranks() * stride;
+  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_base("shardops::dist::DynamicStitch::key_base",
+                                                                 static_cast<std::size_t>(inputs));
+  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_seg("shardops::dist::DynamicStitch::segments",
+                                                                static_cast<std::size_t>(2 * plan.nranks()));
+  for (std::int64_t m = 0; m < inputs; ++m) host_base(m) = key_base[static_cast<std::size_t>(m)];
+  for (int r = 0; r < plan.nranks(); ++r) {
+    host_seg(2 * r) = plan.recv_offsets()[static_cast<std::size_t>(r)];
+    host_seg(2 * r + 1) = r == me ? host_seg(2 * r) : plan.recv_offsets()[static_cast<std::size_t>(r) + 1];
+  }
+  const auto base = Kokkos::create_mirror_view_and_copy(MemSpace(), host_base);
+  const auto seg = Kokkos::create_mirror_view_and_copy(MemSpace(), host_seg);
+  const Kokkos::View<std::int64_t*, MemSpace> starts("shardops::dist::DynamicStitch::input_starts",
+                                                     static_cast<std::size_t>(entries));
+  const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
+  Kokkos::parallel_for(
+      "shardops::dist::DynamicStitch::input_starts", Kokkos::RangePolicy<ExecSpace>(space, 0, entries),
+      KOKKOS_LAMBDA(const std::int64_t j) {
+        const std::int64_t r = j / stride, m = j % stride;
+        std::int64_t lo = seg(2 * r), hi = seg(2 * r + 1);
+        if (m < inputs) {  // the first row with key >= key_base[m]
+          while (lo < hi) {
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            if (keys[mid] < base(m))
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+        } else {
+          lo = hi;
+        }
+        starts(j) = lo;
+      });
+  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), starts);
+  return std::vector<std::int64_t>(host.data(), host.data() + entries);
+}
 
 DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                        const OpOptions& options) {
@@ -70,7 +117,8 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     // One rank holds every row, in key order (m, position): assign straight from the
     // inputs, as the one-rank op does (nothing to route).
     phase.emplace("apply");
-    Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::dist::DynamicStitch::merged");
+    // Every row is written once: by its last writer, or as zeros by zero_unclaimed().
+    Tensor merged(data[0].dtype(), g.output, Init::Uninitialized, "shardops::dist::DynamicStitch::merged");
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
     if (row_bytes > 0 && g.first_dim > 0) {
       std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
@@ -78,8 +126,10 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
       dispatch_word(word, [&](auto tag) {
         using W = typename decltype(tag)::type;
         const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-        kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule);
+        kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule,
+                                                       kernels::UnnamedRows::Zero);
         for (int pass = 0; pass < 2; ++pass) {
+          if (pass == 1) assign.zero_unclaimed();
           for (std::size_t m = 0; m < indices.size(); ++m) {
             const std::int64_t count = indices[m].local().num_elements();
             const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(indices[m].local().data())};
@@ -151,40 +201,63 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
 
   phase.emplace("apply");
   const int me = comm.rank();
-  // Rows are assigned with the keyed schedule, which zeros the rows nobody names
-  // itself: the output is written once. With nothing to assign, it starts zeroed.
+  // Sequential: the rows in key order — input by input, each input's rows by source
+  // rank — each written over the last. Parallel: the batches by source rank, the keyed
+  // (atomic max) schedule. Either way the rows nobody names are zeroed apart, so the
+  // output is written once.
+  const Schedule schedule = kernels::resolve(options.schedule, space);
   const bool assigns = row_bytes > 0 && total + plan.num_recv() > 0;
   Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), assigns ? Init::Uninitialized : Init::Zero,
                 "shardops::dist::DynamicStitch::merged");
   if (assigns) {
+    const std::vector<std::int64_t> starts = schedule == Schedule::Sequential
+                                                 ? input_starts(space, plan, recv_key, key_base, me)
+                                                 : std::vector<std::int64_t>();
     dispatch_word(word, [&](auto tag) {
       using W = typename decltype(tag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
       const auto wz = static_cast<std::size_t>(words);
-      // Batches: the rows received from lower and from higher ranks, and this rank's
-      // own rows of each input. They come by source rank, not by key: the keyed
-      // (atomic max) schedule.
-      kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words),
-                                                     Schedule::Parallel);
+      kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), schedule,
+                                                     kernels::UnnamedRows::Zero);
       const std::int64_t nrecv = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
       const std::int64_t hi = lo + plan.num_self();
       const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
       const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
       const W* received = reinterpret_cast<const W*>(recv_rows.data());
-      auto each_batch = [&](auto&& step) {
-        step(lo, ReceivedRow{to}, kernels::KeysFrom{keys},
-             MatrixView<const W>(received, static_cast<std::size_t>(lo), wz));
-        step(nrecv - hi, ReceivedRow{to + hi}, kernels::KeysFrom{keys + hi},
-             MatrixView<const W>(received + hi * words, static_cast<std::size_t>(nrecv - hi), wz));
-        for (std::size_t m = 0; m < indices.size(); ++m) {
-          const std::int64_t count = indices[m].local().num_elements();
-          step(count, LocalTarget{dest, target, me, local_first[m]}, kernels::KeysFrom{key.data() + local_first[m]},
-               MatrixView<const W>(reinterpret_cast<const W*>(rows[m].data()), static_cast<std::size_t>(count), wz));
-        }
+      // Received rows [first, last), and this rank's own rows of input m.
+      auto received_batch = [&](auto&& step, std::int64_t first, std::int64_t last) {
+        step(last - first, ReceivedRow{to + first}, kernels::KeysFrom{keys + first},
+             MatrixView<const W>(received + first * words, static_cast<std::size_t>(last - first), wz));
       };
-      each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
+      auto own_batch = [&](auto&& step, std::size_t m) {
+        const std::int64_t count = indices[m].local().num_elements();
+        step(count, LocalTarget{dest, target, me, local_first[m]}, kernels::KeysFrom{key.data() + local_first[m]},
+             MatrixView<const W>(reinterpret_cast<const W*>(rows[m].data()), static_cast<std::size_t>(count), wz));
+      };
+      auto claim = [&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
         assign.claim(count, to_of, key_of, src);
-      });
+      };
+      if (schedule == Schedule::Sequential) {
+        const std::size_t inputs = indices.size();
+        for (std::size_t m = 0; m < inputs; ++m) {
+          for (int r = 0; r < comm.size(); ++r) {
+            const std::size_t at = static_cast<std::size_t>(r) * (inputs + 1) + m;
+            if (r == me) {
+              own_batch(claim, m);
+            } else {
+              received_batch(claim, starts[at], starts[at + 1]);
+            }
+          }
+        }
+        assign.zero_unclaimed();
+        return;
+      }
+      auto each_batch = [&](auto&& step) {
+        received_batch(step, 0, lo);
+        received_batch(step, hi, nrecv);
+        for (std::size_t m = 0; m < indices.size(); ++m) own_batch(step, m);
+      };
+      each_batch(claim);
       assign.zero_unclaimed();
       each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
         assign.copy_winners(count, to_of, key_of, src);

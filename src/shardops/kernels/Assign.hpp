@@ -13,6 +13,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/RowCopy.hpp"
@@ -33,6 +34,12 @@ struct KeysFrom {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return keys[i]; }
 };
 
+/// What becomes of the output rows no batch names.
+enum class UnnamedRows {
+  Keep,  ///< they keep what the output held (TensorScatterUpdate: the input tensor)
+  Zero,  ///< the output may start uninitialised: zero_unclaimed() zeros them (DynamicStitch)
+};
+
 /// \brief Last-writer-wins assignment into \p out over one or more source batches.
 /// A batch is n rows, target_of(i) (-1 = skip), key_of(i) and the source matrix.
 /// With the sequential schedule batches must be given in key order and keys must
@@ -42,12 +49,17 @@ class LastWriterAssign {
  public:
   using Mem = typename ExecSpace::memory_space;
 
-  LastWriterAssign(const ExecSpace& space, const MatrixView<W, Mem>& out, Schedule schedule)
+  LastWriterAssign(const ExecSpace& space, const MatrixView<W, Mem>& out, Schedule schedule,
+                   UnnamedRows unnamed = UnnamedRows::Keep)
       : space_(space), out_(out), schedule_(resolve(schedule, space)) {
     if (schedule_ == Schedule::Parallel) {
       winner_ =
           allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>("shardops::LastWriterAssign::winner", out.extent(0));
       Kokkos::deep_copy(space_, winner_, std::int64_t(-1));
+    } else if (unnamed == UnnamedRows::Zero) {
+      // One byte per target row, marked as rows are copied: far less to clear than
+      // the rows themselves, which are then written once (by a writer or as zeros).
+      named_ = Kokkos::View<unsigned char*, Mem>("shardops::LastWriterAssign::named", out.extent(0));
     }
   }
 
@@ -61,6 +73,8 @@ class LastWriterAssign {
     W* dst = out_.data();
     const W* s = src.data();
     if (schedule_ == Schedule::Sequential) {
+      auto named = named_;
+      const bool mark = named_.extent(0) > 0;
       Kokkos::parallel_for(
           "shardops::LastWriterAssign::sequential", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1),
           KOKKOS_LAMBDA(const int) {
@@ -71,7 +85,10 @@ class LastWriterAssign {
                 if (tp >= 0) SHARDOPS_PREFETCH_WRITE(dst + tp * words);
               }
               const std::int64_t t = target_of(i);
-              if (t >= 0) copy_row(dst + t * words, s + i * words, words);
+              if (t >= 0) {
+                copy_row(dst + t * words, s + i * words, words);
+                if (mark) named(t) = 1;
+              }
             }
           });
       return;
@@ -85,19 +102,24 @@ class LastWriterAssign {
         });
   }
 
-  /// Parallel schedule, after every claim: zeros each target row no batch claimed, so
-  /// that the output may start uninitialised (each row is then written once: by its
-  /// winner or here) instead of being zeroed whole and mostly overwritten.
+  /// After every claim: zeros each target row no batch claimed, so that the output
+  /// may start uninitialised (each row is then written once: by its writer or here)
+  /// instead of being zeroed whole and mostly overwritten. The sequential schedule
+  /// needs UnnamedRows::Zero at construction (it marks the rows it writes).
   void zero_unclaimed() const {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
-    if (schedule_ != Schedule::Parallel || words == 0) return;
+    if (words == 0) return;
+    const bool parallel = schedule_ == Schedule::Parallel;
+    if (!parallel && named_.extent(0) != out_.extent(0))
+      throw InternalError("LastWriterAssign::zero_unclaimed: a sequential assign built without UnnamedRows::Zero");
     auto winner = winner_;
+    auto named = named_;
     W* dst = out_.data();
     Kokkos::parallel_for(
         "shardops::LastWriterAssign::zero_unclaimed",
         Kokkos::RangePolicy<ExecSpace>(space_, 0, static_cast<std::int64_t>(out_.extent(0))),
         KOKKOS_LAMBDA(const std::int64_t t) {
-          if (winner(t) < 0) zero_row(dst + t * words, words);
+          if (parallel ? winner(t) < 0 : named(t) == 0) zero_row(dst + t * words, words);
         });
   }
 
@@ -124,6 +146,7 @@ class LastWriterAssign {
   MatrixView<W, Mem> out_;
   Schedule schedule_;
   Kokkos::View<std::int64_t*, Mem> winner_;
+  Kokkos::View<unsigned char*, Mem> named_;  ///< sequential, UnnamedRows::Zero: rows written
 };
 
 }  // namespace kernels

@@ -55,7 +55,8 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
   }
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, max_idx);
 
-  Tensor merged(data[0].dtype(), g.output, Init::Zero, "shardops::DynamicStitch::merged");
+  // Every row is written once: by its last writer, or as zeros by zero_unclaimed().
+  Tensor merged(data[0].dtype(), g.output, Init::Uninitialized, "shardops::DynamicStitch::merged");
   if (strings) merged = merged.with_strings(data[0].strings());
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * merged.itemsize();
   if (row_bytes == 0 || g.first_dim == 0) return merged;
@@ -64,13 +65,15 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
   dispatch_word(selector, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule);
+    kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule,
+                                                   kernels::UnnamedRows::Zero);
     std::int64_t key = 0;
     for (std::size_t m = 0; m < indices.size(); ++m) {
       const StitchTarget target{reinterpret_cast<const std::int32_t*>(indices[m].data())};
       assign.claim(g.rows[m], target, kernels::ConsecutiveKeys{key}, data[m].matrix<const W>(g.rows[m], words));
       key += g.rows[m];
     }
+    assign.zero_unclaimed();
     key = 0;
     for (std::size_t m = 0; m < indices.size(); ++m) {
       const StitchTarget target{reinterpret_cast<const std::int32_t*>(indices[m].data())};

@@ -1,4 +1,3 @@
-#include <climits>
 #include <optional>
 
 #include "shardops/core/Dispatch.hpp"
@@ -49,15 +48,13 @@ void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<
 /// Whether every rank should receive all of params and gather locally, rather than
 /// fetch each row from its owner. The same answer on every rank: it looks only at
 /// global shapes. Auto replicates when params are no larger than the average rank's
-/// output: then for indices spread over params the Allgatherv brings a rank fewer rows
-/// (params' rows it lacks, P (R-1)/R) than the replies would (n (R-1)/R of its n output
+/// output: then for indices spread over params a rank receives fewer rows (the params
+/// rows it lacks, P (R-1)/R) than the replies would bring (n (R-1)/R of its n output
 /// rows), with no requests, routing or packing, and the copy of params costs no more
 /// memory than the rank's output. Indices that mostly name a rank's own rows would
 /// move less by fetching; Auto does not look at them (that would be another pass).
-bool replicate_params(GatherParams choice, const DistTensor& params, const GatherGeometry& g, int nranks) {
-  if (choice == GatherParams::Fetch) return false;
-  if (params.layout().total() > INT_MAX) return false;  // Allgatherv counts rows in an int
-  if (choice == GatherParams::Replicate) return true;
+bool replicate_params(GatherParams choice, const GatherGeometry& g, int nranks) {
+  if (choice != GatherParams::Auto) return choice == GatherParams::Replicate;
   return g.slice_size > 0 && g.params_rows * nranks <= g.num_slices;
 }
 
@@ -108,7 +105,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const ExecSpace space;
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
   const std::int64_t rows_per_dim0 = bounds.strides[0];
-  const bool replicate = comm.size() > 1 && !one_row && replicate_params(options.gather_params, params, g, comm.size());
+  const bool replicate = comm.size() > 1 && !one_row && replicate_params(options.gather_params, g, comm.size());
   dispatch_index(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());

@@ -21,7 +21,7 @@ namespace shardops {
 enum class GatherParams {
   Auto,       ///< Replicate when params are no larger than a rank's share of the output, else Fetch
   Fetch,      ///< send each index to its row's owner, which sends the row back
-  Replicate,  ///< every rank receives all of params (one MPI_Allgatherv) and gathers locally
+  Replicate,  ///< every rank receives all of params (one exchange) and gathers locally
 };
 
 /// Options common to all ops.

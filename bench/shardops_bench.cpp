@@ -20,6 +20,9 @@
 /// indices, int32 partition ids, balanced row blocks).
 
 #include <mpi.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -358,6 +361,16 @@ std::vector<std::int64_t> rows_per_owner(const std::vector<std::int64_t>& target
   return c;
 }
 
+/// Returns what earlier work freed to the system: the blocks shardops keeps for reuse,
+/// and the free memory malloc's heap still holds (glibc keeps freed blocks of a few MB
+/// resident), so that a workload's peak RSS starts from its own inputs.
+void release_all_freed_memory() {
+  shardops::release_kept_memory();
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 Result run_workload(Context& ctx, Workload& w) {
   const Comm& comm = ctx.comm;
   Result r;
@@ -366,10 +379,10 @@ Result run_workload(Context& ctx, Workload& w) {
   r.bytes_moved = w.bytes_moved;
   // Memory kept from the previous workload's calls is not this one's, nor is what
   // the set-up freed (W5's set-up runs a partition).
-  shardops::release_kept_memory();
+  release_all_freed_memory();
   w.setup();
   Kokkos::fence();
-  shardops::release_kept_memory();
+  release_all_freed_memory();
   comm.barrier();
   r.rss_reset = comm.min(reset_peak_rss() ? 1 : 0) == 1;
   const std::int64_t rss_before = peak_rss();

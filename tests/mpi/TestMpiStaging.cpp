@@ -151,15 +151,31 @@ Routes run_routes(const ExchangePlan& plan, std::size_t row_bytes, int salt) {
   ByteView out = to_byte_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
   plan.unpack(back, out.data(), row_bytes);
   r.unpacked = byte_view_to_host(out);
-  // Remote-only: the self segments are unwritten, so compare without them.
-  const std::int64_t self_recv = plan.recv_offsets()[self], self_send = plan.send_offsets()[self];
-  r.forward_remote = without_rows(byte_view_to_host(plan.forward_remote(local.data(), row_bytes)), self_recv,
-                                  plan.num_self(), row_bytes);
-  const ByteView back_remote = plan.exchange_reverse_remote(reply, row_bytes);
-  r.reverse_remote = without_rows(byte_view_to_host(back_remote), self_send, plan.num_self(), row_bytes);
+  // Remote-only: the buffers leave the self segments out, in and out.
+  const std::int64_t self_recv = plan.recv_offsets()[self];
+  r.forward_remote = byte_view_to_host(plan.forward_remote(local.data(), row_bytes));
+  const ByteView reply_remote =
+      to_byte_view(without_rows(byte_view_to_host(reply), self_recv, plan.num_self(), row_bytes));
+  const ByteView back_remote = plan.exchange_reverse_remote(reply_remote, row_bytes);
+  r.reverse_remote = byte_view_to_host(back_remote);
   ByteView out_remote = to_byte_view(std::vector<unsigned char>(static_cast<std::size_t>(n) * row_bytes, 0xcd));
   plan.unpack_remote(back_remote, out_remote.data(), row_bytes);
   r.unpacked_remote = byte_view_to_host(out_remote);
+  // Remote-only routes give the plain routes' rows less the self segments; their
+  // unpack leaves the rows sent to self as they were.
+  const std::int64_t self_send = plan.send_offsets()[self];
+  EXPECT_EQ(r.forward_remote, without_rows(r.forward, self_recv, plan.num_self(), row_bytes));
+  EXPECT_EQ(r.reverse_remote, without_rows(r.reverse, self_send, plan.num_self(), row_bytes));
+  const auto slots = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), plan.slots());
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool to_self = slots(i) >= self_send && slots(i) < self_send + plan.num_self();
+    for (std::size_t b = 0; b < row_bytes; ++b) {
+      const std::size_t at = static_cast<std::size_t>(i) * row_bytes + b;
+      wrong += r.unpacked_remote[at] != (to_self ? 0xcd : r.unpacked[at]);
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "unpack_remote";
   r.bytes_sent = plan.bytes_sent() - sent_before;
   r.bytes_staged = plan.bytes_staged() - staged_before;
   r.staging_allocations = allocations.count();

@@ -16,15 +16,16 @@ namespace shardops {
 namespace {
 
 /// Every output row in one pass, once the replies are in: out[i] = src[request(i)]
-/// for index rows this rank owns (dest(i) == self), the reply row answered[slot(i)]
-/// for the others, zeros for an ignored bad index (slot -1). One streaming write of
-/// the output instead of two scattered ones. A named template: nvcc rejects a
-/// KOKKOS_LAMBDA defined inside the dtype dispatch's generic lambda.
+/// for index rows this rank owns (dest(i) == self), the reply to slot(i) for the
+/// others (in \p answered, a remote-only buffer: the self slots [self_first,
+/// self_first + self_count) are left out), zeros for an ignored bad index (slot -1).
+/// One streaming write of the output instead of two scattered ones. A named template:
+/// nvcc rejects a KOKKOS_LAMBDA defined inside the dtype dispatch's generic lambda.
 template <class W>
 void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<int*, MemSpace>& dest,
                      const Kokkos::View<std::int64_t*, MemSpace>& request,
-                     const Kokkos::View<std::int64_t*, MemSpace>& slot, int self, const W* src, const W* answered,
-                     W* out, std::int64_t words) {
+                     const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t self_first,
+                     std::int64_t self_count, int self, const W* src, const W* answered, W* out, std::int64_t words) {
   kernels::for_each_row_streaming(
       space, "shardops::dist::GatherNd::assemble", n, KOKKOS_LAMBDA(const std::int64_t i) {
         // Own and answered rows interleave at random: pick the source row by a select,
@@ -33,14 +34,20 @@ void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<
         // temporaries: device passes drop the prefetch whole.
         constexpr std::int64_t ahead = 16;
         if (i + ahead < n)
-          SHARDOPS_PREFETCH(dest(i + ahead) == self ? src + request(i + ahead) * words
-                                                    : answered + kx::max<std::int64_t>(slot(i + ahead), 0) * words);
+          SHARDOPS_PREFETCH(dest(i + ahead) == self
+                                ? src + request(i + ahead) * words
+                                : answered + ExchangePlan::remote_position(kx::max<std::int64_t>(slot(i + ahead), 0),
+                                                                           self_first, self_count) *
+                                                 words);
         const bool own = dest(i) == self;
         const std::int64_t s = slot(i);
         if (!own && s < 0) {
           kernels::zero_row(out + i * words, words);  // an ignored bad index: rare
         } else {
-          kernels::stream_row(out + i * words, own ? src + request(i) * words : answered + s * words, words);
+          kernels::stream_row(out + i * words,
+                              own ? src + request(i) * words
+                                  : answered + ExchangePlan::remote_position(s, self_first, self_count) * words,
+                              words);
         }
       });
 }
@@ -180,41 +187,20 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     // straight into the output.
     const ByteView asked =
         plan.forward_remote(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
-    phase.emplace("apply");
-    // Owner side: copy the rows other ranks asked for, in request order, to send them
-    // back (the reply's self segment is not used: own rows are copied straight from
-    // params when the output is assembled).
-    const std::int64_t total = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
-    const std::int64_t hi = lo + plan.num_self();
-    const ByteView reply = allocate_uninitialized<ByteView>("shardops::dist::GatherNd::reply",
-                                                            static_cast<std::size_t>(total) * row_bytes);
-    const std::int64_t local_params_rows = params.layout().count(me) * rows_per_dim0;
+    // Owner side: the rows other ranks asked for go back, gathered from params a stage
+    // at a time as they are sent (own rows are copied straight from params when the
+    // output is assembled).
+    const ByteView answered = plan.reply_remote(params.local().data(), asked, row_bytes);
+    set_last_bytes_sent(plan.bytes_sent());
     // params may be a row slice of a larger tensor: pick a word its rows align to.
     const std::size_t word = row_bytes > 0 ? word_selector(row_bytes, {params.local().data()}) : 1;
-    if (row_bytes > 0) {
-      dispatch_word(word, [&](auto wtag) {
-        using W = typename decltype(wtag)::type;
-        const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-        const auto src = params.local().matrix<const W>(local_params_rows, words);
-        const std::int64_t* asked_rows = reinterpret_cast<const std::int64_t*>(asked.data());
-        W* replies = reinterpret_cast<W*>(reply.data());
-        const auto words_z = static_cast<std::size_t>(words);
-        kernels::gather_rows<ExecSpace, W>(space, lo, ReceivedRow{asked_rows}, src,
-                                           MatrixView<W>(replies, static_cast<std::size_t>(lo), words_z));
-        kernels::gather_rows<ExecSpace, W>(
-            space, total - hi, ReceivedRow{asked_rows + hi}, src,
-            MatrixView<W>(replies + hi * words, static_cast<std::size_t>(total - hi), words_z));
-      });
-    }
-    phase.emplace("route");
-    const ByteView answered = plan.exchange_reverse_remote(reply, row_bytes);
-    set_last_bytes_sent(plan.bytes_sent());
     phase.emplace("apply");
     if (row_bytes > 0 && n > 0) {
       dispatch_word(word, [&](auto wtag) {
         using W = typename decltype(wtag)::type;
         const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-        assemble_output(space, n, dest, request, plan.slots(), me, reinterpret_cast<const W*>(params.local().data()),
+        assemble_output(space, n, dest, request, plan.slots(), plan.send_offsets()[static_cast<std::size_t>(me)],
+                        plan.num_self(), me, reinterpret_cast<const W*>(params.local().data()),
                         reinterpret_cast<const W*>(answered.data()), reinterpret_cast<W*>(out.data()), words);
       });
     }

@@ -108,12 +108,11 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const ByteView recv_rows = plan.forward_remote(upd.local().data(), row_bytes);
     set_last_bytes_sent(plan.bytes_sent());
     phase.emplace("apply");
-    // Global order is (source rank, local order): the rows of lower ranks, then this
-    // rank's own (from `upd`), then those of higher ranks. The batches are applied
-    // one after the other, each in its order, so every output row sees its updates
-    // in global order.
-    const std::int64_t total = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
-    const std::int64_t hi = lo + plan.num_self();
+    // Global order is (source rank, local order): the rows of lower ranks (the first
+    // `lo` received), then this rank's own (from `upd`), then those of higher ranks.
+    // The batches are applied one after the other, each in its order, so every output
+    // row sees its updates in global order.
+    const std::int64_t total = plan.num_recv_remote(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
     const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
     const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
@@ -121,7 +120,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                   g.slice_size);
     scatter_apply(space, op, options.schedule, n, LocalTarget{dest, target, me, 0}, upd.local(), out, out_rows,
                   g.slice_size);
-    scatter_apply(space, op, options.schedule, total - hi, ReceivedRow{to + hi}, received.slice_rows(hi, total), out,
+    scatter_apply(space, op, options.schedule, total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total), out,
                   out_rows, g.slice_size);
   });
   space.fence();

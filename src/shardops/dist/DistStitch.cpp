@@ -23,9 +23,9 @@ struct IndexAsTarget {
 };
 
 /// Sequential schedule: where the rows of each input start in each source rank's
-/// received rows: [r * (inputs + 1) + m] is the first row of input m from rank r,
-/// [r * (inputs + 1) + inputs] the end of rank r's rows (this rank's own segment is
-/// not searched: its rows are never received). A source packs its rows input by
+/// received rows (a remote-only buffer): [r * (inputs + 1) + m] is the first row of
+/// input m from rank r, [r * (inputs + 1) + inputs] the end of rank r's rows (empty
+/// for this rank: its rows are never received). A source packs its rows input by
 /// input, each in order, so its keys increase, and the rows of input m are those with
 /// keys in [key_base[m], key_base[m + 1]): a binary search per (source, input).
 std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePlan& plan, const ByteView& recv_key,
@@ -38,8 +38,10 @@ std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePla
                                                                 static_cast<std::size_t>(2 * plan.nranks()));
   for (std::int64_t m = 0; m < inputs; ++m) host_base(m) = key_base[static_cast<std::size_t>(m)];
   for (int r = 0; r < plan.nranks(); ++r) {
-    host_seg(2 * r) = plan.recv_offsets()[static_cast<std::size_t>(r)];
-    host_seg(2 * r + 1) = r == me ? host_seg(2 * r) : plan.recv_offsets()[static_cast<std::size_t>(r) + 1];
+    // Remote-only positions: the ranks above this one are shifted down by its own rows.
+    const std::int64_t shift = r > me ? plan.num_self() : 0;
+    host_seg(2 * r) = plan.recv_offsets()[static_cast<std::size_t>(r)] - shift;
+    host_seg(2 * r + 1) = r == me ? host_seg(2 * r) : plan.recv_offsets()[static_cast<std::size_t>(r) + 1] - shift;
   }
   const auto base = Kokkos::create_mirror_view_and_copy(MemSpace(), host_base);
   const auto seg = Kokkos::create_mirror_view_and_copy(MemSpace(), host_seg);
@@ -188,7 +190,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
       plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
   const ByteView send = allocate_uninitialized<ByteView>("shardops::dist::DynamicStitch::send",
-                                                         static_cast<std::size_t>(plan.num_send()) * row_bytes);
+                                                         static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
   std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {
@@ -219,8 +221,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
       const auto wz = static_cast<std::size_t>(words);
       kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), schedule,
                                                      kernels::UnnamedRows::Zero);
-      const std::int64_t nrecv = plan.num_recv(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
-      const std::int64_t hi = lo + plan.num_self();
+      const std::int64_t nrecv = plan.num_recv_remote(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
       const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
       const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
       const W* received = reinterpret_cast<const W*>(recv_rows.data());
@@ -254,7 +255,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
       }
       auto each_batch = [&](auto&& step) {
         received_batch(step, 0, lo);
-        received_batch(step, hi, nrecv);
+        received_batch(step, lo, nrecv);
         for (std::size_t m = 0; m < indices.size(); ++m) own_batch(step, m);
       };
       each_batch(claim);

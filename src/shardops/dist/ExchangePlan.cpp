@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
@@ -15,6 +16,10 @@ namespace shardops {
 namespace {
 
 std::int64_t g_max_rows_per_round = INT_MAX;
+
+// forward()'s stage: the rows for other ranks are packed and sent this many bytes at a
+// time, so a route holds its receive buffer and a stage, not a whole send buffer too.
+constexpr std::int64_t kStreamStageBytes = std::int64_t(8) << 20;
 
 // A committed MPI datatype of one row, freed on scope exit.
 class RowType {
@@ -177,27 +182,26 @@ void pack_words_by_row(const ExecSpace& space, const Kokkos::View<std::int64_t*,
   kernels::for_each_row_streaming(
       space, "shardops::ExchangePlan::pack", count, KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t s = slot(first + i);
-        if (s >= 0 && (s < lo || s >= hi))
-          kernels::stream_row(dst + s * words, src + i * words, words);  // [lo, hi): skipped
+        if (s >= 0 && (s < lo || s >= hi))  // [lo, hi): skipped, and left out of dst
+          kernels::stream_row(dst + ExchangePlan::remote_position(s, lo, hi - lo) * words, src + i * words, words);
       });
 }
 
 template <class W>
-void pack_words_by_slot(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& row_of_slot, const W* src,
-                        W* dst, std::int64_t words, std::int64_t lo, std::int64_t hi) {
-  // All the rows: walk the send slots in order, skipping [lo, hi), each from its row.
-  // The send buffer is written once, in order, with streaming stores, and the rows of
-  // one destination are read in increasing order. (Walking the rows instead would
-  // branch on each row's destination, at random.)
-  const std::int64_t num_slots = static_cast<std::int64_t>(row_of_slot.extent(0));
-  const std::int64_t skipped = hi - lo;
+void pack_slot_range(const ExecSpace& space, const std::int64_t* row_of_slot, const W* src, W* dst, std::int64_t words,
+                     std::int64_t first_slot, std::int64_t count) {
+  // Send slots [first_slot, first_slot + count) to dst[0, count), each from its row
+  // src[row_of_slot[slot]]: the send buffer is written once, in order, with streaming
+  // stores, and the rows of one destination are read in increasing order. (Walking the
+  // rows instead would branch on each row's destination, at random.)
+  if (count <= 0 || words == 0) return;
+  const std::int64_t end = first_slot + count;
   kernels::for_each_row_streaming(
-      space, "shardops::ExchangePlan::pack", num_slots - skipped, KOKKOS_LAMBDA(const std::int64_t k) {
+      space, "shardops::ExchangePlan::pack", count, KOKKOS_LAMBDA(const std::int64_t k) {
         constexpr std::int64_t ahead = 16;  // rows with gaps between them: keep misses in flight
-        const std::int64_t j = k < lo ? k : k + skipped;
-        const std::int64_t ja = k + ahead < lo ? k + ahead : k + ahead + skipped;
-        if (ja < num_slots) SHARDOPS_PREFETCH(src + row_of_slot(ja) * words);
-        kernels::stream_row(dst + j * words, src + row_of_slot(j) * words, words);
+        const std::int64_t j = first_slot + k;
+        if (j + ahead < end) SHARDOPS_PREFETCH(src + row_of_slot[j + ahead] * words);
+        kernels::stream_row(dst + k * words, src + row_of_slot[j] * words, words);
       });
 }
 
@@ -209,8 +213,8 @@ void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemS
         const std::int64_t s = slot(i);
         if (s < 0) {
           kernels::zero_row(dst + i * words, words);
-        } else if (s < lo || s >= hi) {  // [lo, hi): left to the caller
-          kernels::stream_row(dst + i * words, src + s * words, words);
+        } else if (s < lo || s >= hi) {  // [lo, hi): left to the caller, not in src
+          kernels::stream_row(dst + i * words, src + ExchangePlan::remote_position(s, lo, hi - lo) * words, words);
         }
       });
 }
@@ -237,19 +241,29 @@ void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
             "MPI_Alltoall");
   recv_offsets_.assign(n + 1, 0);
   for (std::size_t r = 0; r < n; ++r) recv_offsets_[r + 1] = recv_offsets_[r] + recv_counts_[r];
+  remote_send_counts_ = send_counts_;
+  remote_recv_counts_ = recv_counts_;
+  remote_send_counts_[static_cast<std::size_t>(self_)] = 0;
+  remote_recv_counts_[static_cast<std::size_t>(self_)] = 0;
+  remote_send_offsets_.assign(n + 1, 0);
+  remote_recv_offsets_.assign(n + 1, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    remote_send_offsets_[r + 1] = remote_send_offsets_[r] + remote_send_counts_[r];
+    remote_recv_offsets_[r + 1] = remote_recv_offsets_[r] + remote_recv_counts_[r];
+  }
 }
 
 ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_t>& scounts,
                              const std::vector<std::int64_t>& soffs, const std::vector<std::int64_t>& rcounts,
-                             const std::vector<std::int64_t>& roffs, std::int64_t total_recv, std::size_t row_bytes,
-                             bool copy_self) const {
+                             const std::vector<std::int64_t>& roffs, std::int64_t total_recv,
+                             std::size_t row_bytes) const {
   const Comm& comm = *comm_;
   ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
   const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
                                                          static_cast<std::size_t>(total_recv) * row_bytes);
   const std::size_t me = static_cast<std::size_t>(self_);
-  // Rows to self never touch MPI.
-  if (copy_self) copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);  // remote-only: the caller's
+  // Rows to self never touch MPI (remote-only routes have none: the caller's).
+  copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);
   std::int64_t sent_bytes = 0;
   for (std::size_t r = 0; r < scounts.size(); ++r) {
     if (r != me) sent_bytes += scounts[r] * static_cast<std::int64_t>(row_bytes);
@@ -292,13 +306,15 @@ void ExchangePlan::pack_rows(const ByteView& send, std::int64_t first, const uns
   if (skip_self && num_self() == num_send()) return;  // every row stays here
   const std::int64_t lo = self_lo(skip_self), hi = self_hi(skip_self);
   const ExecSpace space;
-  dispatch_word(row_bytes, [&](auto tag) {
+  // The rows may be a row slice of a larger tensor: pick a word they align to.
+  dispatch_word(word_selector(row_bytes, {rows}), [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
     const W* src = reinterpret_cast<const W*>(rows);
     W* dst = reinterpret_cast<W*>(send.data());
-    if (first == 0 && count == num_rows_) {
-      pack_words_by_slot(space, row_of_slot_, src, dst, words, lo, hi);
+    if (first == 0 && count == num_rows_) {  // all rows: the slots before and after [lo, hi)
+      pack_slot_range(space, row_of_slot_.data(), src, dst, words, 0, lo);
+      pack_slot_range(space, row_of_slot_.data(), src, dst + lo * words, words, hi, num_send() - hi);
     } else {
       pack_words_by_row(space, slot_, first, src, dst, count, words, lo, hi);
     }
@@ -319,7 +335,7 @@ void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::
   if (skip_self && num_self() == num_rows_) return;  // the caller wrote every row
   const std::int64_t lo = self_lo(skip_self), hi = self_hi(skip_self);
   const ExecSpace space;
-  dispatch_word(row_bytes, [&](auto tag) {
+  dispatch_word(word_selector(row_bytes, {out}), [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
     unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words,
@@ -329,25 +345,126 @@ void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::
 }
 
 ByteView ExchangePlan::forward(const unsigned char* local, std::size_t row_bytes) const {
-  const ByteView send = allocate_uninitialized<ByteView>("shardops::ExchangePlan::send",
-                                                         static_cast<std::size_t>(num_send()) * row_bytes);
-  pack(send, 0, local, num_rows_, row_bytes);
-  return exchange(send, row_bytes);
+  return forward_rows(local, row_bytes, false);
+}
+
+ByteView ExchangePlan::forward_rows(const unsigned char* local, std::size_t row_bytes, bool skip_self) const {
+  const std::vector<std::int64_t>& roffs = skip_self ? remote_recv_offsets_ : recv_offsets_;
+  std::optional<ByteView> recv = stream_rows(local, row_bytes, row_of_slot_.data(), send_counts_, send_offsets_,
+                                             recv_counts_, roffs, skip_self ? num_recv_remote() : num_recv());
+  if (!recv) {
+    const ByteView send = allocate_uninitialized<ByteView>(
+        "shardops::ExchangePlan::send",
+        static_cast<std::size_t>(skip_self ? num_send_remote() : num_send()) * row_bytes);
+    pack_rows(send, 0, local, num_rows_, row_bytes, skip_self);
+    return skip_self ? exchange_remote(send, row_bytes) : exchange(send, row_bytes);
+  }
+  if (!skip_self && row_bytes > 0) {
+    // Rows to self never touch MPI: packed straight into their place.
+    const std::size_t me = static_cast<std::size_t>(self_);
+    dispatch_word(word_selector(row_bytes, {local}), [&](auto tag) {
+      using W = typename decltype(tag)::type;
+      const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+      pack_slot_range(ExecSpace(), row_of_slot_.data(), reinterpret_cast<const W*>(local),
+                      reinterpret_cast<W*>(recv->data()) + roffs[me] * words, words, send_offsets_[me], num_self());
+    });
+    ExecSpace().fence();
+  }
+  return *recv;
+}
+
+ByteView ExchangePlan::reply_remote(const unsigned char* table, const ByteView& asked, std::size_t row_bytes) const {
+  if (static_cast<std::int64_t>(asked.extent(0)) != num_recv_remote() * static_cast<std::int64_t>(sizeof(std::int64_t)))
+    throw InternalError("ExchangePlan::reply_remote: the requests are not one int64 per received row");
+  const std::int64_t* rows = reinterpret_cast<const std::int64_t*>(asked.data());
+  std::optional<ByteView> back = stream_rows(table, row_bytes, rows, recv_counts_, remote_recv_offsets_, send_counts_,
+                                             remote_send_offsets_, num_send_remote());
+  if (back) return *back;
+  const ByteView reply = allocate_uninitialized<ByteView>("shardops::ExchangePlan::reply",
+                                                          static_cast<std::size_t>(num_recv_remote()) * row_bytes);
+  if (row_bytes > 0) {
+    dispatch_word(word_selector(row_bytes, {table}), [&](auto tag) {
+      using W = typename decltype(tag)::type;
+      pack_slot_range(ExecSpace(), rows, reinterpret_cast<const W*>(table), reinterpret_cast<W*>(reply.data()),
+                      static_cast<std::int64_t>(row_bytes / sizeof(W)), 0, num_recv_remote());
+    });
+  }
+  return exchange_reverse_remote(reply, row_bytes);
+}
+
+std::optional<ByteView> ExchangePlan::stream_rows(
+    const unsigned char* src, std::size_t row_bytes, const std::int64_t* source_row,
+    const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
+    const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs, std::int64_t total_recv) const {
+  const Comm& comm = *comm_;
+  const std::size_t me = static_cast<std::size_t>(self_), n = static_cast<std::size_t>(nranks_);
+  // Rows per peer per round: the stage holds at most kStreamStageBytes (fewer rows
+  // under a test's round limit).
+  const std::int64_t peers = std::max<std::int64_t>(1, nranks_ - 1);
+  const std::int64_t cap = std::max<std::int64_t>(
+      1,
+      std::min<std::int64_t>(kStreamStageBytes / static_cast<std::int64_t>(std::max<std::size_t>(row_bytes, 1)) / peers,
+                             g_max_rows_per_round / nranks_));
+  std::int64_t my_rounds = 0, to_send = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (r == me) continue;
+    my_rounds = std::max({my_rounds, (scounts[r] + cap - 1) / cap, (rcounts[r] + cap - 1) / cap});
+    to_send += scounts[r];
+  }
+  // Streamed when MPI reads MemSpace and receive positions fit an int, on every rank:
+  // the collectives must match.
+  const bool can_stream = row_bytes > 0 && mpi_takes_memspace_pointers() && total_recv <= INT_MAX;
+  constexpr std::int64_t kCannot = std::int64_t(1) << 62;
+  const std::int64_t rounds = comm.max(can_stream ? my_rounds : kCannot);
+  if (rounds >= kCannot) return std::nullopt;
+  const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
+                                                         static_cast<std::size_t>(total_recv) * row_bytes);
+  const ByteView stage = allocate_uninitialized<ByteView>(
+      "shardops::ExchangePlan::stage", static_cast<std::size_t>(std::min(cap * peers, to_send)) * row_bytes);
+  const RowType type(row_bytes);
+  const ExecSpace space;
+  std::vector<int> sc(n, 0), sd(n, 0), rc(n, 0), rd(n, 0);
+  dispatch_word(word_selector(row_bytes, {src}), [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    for (std::int64_t round = 0; round < rounds; ++round) {
+      const std::int64_t done = round * cap;
+      std::int64_t spos = 0;
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r == me) continue;
+        const std::int64_t s = std::max<std::int64_t>(0, std::min(cap, scounts[r] - done));
+        const std::int64_t q = std::max<std::int64_t>(0, std::min(cap, rcounts[r] - done));
+        pack_slot_range(space, source_row, reinterpret_cast<const W*>(src),
+                        reinterpret_cast<W*>(stage.data()) + spos * words, words, soffs[r] + done, s);
+        sc[r] = static_cast<int>(s);
+        sd[r] = static_cast<int>(spos);
+        rc[r] = static_cast<int>(q);
+        rd[r] = static_cast<int>(q > 0 ? roffs[r] + done : 0);
+        spos += s;
+      }
+      space.fence();  // the stage is packed before MPI reads it
+      const MpiTime mpi_time;
+      check_mpi(MPI_Alltoallv(stage.data(), sc.data(), sd.data(), type.get(), recv.data(), rc.data(), rd.data(),
+                              type.get(), comm.get()),
+                "MPI_Alltoallv");
+    }
+  });
+  *bytes_sent_ += to_send * static_cast<std::int64_t>(row_bytes);
+  return recv;
 }
 
 ByteView ExchangePlan::exchange_remote(const ByteView& send, std::size_t row_bytes) const {
-  return route(send, send_counts_, send_offsets_, recv_counts_, recv_offsets_, num_recv(), row_bytes, false);
+  return route(send, remote_send_counts_, remote_send_offsets_, remote_recv_counts_, remote_recv_offsets_,
+               num_recv_remote(), row_bytes);
 }
 
 ByteView ExchangePlan::forward_remote(const unsigned char* local, std::size_t row_bytes) const {
-  const ByteView send = allocate_uninitialized<ByteView>("shardops::ExchangePlan::send",
-                                                         static_cast<std::size_t>(num_send()) * row_bytes);
-  pack_remote(send, 0, local, num_rows_, row_bytes);
-  return exchange_remote(send, row_bytes);
+  return forward_rows(local, row_bytes, true);
 }
 
 ByteView ExchangePlan::exchange_reverse_remote(const ByteView& reply, std::size_t row_bytes) const {
-  return route(reply, recv_counts_, recv_offsets_, send_counts_, send_offsets_, num_send(), row_bytes, false);
+  return route(reply, remote_recv_counts_, remote_recv_offsets_, remote_send_counts_, remote_send_offsets_,
+               num_send_remote(), row_bytes);
 }
 
 namespace {

@@ -10,7 +10,10 @@
 /// or displacement would overflow int. Rows a rank sends to itself are copied, not
 /// passed through MPI. Receive order: source rank 0's rows first, each source's rows
 /// in its local order — for block-sharded tensors, global order. MPI gets MemSpace
-/// buffers or host copies of them as GpuAwareMpi.hpp decides.
+/// buffers or host copies of them as GpuAwareMpi.hpp decides. forward() and
+/// reply_remote() pack the rows for other ranks into a stage of at most 8 MB and send
+/// it, round after round, straight into the receive buffer: a route holds its
+/// receive buffer and the stage, not a whole packed copy of what it sends as well.
 
 #include <cstdint>
 #include <memory>
@@ -97,25 +100,41 @@ class ExchangePlan {
   /// \name Remote-only routes
   /// Rows a rank sends to itself need not move at all: the caller can read them in
   /// its own input (the local rows whose slot is in [send_offsets()[rank],
-  /// send_offsets()[rank] + num_self())) and write their results itself. These
-  /// calls neither pack nor copy them, and leave their segment of what they return
-  /// (or of \p out) unwritten. Same collectives as the plain calls.
+  /// send_offsets()[rank] + num_self())) and write their results itself. These calls
+  /// neither pack nor copy them, and their buffers leave them out: a remote-only
+  /// buffer holds the rows of the ranks below this one, then those of the ranks above
+  /// it, so position x of the plain layout (outside the self segment) is at
+  /// remote_position(x). Same collectives as the plain calls.
   /// @{
   /// Rows this rank sends to itself.
   std::int64_t num_self() const noexcept { return send_counts_[static_cast<std::size_t>(self_)]; }
-  /// pack() without the self rows.
+  /// Rows this rank sends to / receives from other ranks.
+  std::int64_t num_send_remote() const noexcept { return num_send() - num_self(); }
+  std::int64_t num_recv_remote() const noexcept { return num_recv() - num_self(); }
+  /// Send-side position of slot \p s (not a self slot) in a remote-only send buffer.
+  KOKKOS_INLINE_FUNCTION static std::int64_t remote_position(std::int64_t s, std::int64_t self_first,
+                                                             std::int64_t self_count) {
+    return s < self_first ? s : s - self_count;
+  }
+  /// pack() into a remote-only send buffer (num_send_remote() x row_bytes).
   void pack_remote(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
                    std::size_t row_bytes) const;
-  /// exchange() without the self rows: the result's num_self() rows from
-  /// recv_offsets()[rank] are unwritten.
+  /// exchange() of a remote-only send buffer: returns num_recv_remote() rows, those
+  /// from ranks below this one first (recv_offsets()[rank] of them), then the rest.
   ByteView exchange_remote(const ByteView& send, std::size_t row_bytes) const;
   /// pack_remote() of all rows of \p local (n x row_bytes), then exchange_remote().
   ByteView forward_remote(const unsigned char* local, std::size_t row_bytes) const;
-  /// exchange_reverse() without the self rows: \p reply's self segment is not read,
-  /// the result's (num_self() rows from send_offsets()[rank]) is unwritten.
+  /// exchange_reverse() from and to remote-only buffers: \p reply holds
+  /// num_recv_remote() rows, the result num_send_remote().
   ByteView exchange_reverse_remote(const ByteView& reply, std::size_t row_bytes) const;
-  /// unpack() that leaves the rows sent to self untouched (the caller writes them).
+  /// unpack() of a remote-only buffer: leaves the rows sent to self untouched (the
+  /// caller writes them).
   void unpack_remote(const ByteView& packed, unsigned char* out, std::size_t row_bytes) const;
+  /// The owner's answer to requests, fused with exchange_reverse_remote(): \p asked is
+  /// what forward_remote() brought of one int64 row number per request; each is
+  /// answered with that row of \p table (rows of row_bytes) and sent back, a stage
+  /// at a time. Returns num_send_remote() rows in remote-only send order.
+  ByteView reply_remote(const unsigned char* table, const ByteView& asked, std::size_t row_bytes) const;
   /// @}
 
   /// \brief Collective: the reverse route for replies of varying size (strings).
@@ -142,12 +161,24 @@ class ExchangePlan {
   void finish(const Comm& comm, const std::int64_t* bucket_begin);
   ByteView route(const ByteView& send, const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
                  const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs,
-                 std::int64_t total_recv, std::size_t row_bytes, bool copy_self = true) const;
+                 std::int64_t total_recv, std::size_t row_bytes) const;
   // [lo, hi): the slots a remote-only call skips (empty for the plain calls).
   std::int64_t self_lo(bool skip_self) const noexcept;
   std::int64_t self_hi(bool skip_self) const noexcept;
   void pack_rows(const ByteView& send, std::int64_t first, const unsigned char* rows, std::int64_t count,
                  std::size_t row_bytes, bool skip_self) const;
+  // forward() / forward_remote(): the rows for other ranks streamed (stream_rows), or
+  // packed whole and routed where they cannot be.
+  ByteView forward_rows(const unsigned char* local, std::size_t row_bytes, bool skip_self) const;
+  // Collective. Where every rank can (MPI reads MemSpace, receive positions fit an
+  // int): sends each other rank r the rows src[source_row[k]] for k in [soffs[r],
+  // soffs[r] + scounts[r]), packed a stage at a time, into a new buffer of total_recv
+  // rows at roffs[r] (its self segment unwritten). Else nothing on every rank: the
+  // caller packs whole and routes.
+  std::optional<ByteView> stream_rows(const unsigned char* src, std::size_t row_bytes, const std::int64_t* source_row,
+                                      const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
+                                      const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs,
+                                      std::int64_t total_recv) const;
   void unpack_rows(const ByteView& packed, unsigned char* out, std::size_t row_bytes, bool skip_self) const;
 
   std::optional<Comm> comm_;
@@ -156,6 +187,9 @@ class ExchangePlan {
   Kokkos::View<std::int64_t*, MemSpace> slot_;
   Kokkos::View<std::int64_t*, MemSpace> row_of_slot_;  ///< [num_send()]: the local row in each slot
   std::vector<std::int64_t> send_counts_{0}, send_offsets_{0}, recv_counts_{0}, recv_offsets_{0};
+  // The same for remote-only buffers: no self rows (count 0, later ranks shifted down).
+  std::vector<std::int64_t> remote_send_counts_{0}, remote_send_offsets_{0}, remote_recv_counts_{0},
+      remote_recv_offsets_{0};
   std::shared_ptr<std::int64_t> bytes_sent_ = std::make_shared<std::int64_t>(0);
   std::shared_ptr<std::int64_t> bytes_staged_ = std::make_shared<std::int64_t>(0);
 };

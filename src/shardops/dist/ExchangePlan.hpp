@@ -104,14 +104,16 @@ class ExchangePlan {
   /// neither pack nor copy them, and their buffers leave them out: a remote-only
   /// buffer holds the rows of the ranks below this one, then those of the ranks above
   /// it, so position x of the plain layout (outside the self segment) is at
-  /// remote_position(x). Same collectives as the plain calls.
+  /// remote_position(x, send_offsets()[rank], num_self()) on the send side, with
+  /// recv_offsets()[rank] on the receive side. Same collectives as the plain calls.
   /// @{
   /// Rows this rank sends to itself.
   std::int64_t num_self() const noexcept { return send_counts_[static_cast<std::size_t>(self_)]; }
   /// Rows this rank sends to / receives from other ranks.
   std::int64_t num_send_remote() const noexcept { return num_send() - num_self(); }
   std::int64_t num_recv_remote() const noexcept { return num_recv() - num_self(); }
-  /// Send-side position of slot \p s (not a self slot) in a remote-only send buffer.
+  /// Position in a remote-only buffer of position \p s of the plain layout (not in the
+  /// self segment [self_first, self_first + self_count)).
   KOKKOS_INLINE_FUNCTION static std::int64_t remote_position(std::int64_t s, std::int64_t self_first,
                                                              std::int64_t self_count) {
     return s < self_first ? s : s - self_count;

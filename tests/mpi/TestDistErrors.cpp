@@ -127,6 +127,45 @@ TEST(DistErrorAgreement, ScatterAndGatherReportTheLastBadRow) {
   expect_still_working();
 }
 
+// One coordinate per index row (the bad-index count's fast path): negative and too
+// large values, two bad rows (the last one is reported), on every layout.
+TEST(DistErrorAgreement, OneCoordinateBadIndices) {
+  Rng rng(504);
+  const int p = world().size();
+  const std::int64_t n = 19;
+  const Tensor tensor = random_tensor(rng, DType::Float32, Shape{6, 2});
+  const Tensor updates = random_tensor(rng, DType::Float32, Shape{n, 2});
+  for (DType index_dtype : {DType::Int32, DType::Int64}) {
+    const Tensor good = random_indices(rng, index_dtype, Shape{n}, {6});
+    for (const RowLayout& layout : test_layouts(rng, n, p)) {
+      for (std::int64_t value : {std::int64_t(-1), std::int64_t(6), std::int64_t(-1000000)}) {
+        Tensor bad = good.deep_copy();
+        set_index_value(bad, n / 3, value);
+        set_index_value(bad, n - 2, value);
+        const std::string what =
+            std::string(dtype_name(index_dtype)) + " value " + std::to_string(value) + " " + layout_str(layout);
+        expect_same_error(
+            [&] {
+              scatter_nd(bad, updates, {6, 2});
+            },
+            [&] {
+              scatter_nd(world(), shard(bad, layout), shard(updates, layout), {6, 2});
+            },
+            "ScatterNd " + what);
+        for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add}) {
+          expect_same_error(
+              [&] { tensor_scatter(op, tensor, bad, updates); },
+              [&] { tensor_scatter(world(), op, shard(tensor), shard(bad, layout), shard(updates, layout)); },
+              std::string(scatter_op_name(op)) + " " + what);
+        }
+        expect_same_error([&] { gather_nd(tensor, bad); },
+                          [&] { gather_nd(world(), shard(tensor), shard(bad, layout)); }, "GatherNd " + what);
+      }
+    }
+  }
+  expect_still_working();
+}
+
 TEST(DistErrorAgreement, RankThreeAndRankOneIndices) {
   Rng rng(503);
   const int p = world().size();

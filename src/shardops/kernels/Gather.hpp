@@ -4,6 +4,7 @@
 /// distributed gather).
 
 #include <cstdint>
+#include <string>
 
 #include <Kokkos_Core.hpp>
 
@@ -85,6 +86,37 @@ struct IndexRowTarget {
     return r < 0 ? -1 : r - row_offset;
   }
 };
+
+/// How many of the \p n index rows of \p target are out of range. With one coordinate
+/// per row (the usual depth) that is one unsigned compare per index (a negative one
+/// wraps to a large value), a loop the compiler vectorizes; deeper rows take the full
+/// test. The error policy counts first and looks for the last bad row only if any.
+template <class ExecSpace, class Index, class MemorySpace>
+std::int64_t count_bad_index_rows(const ExecSpace& space, std::int64_t n,
+                                  const IndexRowTarget<Index, MemorySpace>& target, const std::string& label) {
+  std::int64_t bad = 0;
+  if (target.depth == 1) {
+    const Index* idx = target.idx;
+    const std::uint64_t dim = static_cast<std::uint64_t>(target.bounds.dims[0]);
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
+          count += static_cast<std::uint64_t>(static_cast<std::int64_t>(idx[i])) >= dim ? 1 : 0;
+        },
+        bad);
+  } else {
+    const IndexBounds bounds = target.bounds;
+    const Index* idx = target.idx;
+    const int depth = target.depth;
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
+          count += bounds.linearize(idx + i * depth) < 0 ? 1 : 0;
+        },
+        bad);
+  }
+  return bad;
+}
 
 }  // namespace kernels
 }  // namespace shardops

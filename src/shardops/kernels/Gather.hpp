@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// \brief Copy source rows by row number: GatherNd (and the reply side of the
-/// distributed gather).
+/// \brief Copy source rows by row number (GatherNd, one rank or replicated params),
+/// the index-row target they are found by, and the count of out-of-range index rows.
 
 #include <cstdint>
 #include <string>

@@ -39,11 +39,11 @@ void agree_last_bad_index_row(const Comm& comm, const ExecSpace& space, std::int
                               const kernels::IndexRowTarget<I, MemSpace>& linear, std::int64_t first_row,
                               const Tensor& indices, const std::string& label, const MessageOf& message_of,
                               std::int64_t bad_here = -1) {
-  // Count first (a quick pass) where no kernel did; look for the last bad row only if
-  // some rank has one.
+  // Count first (a quick pass) where no kernel did; when some rank has a bad row, only
+  // the ranks that have one look for their last.
   if (bad_here < 0) bad_here = kernels::count_bad_index_rows(space, n, linear, label);
   if (!any_bad_index(comm, bad_here)) return;
-  const std::int64_t bad = kernels::last_where(space, n, kernels::negative(linear), label);
+  const std::int64_t bad = kernels::last_bad_index_row(space, n, linear, label, bad_here);
   std::string message;
   if (bad >= 0) message = message_of(first_row + bad, index_row_values(indices, bad, linear.depth));
   // The largest global row wins: agree on the smallest -row.

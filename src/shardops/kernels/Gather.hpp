@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/IndexBounds.hpp"
 #include "shardops/kernels/RowCopy.hpp"
 
@@ -90,7 +91,7 @@ struct IndexRowTarget {
 /// How many of the \p n index rows of \p target are out of range. With one coordinate
 /// per row (the usual depth) that is one unsigned compare per index (a negative one
 /// wraps to a large value), a loop the compiler vectorizes; deeper rows take the full
-/// test. The error policy counts first and looks for the last bad row only if any.
+/// test.
 template <class ExecSpace, class Index, class MemorySpace>
 std::int64_t count_bad_index_rows(const ExecSpace& space, std::int64_t n,
                                   const IndexRowTarget<Index, MemorySpace>& target, const std::string& label) {
@@ -116,6 +117,17 @@ std::int64_t count_bad_index_rows(const ExecSpace& space, std::int64_t n,
         bad);
   }
   return bad;
+}
+
+/// The last out-of-range index row of \p target, or -1: counted first (the quick pass
+/// above), searched for only when there is one. \p known: the count a kernel of the
+/// op already made (-1: count here).
+template <class ExecSpace, class Index, class MemorySpace>
+std::int64_t last_bad_index_row(const ExecSpace& space, std::int64_t n,
+                                const IndexRowTarget<Index, MemorySpace>& target, const std::string& label,
+                                std::int64_t known = -1) {
+  if (known < 0) known = count_bad_index_rows(space, n, target, label);
+  return known > 0 ? last_where(space, n, negative(target), label) : -1;
 }
 
 }  // namespace kernels

@@ -29,10 +29,11 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
           kernels::gather_rows<ExecSpace, W>(space, g.num_slices, row_of, params.matrix<const W>(g.params_rows, words),
                                              out.matrix<W>(g.num_slices, words));
     });
-    if (zeroed > 0 && options.bad_indices == BadIndices::Error) {
+    if (options.bad_indices == BadIndices::Error) {
       const std::int64_t bad =
-          kernels::last_where(space, g.num_slices, kernels::negative(row_of), "shardops::GatherNd::validate");
-      throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
+          kernels::last_bad_index_row(space, g.num_slices, row_of, "shardops::GatherNd::validate", zeroed);
+      if (bad >= 0)
+        throw InvalidArgument(gather_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }
   });
   space.fence();

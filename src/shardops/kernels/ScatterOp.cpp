@@ -38,10 +38,10 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
     using I = typename decltype(itag)::type;
     const kernels::IndexRowTarget<I, MemSpace> target{reinterpret_cast<const I*>(indices.data()), g.index_depth,
                                                       kernels::IndexBounds::from(g.dims), 0};
-    const std::int64_t bad =
-        kernels::last_where(space, g.num_updates, kernels::negative(target), "shardops::scatter::validate");
-    if (bad >= 0 && options.bad_indices == BadIndices::Error) {
-      throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
+    if (options.bad_indices == BadIndices::Error) {
+      const std::int64_t bad = kernels::last_bad_index_row(space, g.num_updates, target, "shardops::scatter::validate");
+      if (bad >= 0)
+        throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
     }
     if (strings && op == ScatterOp::ScatterNd) {
       // Duplicates concatenate in index order; the result gets a pool of its own.

@@ -128,8 +128,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     if (comm.size() == 1 || replicate) {
       // Every params row is here (one rank) or is brought here (replicate): gather
       // straight into the output, as the one-rank op does (nothing to route; a bad
-      // index gives a zero row, counted by the gather). Replicated rows of the other
-      // ranks arrive in a buffer beside this rank's block, which is read where it lies.
+      // index gives a zero row, counted by the gather). The other ranks' rows arrive in
+      // a buffer of their own; this rank's block is read where it lies.
       std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
       std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
       const unsigned char* own = params.local().data();
@@ -143,12 +143,12 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
           own_rows = 0;
           set_last_bytes_sent(static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
         } else {
-          others =
-              allocate_uninitialized<ByteView>("shardops::dist::GatherNd::replicated",
-                                               static_cast<std::size_t>(params.layout().total()) * params.row_bytes());
+          others = allocate_uninitialized<ByteView>(
+              "shardops::dist::GatherNd::replicated",
+              static_cast<std::size_t>(params.layout().total() - params.layout().count(me)) * params.row_bytes());
           set_last_bytes_sent(replicate_blocks(comm, params.layout(),
                                                ByteView(params.local().data(), params.local().nbytes()), others,
-                                               params.row_bytes()));
+                                               params.row_bytes(), OwnBlock::LeftOut));
         }
       }
       phase.emplace("apply");

@@ -97,7 +97,7 @@ Tensor DistTensor::allgather(const Comm& comm) const {
   const ByteView mine(local_.data(), local_.nbytes());
   const std::size_t mine_at = static_cast<std::size_t>(layout_.offset(rank_)) * rb;
   Kokkos::deep_copy(Kokkos::subview(whole, std::make_pair(mine_at, mine_at + mine.extent(0))), mine);
-  replicate_blocks(comm, layout_, mine, whole, rb);
+  replicate_blocks(comm, layout_, mine, whole, rb, OwnBlock::InPlace);
   return all;
 }
 

@@ -485,21 +485,22 @@ ByteView ExchangePlan::exchange_reverse_bytes(const ByteView& reply, const std::
 }
 
 std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const ByteView& block, const ByteView& all,
-                              std::size_t row_bytes) {
+                              std::size_t row_bytes, OwnBlock own) {
   const std::size_t n = static_cast<std::size_t>(comm.size());
   const int me = comm.rank();
+  const std::int64_t left_out = own == OwnBlock::LeftOut ? layout.count(me) : 0;
   // Every peer gets this rank's whole block (send ranges may overlap); each peer's
   // block arrives at its offset. Nothing to or from self.
   Counts scounts(n, layout.count(me)), soffs(n + 1, 0), rcounts(n), roffs(n + 1);
   for (std::size_t r = 0; r < n; ++r) {
     rcounts[r] = layout.count(static_cast<int>(r));
-    roffs[r] = layout.offset(static_cast<int>(r));
+    roffs[r] = layout.offset(static_cast<int>(r)) - (static_cast<int>(r) > me ? left_out : 0);
   }
-  roffs[n] = layout.total();
+  roffs[n] = layout.total() - left_out;
   scounts[static_cast<std::size_t>(me)] = 0;
   rcounts[static_cast<std::size_t>(me)] = 0;
   if (static_cast<std::size_t>(layout.count(me)) * row_bytes > block.extent(0) ||
-      static_cast<std::size_t>(layout.total()) * row_bytes > all.extent(0))
+      static_cast<std::size_t>(roffs[n]) * row_bytes > all.extent(0))
     throw InternalError("replicate_blocks: buffers smaller than the layout");
   ExecSpace().fence();  // kernels that filled `block` must be done before MPI reads it
   move_rows(comm, block, all, scounts, soffs, rcounts, roffs, row_bytes);

@@ -196,13 +196,19 @@ class ExchangePlan {
   std::shared_ptr<std::int64_t> bytes_staged_ = std::make_shared<std::int64_t>(0);
 };
 
+/// Where replicate_blocks() puts this rank's own block's place in the result.
+enum class OwnBlock {
+  InPlace,  ///< kept at its offset, unwritten (the caller copies the block there)
+  LeftOut,  ///< left out: the rows of the ranks after this one follow those before it
+};
+
 /// \brief Collective: every other rank's block of rows lands in \p all at that rank's
-/// offset in \p layout; this rank's own rows there are left unwritten (the caller
-/// reads them in \p block, which holds this rank's layout.count(rank) rows). Moved
-/// like a plan's payload: one MPI_Alltoallv (every peer is sent the same rows), split
-/// in rounds when counts would overflow, staged through host buffers when MPI cannot
-/// read MemSpace. Returns the bytes this rank sent.
+/// offset in \p layout (less this rank's count after it, with OwnBlock::LeftOut); \p
+/// block holds this rank's layout.count(rank) rows. Moved like a plan's payload: one
+/// MPI_Alltoallv (every peer is sent the same rows), split in rounds when counts would
+/// overflow, staged through host buffers when MPI cannot read MemSpace. Returns the
+/// bytes this rank sent.
 std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const ByteView& block, const ByteView& all,
-                              std::size_t row_bytes);
+                              std::size_t row_bytes, OwnBlock own);
 
 }  // namespace shardops

@@ -24,9 +24,9 @@ struct ContiguousRows {
   KOKKOS_INLINE_FUNCTION const W* operator()(const std::int64_t r) const { return src + r * words; }
 };
 
-/// Source rows [first, first + count) from \p own (its row 0 is row first), every
-/// other row r from row r of \p rest, whose rows in that range are never read: a
-/// rank's own params block where it lies, the other ranks' blocks received beside it.
+/// Source rows [first, first + count) from \p own (its row 0 is row first), the
+/// others from \p rest, which holds the rows before first and then those after the
+/// range: a rank's own params block where it lies, the other ranks' blocks received.
 template <class W>
 struct SplitRows {
   const W* own;
@@ -35,7 +35,7 @@ struct SplitRows {
   KOKKOS_INLINE_FUNCTION const W* operator()(const std::int64_t r) const {
     // A select, not a branch: random rows fall on either side.
     const bool mine = static_cast<std::uint64_t>(r - first) < static_cast<std::uint64_t>(count);
-    return mine ? own + (r - first) * words : rest + r * words;
+    return mine ? own + (r - first) * words : rest + (r < first ? r : r - count) * words;
   }
 };
 

@@ -57,12 +57,11 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
           },
           bad_here);
     };
-    // One rank applies straight from the indices, so it validates first; several route
-    // them first, and the route counts the bad ones.
-    if (comm.size() == 1) validate(-1);
     if (comm.size() == 1) {
       // One rank owns every row: apply in index order straight from the inputs, as
-      // the one-rank op does (nothing to route).
+      // the one-rank op does (nothing to route). It validates first; several ranks
+      // validate after the route, which counts the bad rows.
+      validate(-1);
       phase.emplace("apply");
       if (concat) {
         out = concat_strings_by_target(space, n, linear, upd.local().reshaped(Shape{n, g.slice_size}), out.shape(),

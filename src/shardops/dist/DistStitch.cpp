@@ -221,7 +221,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
       const auto wz = static_cast<std::size_t>(words);
       kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), schedule,
                                                      kernels::UnnamedRows::Zero);
-      const std::int64_t nrecv = plan.num_recv_remote(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
+      const std::int64_t nrecv = plan.num_recv_remote();
       const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
       const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
       const W* received = reinterpret_cast<const W*>(recv_rows.data());
@@ -253,9 +253,9 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
         assign.zero_unclaimed();
         return;
       }
+      // The keys decide, not the order: all received rows are one batch.
       auto each_batch = [&](auto&& step) {
-        received_batch(step, 0, lo);
-        received_batch(step, lo, nrecv);
+        received_batch(step, 0, nrecv);
         for (std::size_t m = 0; m < indices.size(); ++m) own_batch(step, m);
       };
       each_batch(claim);

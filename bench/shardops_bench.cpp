@@ -377,11 +377,10 @@ Result run_workload(Context& ctx, Workload& w) {
   r.id = w.id;
   r.op = w.op;
   r.bytes_moved = w.bytes_moved;
-  // Memory kept from the previous workload's calls is not this one's, nor is what
-  // the set-up freed (W5's set-up runs a partition).
-  release_all_freed_memory();
   w.setup();
   Kokkos::fence();
+  // Memory kept from the previous workload's calls is not this one's, nor is what the
+  // set-up freed (W5's set-up runs a partition).
   release_all_freed_memory();
   comm.barrier();
   r.rss_reset = comm.min(reset_peak_rss() ? 1 : 0) == 1;

@@ -349,9 +349,10 @@ TEST(TensorScatter, ValidationMessages) {
 }
 
 // Multi-pass radix sort of the parallel schedule, and the atomic-max path of Update,
-// on targets past 2^8 and 2^16.
+// on targets past 2^8 and 2^16; Update both by output row (600 updates for 300 or
+// 600 rows) and by writer (601 or 70000 rows).
 TEST(TensorScatter, ManyTargetRows) {
-  for (std::int64_t rows : {std::int64_t(300), std::int64_t(70000)}) {
+  for (std::int64_t rows : {std::int64_t(300), std::int64_t(600), std::int64_t(601), std::int64_t(70000)}) {
     Random rng(static_cast<std::uint64_t>(rows));
     std::vector<std::int64_t> idx;
     for (int i = 0; i < 600; ++i) {

@@ -118,9 +118,14 @@ void Tensor::copy_from(const Tensor& src) {
 }
 
 Tensor Tensor::deep_copy(const std::string& label) const {
-  Tensor out(dtype_, shape_, Init::Uninitialized, label);
+  Tensor out = uninitialized_like(label);
   out.copy_from(*this);
-  out.strings_ = strings_;  // immutable: the copy's handles may name the same bytes
+  return out;
+}
+
+Tensor Tensor::uninitialized_like(const std::string& label) const {
+  Tensor out(dtype_, shape_, Init::Uninitialized, label);
+  out.strings_ = strings_;  // immutable: the new tensor's handles may name the same bytes
   return out;
 }
 

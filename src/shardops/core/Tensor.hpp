@@ -65,6 +65,9 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   /// An independent copy.
   Tensor deep_copy(const std::string& label = "shardops::Tensor::copy") const;
+  /// A new tensor of this one's dtype, shape and string pool, its elements not yet
+  /// written (for a kernel that writes every element).
+  Tensor uninitialized_like(const std::string& label = "shardops::Tensor") const;
   /// Copy all elements from \p src (same dtype and element count).
   void copy_from(const Tensor& src);
 

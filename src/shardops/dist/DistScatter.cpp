@@ -26,8 +26,10 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
   const int me = comm.rank();
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
+  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
+  const Tensor* base = tensor ? &tensor->local() : nullptr;
   Tensor out =
-      tensor ? tensor->local().deep_copy("shardops::dist::TensorScatter::output")
+      tensor ? base->uninitialized_like("shardops::dist::TensorScatter::output")
              : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");
   set_last_bytes_sent(0);
   // ScatterNd's string output keeps the updates' string type, even when empty.
@@ -68,8 +70,8 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                                        out_layout.count(me) * rows_per_dim0, g.slice_size, me);
         return;
       }
-      scatter_apply(space, op, options.schedule, n, linear, upd.local(), out, out_layout.count(me) * rows_per_dim0,
-                    g.slice_size);
+      scatter_apply(space, op, options.schedule, base, out, out_layout.count(me) * rows_per_dim0, g.slice_size,
+                    update_rows(n, linear, upd.local()));
       return;
     }
     phase.emplace("route");
@@ -115,12 +117,10 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
     const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
-    scatter_apply(space, op, options.schedule, lo, ReceivedRow{to}, received.slice_rows(0, lo), out, out_rows,
-                  g.slice_size);
-    scatter_apply(space, op, options.schedule, n, LocalTarget{dest, target, me, 0}, upd.local(), out, out_rows,
-                  g.slice_size);
-    scatter_apply(space, op, options.schedule, total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total), out,
-                  out_rows, g.slice_size);
+    scatter_apply(space, op, options.schedule, base, out, out_rows, g.slice_size,
+                  update_rows(lo, ReceivedRow{to}, received.slice_rows(0, lo)),
+                  update_rows(n, LocalTarget{dest, target, me, 0}, upd.local()),
+                  update_rows(total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total)));
   });
   space.fence();
   return DistTensor(out, g.output, out_layout, me);

@@ -7,6 +7,13 @@
 /// schedule (any key order): every target row records the largest key that writes
 /// it — an atomic max of an integer, whose result does not depend on the order the
 /// atomics run in — then the winning rows are copied. Both give the same bytes.
+///
+/// AssignBy::OutputRow turns the copy around: the claims (either schedule) only
+/// record each target row's winning key, then write_rows() writes every output row
+/// once, in order, from its winner or from a base. Random writes of whole rows (a
+/// read for ownership and a write-back per row, repeated for every duplicate) become
+/// random reads of the winners alone and a streamed output: worth it when the
+/// updates are many for the output's rows (TensorScatterUpdate's dense case).
 
 #include <cstdint>
 #include <string>
@@ -40,6 +47,43 @@ enum class UnnamedRows {
   Zero,  ///< the output may start uninitialised: zero_unclaimed() zeros them (DynamicStitch)
 };
 
+/// How LastWriterAssign writes the output (see the file comment).
+enum class AssignBy {
+  Writer,     ///< each claim copies its rows (sequential) or copy_winners() does (parallel)
+  OutputRow,  ///< claims record winners; write_rows() writes each output row once
+};
+
+/// \brief Where the row of an order key lies when the keys of up to K batches are
+/// consecutive ranges: batch b holds keys [begin[b], begin[b + 1]) and its rows
+/// start at rows[b] (\p words per row).
+template <class W, int K>
+struct KeyedRows {
+  Kokkos::Array<std::int64_t, K> begin{};
+  Kokkos::Array<const W*, K> rows{};
+  int count = 0;
+  std::int64_t words = 0;
+
+  /// Appends the next batch: \p n keys after the previous batch's.
+  void add(std::int64_t n, const W* first_row) {
+    if (count == K) throw InternalError("KeyedRows: more batches than its capacity");
+    begin[count] = count == 0 ? 0 : begin[count - 1] + last_n_;
+    rows[count] = first_row;
+    last_n_ = n;
+    ++count;
+  }
+  /// Key of the next batch's first row.
+  std::int64_t next_key() const { return count == 0 ? 0 : begin[count - 1] + last_n_; }
+
+  KOKKOS_INLINE_FUNCTION const W* operator()(const std::int64_t key) const {
+    int b = count - 1;
+    while (b > 0 && key < begin[b]) --b;
+    return rows[b] + (key - begin[b]) * words;
+  }
+
+ private:
+  std::int64_t last_n_ = 0;
+};
+
 /// \brief Last-writer-wins assignment into \p out over one or more source batches.
 /// A batch is n rows, target_of(i) (-1 = skip), key_of(i) and the source matrix.
 /// With the sequential schedule batches must be given in key order and keys must
@@ -50,9 +94,9 @@ class LastWriterAssign {
   using Mem = typename ExecSpace::memory_space;
 
   LastWriterAssign(const ExecSpace& space, const MatrixView<W, Mem>& out, Schedule schedule,
-                   UnnamedRows unnamed = UnnamedRows::Keep)
-      : space_(space), out_(out), schedule_(resolve(schedule, space)) {
-    if (schedule_ == Schedule::Parallel) {
+                   UnnamedRows unnamed = UnnamedRows::Keep, AssignBy by = AssignBy::Writer)
+      : space_(space), out_(out), schedule_(resolve(schedule, space)), by_(by) {
+    if (schedule_ == Schedule::Parallel || by_ == AssignBy::OutputRow) {
       winner_ =
           allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>("shardops::LastWriterAssign::winner", out.extent(0));
       Kokkos::deep_copy(space_, winner_, std::int64_t(-1));
@@ -72,6 +116,23 @@ class LastWriterAssign {
     if (n == 0 || words == 0) return;
     W* dst = out_.data();
     const W* s = src.data();
+    if (schedule_ == Schedule::Sequential && by_ == AssignBy::OutputRow) {
+      // Keys increase in call order: the last store to a row is its winner.
+      auto winner = winner_;
+      Kokkos::parallel_for(
+          "shardops::LastWriterAssign::record", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1), KOKKOS_LAMBDA(const int) {
+            constexpr std::int64_t ahead = 32;  // random target rows: keep misses in flight
+            for (std::int64_t i = 0; i < n; ++i) {
+              if (i + ahead < n) {
+                const std::int64_t tp = target_of(i + ahead);
+                if (tp >= 0) SHARDOPS_PREFETCH_WRITE(&winner(tp));
+              }
+              const std::int64_t t = target_of(i);
+              if (t >= 0) winner(t) = key_of(i);
+            }
+          });
+      return;
+    }
     if (schedule_ == Schedule::Sequential) {
       auto named = named_;
       const bool mark = named_.extent(0) > 0;
@@ -109,6 +170,7 @@ class LastWriterAssign {
   void zero_unclaimed() const {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
     if (words == 0) return;
+    if (by_ == AssignBy::OutputRow) throw InternalError("LastWriterAssign::zero_unclaimed: write_rows writes them");
     const bool parallel = schedule_ == Schedule::Parallel;
     if (!parallel && named_.extent(0) != out_.extent(0))
       throw InternalError("LastWriterAssign::zero_unclaimed: a sequential assign built without UnnamedRows::Zero");
@@ -129,7 +191,7 @@ class LastWriterAssign {
   void copy_winners(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of,
                     const MatrixView<const W, Mem>& src) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
-    if (schedule_ != Schedule::Parallel || n == 0 || words == 0) return;
+    if (schedule_ != Schedule::Parallel || by_ != AssignBy::Writer || n == 0 || words == 0) return;
     auto winner = winner_;
     W* dst = out_.data();
     const W* s = src.data();
@@ -141,10 +203,44 @@ class LastWriterAssign {
         });
   }
 
+  /// AssignBy::OutputRow, after every claim: writes each output row once — its
+  /// winner's row (found by \p source, see KeyedRows), else row t of \p base
+  /// ([rows, words] like the output; null: zeros).
+  template <class SourceOfKey>
+  void write_rows(const SourceOfKey& source, const W* base) const {
+    const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
+    if (by_ != AssignBy::OutputRow) throw InternalError("LastWriterAssign::write_rows: built with AssignBy::Writer");
+    if (words == 0) return;
+    auto winner = winner_;
+    W* dst = out_.data();
+    const std::int64_t rows = static_cast<std::int64_t>(out_.extent(0));
+    for_each_row_streaming(
+        space_, "shardops::LastWriterAssign::write_rows", rows, KOKKOS_LAMBDA(const std::int64_t t) {
+          constexpr std::int64_t ahead = 32;  // the winners' rows are random: keep misses in flight
+          if (t + ahead < rows) {
+            const std::int64_t wa = winner(t + ahead);
+            if (wa >= 0) {
+              SHARDOPS_PREFETCH(source(wa));
+            } else if (base != nullptr) {
+              SHARDOPS_PREFETCH(base + (t + ahead) * words);  // sparse rows: the hardware's prefetch misses them
+            }
+          }
+          const std::int64_t w = winner(t);
+          if (w >= 0) {
+            stream_row(dst + t * words, source(w), words);
+          } else if (base != nullptr) {
+            stream_row(dst + t * words, base + t * words, words);
+          } else {
+            zero_row(dst + t * words, words);
+          }
+        });
+  }
+
  private:
   ExecSpace space_;
   MatrixView<W, Mem> out_;
   Schedule schedule_;
+  AssignBy by_;
   Kokkos::View<std::int64_t*, Mem> winner_;
   Kokkos::View<unsigned char*, Mem> named_;  ///< sequential, UnnamedRows::Zero: rows written
 };

@@ -20,27 +20,38 @@ struct IsComplex : std::false_type {};
 template <class R>
 struct IsComplex<Kokkos::complex<R>> : std::true_type {};
 
-/// \brief Applies \p n update rows to \p out ([out_rows, slice] elements) in row
-/// order: row i goes to out row target(i) (-1: skipped).
+/// One batch of update rows for scatter_apply(): row i of \p rows ([n, slice]
+/// elements) goes to output row target(i) (-1: skipped).
 template <class TargetOf>
-void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, std::int64_t n, const TargetOf& target,
-                   const Tensor& updates, const Tensor& out, std::int64_t out_rows, std::int64_t slice) {
-  if (n == 0 || slice == 0) return;
-  if (op == ScatterOp::Update) {
-    const std::size_t row_bytes = static_cast<std::size_t>(slice) * out.itemsize();
-    dispatch_word(word_selector(row_bytes, {updates.data(), out.data()}), [&](auto wtag) {
-      using W = typename decltype(wtag)::type;
-      const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-      kernels::LastWriterAssign<ExecSpace, W> assign(space, out.matrix<W>(out_rows, words), schedule);
-      const auto src = updates.matrix<const W>(n, words);
-      assign.claim(n, target, kernels::ConsecutiveKeys{0}, src);
-      assign.copy_winners(n, target, kernels::ConsecutiveKeys{0}, src);
-    });
-    return;
-  }
+struct UpdateRows {
+  std::int64_t n;
+  TargetOf target;
+  Tensor rows;
+};
+
+template <class TargetOf>
+UpdateRows<TargetOf> update_rows(std::int64_t n, const TargetOf& target, const Tensor& rows) {
+  return UpdateRows<TargetOf>{n, target, rows};
+}
+
+/// \brief Whether TensorScatterUpdate writes by output row (kernels::AssignBy): when
+/// the updates are at least as many as the output's rows, each output row is
+/// then written once, in order, instead of the updates writing random rows (and the
+/// tensor's copy written first, then mostly overwritten).
+inline bool update_by_output_row(std::int64_t updates, std::int64_t out_rows) { return updates >= out_rows; }
+
+namespace detail {
+
+/// One batch of a scatter other than TensorScatterUpdate, in row order.
+template <class TargetOf>
+void accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, const UpdateRows<TargetOf>& batch,
+                      const Tensor& out, std::int64_t out_rows, std::int64_t slice) {
+  const std::int64_t n = batch.n;
+  const TargetOf& target = batch.target;
+  if (n == 0) return;
   dispatch_dtype(out.dtype(), [&](auto ttag) {
     using T = typename decltype(ttag)::type;
-    const auto upd = updates.matrix<const T>(n, slice);
+    const auto upd = batch.rows.template matrix<const T>(n, slice);
     const auto o = out.matrix<T>(out_rows, slice);
     switch (op) {
       case ScatterOp::ScatterNd:
@@ -56,9 +67,56 @@ void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, std:
           kernels::accumulate_rows<kernels::CombineMax>(space, schedule, n, target, upd, o);
         }
         break;
-      case ScatterOp::Update: break;
+      case ScatterOp::Update: throw InternalError("accumulate_batch: TensorScatterUpdate assigns");
     }
   });
+}
+
+/// TensorScatterUpdate: the last writer of each output row wins, in batch order.
+template <class... TargetOf>
+void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* base, Tensor& out, std::int64_t out_rows,
+                    std::int64_t slice, const UpdateRows<TargetOf>&... batches) {
+  const std::int64_t total = (std::int64_t{0} + ... + batches.n);
+  const std::size_t row_bytes = static_cast<std::size_t>(slice) * out.itemsize();
+  const bool by_row = update_by_output_row(total, out_rows);
+  if (!by_row && base) out.copy_from(*base);
+  if (total == 0 && !by_row) return;
+  dispatch_word(word_selector(row_bytes, {out.data(), base ? base->data() : nullptr, batches.rows.data()...}),
+                [&](auto wtag) {
+                  using W = typename decltype(wtag)::type;
+                  const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+                  kernels::LastWriterAssign<ExecSpace, W> assign(
+                      space, out.matrix<W>(out_rows, words), schedule, kernels::UnnamedRows::Keep,
+                      by_row ? kernels::AssignBy::OutputRow : kernels::AssignBy::Writer);
+                  kernels::KeyedRows<W, sizeof...(TargetOf)> keyed;
+                  keyed.words = words;
+                  const auto claim = [&](const auto& b) {
+                    const auto src = b.rows.template matrix<const W>(b.n, words);
+                    assign.claim(b.n, b.target, kernels::ConsecutiveKeys{keyed.next_key()}, src);
+                    if (!by_row) assign.copy_winners(b.n, b.target, kernels::ConsecutiveKeys{keyed.next_key()}, src);
+                    keyed.add(b.n, src.data());
+                  };
+                  (claim(batches), ...);
+                  if (by_row) assign.write_rows(keyed, base ? base->matrix<const W>(out_rows, words).data() : nullptr);
+                });
+}
+
+}  // namespace detail
+
+/// \brief The scatter family's apply step: \p out ([out_rows, slice] elements)
+/// becomes \p base (null: \p out already holds ScatterNd's zeros) with the batches
+/// applied one after the other, each in row order. \p out may start uninitialised
+/// when \p base is given.
+template <class... TargetOf>
+void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, const Tensor* base, Tensor& out,
+                   std::int64_t out_rows, std::int64_t slice, const UpdateRows<TargetOf>&... batches) {
+  if (slice == 0 || out_rows == 0) return;
+  if (op == ScatterOp::Update) {
+    detail::assign_batches(space, schedule, base, out, out_rows, slice, batches...);
+    return;
+  }
+  if (base) out.copy_from(*base);
+  (detail::accumulate_batch(space, op, schedule, batches, out, out_rows, slice), ...);
 }
 
 }  // namespace shardops

@@ -27,7 +27,8 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
       strings && tensor_in ? share_string_pool({*tensor_in, updates_in}) : std::vector<Tensor>{};
   const Tensor* tensor = shared.empty() ? tensor_in : &shared[0];
   const Tensor& updates = shared.empty() ? updates_in : shared[1];
-  Tensor out = tensor ? tensor->deep_copy("shardops::TensorScatter::output")
+  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
+  Tensor out = tensor ? tensor->uninitialized_like("shardops::TensorScatter::output")
                       : Tensor(dtype, g.output, Init::Zero, "shardops::ScatterNd::output");
   // ScatterNd's string output keeps the updates' string type, even when empty.
   if (strings && !tensor) out = out.with_strings(updates.strings());
@@ -49,7 +50,8 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
                                      g.output, g.output_rows, g.slice_size, updates.strings().home);
       return;
     }
-    scatter_apply(space, op, options.schedule, g.num_updates, target, updates, out, g.output_rows, g.slice_size);
+    scatter_apply(space, op, options.schedule, tensor, out, g.output_rows, g.slice_size,
+                  update_rows(g.num_updates, target, updates));
   });
   space.fence();
   return out;

@@ -10,10 +10,12 @@
 /// warm-up), effective bandwidth (each input read once, each output written once: the
 /// byte formulas of shared/bench/peers.py), the split into local work (phases
 /// validate + apply) and exchange (phase route) from PhaseClock, the bytes sent
-/// between ranks, two floors timed in the same run — a Kokkos deep_copy moving the
-/// rank's share of the op's bytes (ceiling for local work) and a raw MPI_Alltoallv of
-/// exactly the bytes the op sent to each peer (floor for routing) — and the peak
-/// resident memory of each rank against its share of inputs + outputs.
+/// between ranks, the floors timed in the same run — a Kokkos deep_copy moving the
+/// rank's share of the op's bytes (ceiling for local work), a raw MPI_Alltoallv of
+/// exactly the bytes the op sent to each peer (floor for routing) and the same after
+/// grouping those bytes by peer from rows in random peer order (the floor for routing
+/// rows whose destinations are random) — and the peak resident memory of each rank
+/// against its share of inputs + outputs.
 ///
 /// Inputs are made in memory from a counter-based hash of the global position, so
 /// every rank count sees the same global tensors (float32 rows, int64 scatter/gather
@@ -35,6 +37,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -281,11 +284,44 @@ double time_memcpy(const Comm& comm, const Options& o, std::int64_t rank_bytes) 
   return median(times);
 }
 
-/// Floor for routing: one MPI_Alltoallv that sends exactly \p send_bytes[r] to each
-/// peer r (nothing to self), timed alone with the same counts. Counts are in 8-byte
-/// words (every wire format here is a multiple of 8 bytes), so they fit an int.
-double time_alltoallv(const Comm& comm, const Options& o, const std::vector<std::int64_t>& send_bytes) {
-  const int n = comm.size();
+/// The two floors of the exchange phase, timed in the same loop.
+struct ExchangeFloors {
+  double alltoallv_s = 0;  ///< the raw MPI_Alltoallv alone
+  double grouped_s = 0;    ///< grouping the sent rows by peer, then the same MPI_Alltoallv
+};
+
+/// Copies the rows of \p src whose peer (\p peer_of_row) is not \p self to the end of
+/// their peer's part of \p out (\p cursor: byte offsets, advanced): one in-order pass,
+/// the least an op must do before an Alltoallv when its rows' peers are random. A
+/// peer's bytes need not be a multiple of the row: its last row (peer stored as
+/// -peer - 1) copies \p tail_bytes[peer].
+template <std::size_t RowBytes>
+void group_rows(const unsigned char* src, const std::vector<int>& peer_of_row, int self,
+                const std::vector<std::size_t>& tail_bytes, std::vector<std::int64_t>& cursor, unsigned char* out) {
+  const std::size_t n = peer_of_row.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int peer = peer_of_row[i];
+    if (peer == self) continue;
+    if (peer >= 0) {
+      std::memcpy(out + cursor[static_cast<std::size_t>(peer)], src + i * RowBytes, RowBytes);
+      cursor[static_cast<std::size_t>(peer)] += static_cast<std::int64_t>(RowBytes);
+    } else {
+      const std::size_t p = static_cast<std::size_t>(-peer - 1);
+      std::memcpy(out + cursor[p], src + i * RowBytes, tail_bytes[p]);
+      cursor[p] += static_cast<std::int64_t>(tail_bytes[p]);
+    }
+  }
+}
+
+/// Floors for routing, with the counts of the op: exactly \p send_bytes[r] to each peer
+/// r (nothing to self). The raw floor is one MPI_Alltoallv of ready buffers. The grouped
+/// floor adds what no op with random destinations can skip: copying each sent row once
+/// from where it lies into its peer's part of the send buffer (rows of \p row_bytes,
+/// their peers in random order, the rows the rank keeps among them and skipped). Counts
+/// are in 8-byte words (every wire format here is a multiple of 8 bytes), so they fit an int.
+ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const std::vector<std::int64_t>& send_bytes,
+                                    std::int64_t row_bytes) {
+  const int n = comm.size(), me = comm.rank();
   std::vector<std::int64_t> recv_bytes(static_cast<std::size_t>(n));
   MPI_Alltoall(send_bytes.data(), 1, MPI_INT64_T, recv_bytes.data(), 1, MPI_INT64_T, comm.get());
   std::vector<int> sc(n), sd(n), rc(n), rd(n);
@@ -294,27 +330,54 @@ double time_alltoallv(const Comm& comm, const Options& o, const std::vector<std:
     const std::size_t u = static_cast<std::size_t>(r);
     if (send_bytes[u] % 8 || recv_bytes[u] % 8)
       throw std::logic_error("alltoallv floor: byte count not a multiple of 8");
-    sc[u] = r == comm.rank() ? 0 : static_cast<int>(send_bytes[u] / 8);
-    rc[u] = r == comm.rank() ? 0 : static_cast<int>(recv_bytes[u] / 8);
+    sc[u] = r == me ? 0 : static_cast<int>(send_bytes[u] / 8);
+    rc[u] = r == me ? 0 : static_cast<int>(recv_bytes[u] / 8);
     sd[u] = static_cast<int>(stot);
     rd[u] = static_cast<int>(rtot);
     stot += sc[u];
     rtot += rc[u];
   }
   const std::int64_t any = comm.sum(stot);
-  if (any == 0) return 0.0;
+  if (any == 0) return {};
   std::vector<std::uint64_t> sbuf(static_cast<std::size_t>(std::max<std::int64_t>(stot, 1)), 1),
       rbuf(static_cast<std::size_t>(std::max<std::int64_t>(rtot, 1)), 0);
-  std::vector<double> times;
+  // The rows to group: each peer's bytes (this rank's own too) cut into rows, a short
+  // last row marked by a negative peer (-peer - 1), shuffled with a fixed seed.
+  if (row_bytes != 64) throw std::logic_error("grouped floor: rows of 64 bytes only (16 float32)");
+  std::vector<int> peer_of_row;
+  std::vector<std::size_t> tail_bytes(static_cast<std::size_t>(n), 0);
+  for (int r = 0; r < n; ++r) {
+    const std::int64_t bytes = send_bytes[static_cast<std::size_t>(r)];
+    peer_of_row.insert(peer_of_row.end(), static_cast<std::size_t>(bytes / row_bytes), r);
+    if (bytes % row_bytes && r != me) {
+      peer_of_row.push_back(-r - 1);
+      tail_bytes[static_cast<std::size_t>(r)] = static_cast<std::size_t>(bytes % row_bytes);
+    }
+  }
+  std::mt19937_64 rng(0x5eed + static_cast<std::uint64_t>(me));
+  std::shuffle(peer_of_row.begin(), peer_of_row.end(), rng);
+  std::vector<unsigned char> rows(peer_of_row.size() * static_cast<std::size_t>(row_bytes), 1);
+  std::vector<double> raw, grouped;
   for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
     comm.barrier();
     const double t0 = MPI_Wtime();
     MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_UINT64_T, rbuf.data(), rc.data(), rd.data(), MPI_UINT64_T,
                   comm.get());
-    const double t = max_over_ranks(comm, MPI_Wtime() - t0);
-    if (rep >= o.warmup) times.push_back(t);
+    const double t_raw = max_over_ranks(comm, MPI_Wtime() - t0);
+    comm.barrier();
+    const double t1 = MPI_Wtime();
+    std::vector<std::int64_t> cursor(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) cursor[static_cast<std::size_t>(r)] = std::int64_t(sd[static_cast<std::size_t>(r)]) * 8;
+    group_rows<64>(rows.data(), peer_of_row, me, tail_bytes, cursor, reinterpret_cast<unsigned char*>(sbuf.data()));
+    MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_UINT64_T, rbuf.data(), rc.data(), rd.data(), MPI_UINT64_T,
+                  comm.get());
+    const double t_grouped = max_over_ranks(comm, MPI_Wtime() - t1);
+    if (rep >= o.warmup) {
+      raw.push_back(t_raw);
+      grouped.push_back(t_grouped);
+    }
   }
-  return median(times);
+  return {median(raw), median(grouped)};
 }
 
 // ------------------------------------------------------------------ workloads
@@ -324,7 +387,7 @@ struct Result {
   std::int64_t bytes_moved = 0;  ///< effective bytes (peers.py formula), whole op
   Sample time;
   double cold_s = 0;  ///< median of 3 calls that each start with no memory kept for reuse
-  double memcpy_s = 0, alltoallv_s = 0;
+  double memcpy_s = 0, alltoallv_s = 0, grouped_s = 0;
   std::int64_t bytes_exchanged = 0;    ///< sum over ranks of bytes sent to other ranks
   std::int64_t expected_exchange = 0;  ///< the same, predicted from the inputs (a check)
   std::int64_t peak_rss = 0;           ///< max over ranks
@@ -414,7 +477,9 @@ Result run_workload(Context& ctx, Workload& w) {
   w.teardown();
   // Floors after the op (their buffers must not count in its peak).
   r.memcpy_s = time_memcpy(comm, ctx.o, (w.bytes_moved + comm.size() - 1) / comm.size());
-  r.alltoallv_s = time_alltoallv(comm, ctx.o, send);
+  const ExchangeFloors floors = time_exchange_floors(comm, ctx.o, send, ctx.row_bytes);
+  r.alltoallv_s = floors.alltoallv_s;
+  r.grouped_s = floors.grouped_s;
   return r;
 }
 
@@ -576,24 +641,27 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       "| workload | op | time ms | cold ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local "
       "vs memcpy "
       "| "
-      "Alltoallv ms | exchange / Alltoallv | its MPI ms | MPI / Alltoallv | peak RSS MB | share MB | RSS / share | "
-      "above base / share |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "Alltoallv ms | exchange / Alltoallv | its MPI ms | MPI / Alltoallv | grouped + Alltoallv ms | exchange / "
+      "grouped | peak RSS MB | share MB | RSS / share | above base / share |\n");
+  std::printf(
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Result& r : rs) {
     const double local = r.time.validate + r.time.apply;
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                r.id.c_str(), r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(),
-                fmt("%.1f", r.cold_s * 1e3).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(),
-                fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(), fmt("%.1f", local * 1e3).c_str(),
-                fmt("%.1f", r.time.route * 1e3).c_str(), fmt("%.1f", r.bytes_exchanged / 1e6).c_str(),
-                fmt("%.1f", r.memcpy_s * 1e3).c_str(),
-                local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
-                r.alltoallv_s > 0 ? fmt("%.1f", r.alltoallv_s * 1e3).c_str() : "-",
-                r.alltoallv_s > 0 ? fmt("%.2fx", r.time.route / r.alltoallv_s).c_str() : "-",
-                fmt("%.1f", r.time.mpi * 1e3).c_str(),
-                r.alltoallv_s > 0 ? fmt("%.2fx", r.time.mpi / r.alltoallv_s).c_str() : "-",
-                fmt("%.0f", r.peak_rss / 1048576.0).c_str(), fmt("%.0f", r.rss_share / 1048576.0).c_str(),
-                (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str(), fmt("%.2f", r.rss_op_ratio).c_str());
+    std::printf(
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+        r.id.c_str(), r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(), fmt("%.1f", r.cold_s * 1e3).c_str(),
+        fmt("%.1f", r.time.cpu * 1e3).c_str(), fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(),
+        fmt("%.1f", local * 1e3).c_str(), fmt("%.1f", r.time.route * 1e3).c_str(),
+        fmt("%.1f", r.bytes_exchanged / 1e6).c_str(), fmt("%.1f", r.memcpy_s * 1e3).c_str(),
+        local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
+        r.alltoallv_s > 0 ? fmt("%.1f", r.alltoallv_s * 1e3).c_str() : "-",
+        r.alltoallv_s > 0 ? fmt("%.2fx", r.time.route / r.alltoallv_s).c_str() : "-",
+        fmt("%.1f", r.time.mpi * 1e3).c_str(),
+        r.alltoallv_s > 0 ? fmt("%.2fx", r.time.mpi / r.alltoallv_s).c_str() : "-",
+        r.grouped_s > 0 ? fmt("%.1f", r.grouped_s * 1e3).c_str() : "-",
+        r.grouped_s > 0 ? fmt("%.2fx", r.time.route / r.grouped_s).c_str() : "-",
+        fmt("%.0f", r.peak_rss / 1048576.0).c_str(), fmt("%.0f", r.rss_share / 1048576.0).c_str(),
+        (fmt("%.2f", r.rss_ratio) + (r.rss_reset ? "" : "*")).c_str(), fmt("%.2f", r.rss_op_ratio).c_str());
   }
   std::printf(
       "\ncold = median of 3 calls that each start with no memory kept from earlier calls (a process's first "
@@ -603,7 +671,9 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       "route (both max over ranks), of which MPI = time inside its MPI calls (waits for the slowest rank included); "
       "memcpy = Kokkos::deep_copy "
       "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
-      "bytes the op sent to each peer. RSS: peak resident memory of the rank over the calls; above base = the "
+      "bytes the op sent to each peer; grouped + Alltoallv = the same after copying the sent bytes, in rows of 64 B "
+      "whose peers alternate at random, into per-peer order (one in-order pass: the least an op with random "
+      "destinations must do). RSS: peak resident memory of the rank over the calls; above base = the "
       "peak less the resident memory before the first workload (MPI, Kokkos and the libraries).\n");
   for (const Result& r : rs) {
     if (r.bytes_exchanged != r.expected_exchange) {
@@ -630,9 +700,10 @@ void write_json(const std::string& path, const std::vector<Result>& rs, const Op
       << ", \"route_s\": " << r.time.route << ", \"mpi_s\": " << r.time.mpi << ", \"apply_s\": " << r.time.apply
       << ", \"local_s\": " << r.time.validate + r.time.apply << ", \"bytes_exchanged\": " << r.bytes_exchanged
       << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s
-      << ", \"peak_rss_bytes\": " << r.peak_rss << ", \"rss_share_bytes\": " << r.rss_share
-      << ", \"rss_ratio\": " << r.rss_ratio << ", \"rss_op_ratio\": " << r.rss_op_ratio
-      << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
+      << ", \"grouped_s\": " << r.grouped_s << ", \"peak_rss_bytes\": " << r.peak_rss
+      << ", \"rss_share_bytes\": " << r.rss_share << ", \"rss_ratio\": " << r.rss_ratio
+      << ", \"rss_op_ratio\": " << r.rss_op_ratio << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}"
+      << (i + 1 < rs.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
 }

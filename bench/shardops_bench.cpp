@@ -290,34 +290,31 @@ struct ExchangeFloors {
   double grouped_s = 0;    ///< grouping the sent rows by peer, then the same MPI_Alltoallv
 };
 
-/// Copies the rows of \p src whose peer (\p peer_of_row) is not \p self to the end of
-/// their peer's part of \p out (\p cursor: byte offsets, advanced): one in-order pass,
-/// the least an op must do before an Alltoallv when its rows' peers are random. A
-/// peer's bytes need not be a multiple of the row: its last row (peer stored as
-/// -peer - 1) copies \p tail_bytes[peer].
+/// Copies each peer's rows of \p src, listed in \p rows_of_peer (row numbers, in
+/// order; a peer's last row may be short: \p tail_bytes[peer], its row in \p tail_row)
+/// into the peer's part of \p out, starting at byte \p first[peer]: the copy into
+/// per-peer order that every op with random destinations must make before an
+/// Alltoallv, without even the work of finding each row's peer.
 template <std::size_t RowBytes>
-void group_rows(const unsigned char* src, const std::vector<int>& peer_of_row, int self,
-                const std::vector<std::size_t>& tail_bytes, std::vector<std::int64_t>& cursor, unsigned char* out) {
-  const std::size_t n = peer_of_row.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const int peer = peer_of_row[i];
-    if (peer == self) continue;
-    if (peer >= 0) {
-      std::memcpy(out + cursor[static_cast<std::size_t>(peer)], src + i * RowBytes, RowBytes);
-      cursor[static_cast<std::size_t>(peer)] += static_cast<std::int64_t>(RowBytes);
-    } else {
-      const std::size_t p = static_cast<std::size_t>(-peer - 1);
-      std::memcpy(out + cursor[p], src + i * RowBytes, tail_bytes[p]);
-      cursor[p] += static_cast<std::int64_t>(tail_bytes[p]);
+void group_rows(const unsigned char* src, const std::vector<std::vector<std::int64_t>>& rows_of_peer,
+                const std::vector<std::int64_t>& tail_row, const std::vector<std::size_t>& tail_bytes,
+                const std::vector<std::int64_t>& first, unsigned char* out) {
+  for (std::size_t r = 0; r < rows_of_peer.size(); ++r) {
+    unsigned char* dst = out + first[r];
+    for (const std::int64_t i : rows_of_peer[r]) {
+      std::memcpy(dst, src + i * static_cast<std::int64_t>(RowBytes), RowBytes);
+      dst += RowBytes;
     }
+    if (tail_bytes[r] > 0) std::memcpy(dst, src + tail_row[r] * static_cast<std::int64_t>(RowBytes), tail_bytes[r]);
   }
 }
 
 /// Floors for routing, with the counts of the op: exactly \p send_bytes[r] to each peer
 /// r (nothing to self). The raw floor is one MPI_Alltoallv of ready buffers. The grouped
 /// floor adds what no op with random destinations can skip: copying each sent row once
-/// from where it lies into its peer's part of the send buffer (rows of \p row_bytes,
-/// their peers in random order, the rows the rank keeps among them and skipped). Counts
+/// from where it lies into its peer's part of the send buffer (rows of \p row_bytes
+/// among rows whose peers, this rank included, alternate at random; which row goes
+/// where is worked out before the clock starts). Counts
 /// are in 8-byte words (every wire format here is a multiple of 8 bytes), so they fit an int.
 ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const std::vector<std::int64_t>& send_bytes,
                                     std::int64_t row_bytes) {
@@ -341,21 +338,32 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
   if (any == 0) return {};
   std::vector<std::uint64_t> sbuf(static_cast<std::size_t>(std::max<std::int64_t>(stot, 1)), 1),
       rbuf(static_cast<std::size_t>(std::max<std::int64_t>(rtot, 1)), 0);
-  // The rows to group: each peer's bytes (this rank's own too) cut into rows, a short
-  // last row marked by a negative peer (-peer - 1), shuffled with a fixed seed.
+  // The rows to group: each peer's bytes (this rank's own too) cut into 64-byte rows
+  // (a peer's last row may be short) in random peer order, fixed seed; then, untimed,
+  // the rows of each other peer in order.
   if (row_bytes != 64) throw std::logic_error("grouped floor: rows of 64 bytes only (16 float32)");
   std::vector<int> peer_of_row;
   std::vector<std::size_t> tail_bytes(static_cast<std::size_t>(n), 0);
   for (int r = 0; r < n; ++r) {
-    const std::int64_t bytes = send_bytes[static_cast<std::size_t>(r)];
-    peer_of_row.insert(peer_of_row.end(), static_cast<std::size_t>(bytes / row_bytes), r);
-    if (bytes % row_bytes && r != me) {
-      peer_of_row.push_back(-r - 1);
-      tail_bytes[static_cast<std::size_t>(r)] = static_cast<std::size_t>(bytes % row_bytes);
-    }
+    const std::int64_t bytes = r == me ? 0 : send_bytes[static_cast<std::size_t>(r)];
+    const std::int64_t kept = r == me ? send_bytes[static_cast<std::size_t>(r)] : 0;
+    peer_of_row.insert(peer_of_row.end(), static_cast<std::size_t>((bytes + kept + row_bytes - 1) / row_bytes), r);
+    tail_bytes[static_cast<std::size_t>(r)] = static_cast<std::size_t>(bytes % row_bytes);
   }
   std::mt19937_64 rng(0x5eed + static_cast<std::uint64_t>(me));
   std::shuffle(peer_of_row.begin(), peer_of_row.end(), rng);
+  std::vector<std::vector<std::int64_t>> rows_of_peer(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < peer_of_row.size(); ++i)
+    if (peer_of_row[i] != me) rows_of_peer[static_cast<std::size_t>(peer_of_row[i])].push_back(std::int64_t(i));
+  std::vector<std::int64_t> tail_row(static_cast<std::size_t>(n), 0), first(static_cast<std::size_t>(n), 0);
+  for (int r = 0; r < n; ++r) {
+    auto& list = rows_of_peer[static_cast<std::size_t>(r)];
+    if (tail_bytes[static_cast<std::size_t>(r)] > 0) {  // its last row is the short one
+      tail_row[static_cast<std::size_t>(r)] = list.back();
+      list.pop_back();
+    }
+    first[static_cast<std::size_t>(r)] = std::int64_t(sd[static_cast<std::size_t>(r)]) * 8;
+  }
   std::vector<unsigned char> rows(peer_of_row.size() * static_cast<std::size_t>(row_bytes), 1);
   std::vector<double> raw, grouped;
   for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
@@ -366,9 +374,8 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
     const double t_raw = max_over_ranks(comm, MPI_Wtime() - t0);
     comm.barrier();
     const double t1 = MPI_Wtime();
-    std::vector<std::int64_t> cursor(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) cursor[static_cast<std::size_t>(r)] = std::int64_t(sd[static_cast<std::size_t>(r)]) * 8;
-    group_rows<64>(rows.data(), peer_of_row, me, tail_bytes, cursor, reinterpret_cast<unsigned char*>(sbuf.data()));
+    group_rows<64>(rows.data(), rows_of_peer, tail_row, tail_bytes, first,
+                   reinterpret_cast<unsigned char*>(sbuf.data()));
     MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_UINT64_T, rbuf.data(), rc.data(), rd.data(), MPI_UINT64_T,
                   comm.get());
     const double t_grouped = max_over_ranks(comm, MPI_Wtime() - t1);
@@ -671,9 +678,10 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       "route (both max over ranks), of which MPI = time inside its MPI calls (waits for the slowest rank included); "
       "memcpy = Kokkos::deep_copy "
       "moving each rank's share of the op's bytes, all ranks at once; Alltoallv = one raw MPI_Alltoallv of the "
-      "bytes the op sent to each peer; grouped + Alltoallv = the same after copying the sent bytes, in rows of 64 B "
-      "whose peers alternate at random, into per-peer order (one in-order pass: the least an op with random "
-      "destinations must do). RSS: peak resident memory of the rank over the calls; above base = the "
+      "bytes the op sent to each peer; grouped + Alltoallv = the same after copying the sent bytes from 64-byte rows "
+      "whose peers (this rank's too) alternate at random into per-peer order, which row goes where worked out "
+      "beforehand: the copy alone, the least an op with random destinations must add. RSS: peak resident memory of the "
+      "rank over the calls; above base = the "
       "peak less the resident memory before the first workload (MPI, Kokkos and the libraries).\n");
   for (const Result& r : rs) {
     if (r.bytes_exchanged != r.expected_exchange) {

@@ -135,9 +135,10 @@ def main():
                 f"{ms(p and p['time_s'])} | {ms(p and p['op_s'])} | {ms(t and t['time_s'])} | {ms(t and t['op_s'])} |")
     add(END)
     add("")
-    add("grouped + Alltoallv: the raw Alltoallv after copying the same bytes, in 64-byte rows whose peers alternate "
-        "at random, into per-peer order in one in-order pass: the least an op whose rows go to random ranks must do "
-        "(the raw Alltoallv starts from bytes already grouped).\n")
+    add("grouped + Alltoallv: the raw Alltoallv after copying the same bytes from 64-byte rows whose peers (the "
+        "rank's own too) alternate at random into per-peer order, which row goes where worked out before the clock "
+        "starts: the copy alone, the least an op whose rows go to random ranks must add (the raw Alltoallv starts "
+        "from bytes already grouped).\n")
     add("PetscSF and Tpetra rows are 8 doubles (64 B: PETSc reduces only on PetscScalar, Debian's Tpetra is built for "
         "double only); shardops rows are 16 float32 (64 B). Tpetra's op includes summing (W1) or expanding (W3) the "
         "rank's duplicate indices locally (a Tpetra Map lists a row once per rank). "

@@ -113,7 +113,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     // `lo` received), then this rank's own (from `upd`), then those of higher ranks.
     // The batches are applied one after the other, each in its order, so every output
     // row sees its updates in global order.
-    const std::int64_t total = plan.num_recv_remote(), lo = plan.recv_offsets()[static_cast<std::size_t>(me)];
+    const std::int64_t total = plan.num_recv_remote(), lo = plan.remote_recv_offsets()[static_cast<std::size_t>(me)];
     const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
     const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;

@@ -29,7 +29,7 @@ struct IndexAsTarget {
 /// input, each in order, so its keys increase, and the rows of input m are those with
 /// keys in [key_base[m], key_base[m + 1]): a binary search per (source, input).
 std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePlan& plan, const ByteView& recv_key,
-                                       const std::vector<std::int64_t>& key_base, int me) {
+                                       const std::vector<std::int64_t>& key_base) {
   const std::int64_t inputs = static_cast<std::int64_t>(key_base.size());
   const std::int64_t stride = inputs + 1, entries = plan.nranks() * stride;
   const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_base("shardops::dist::DynamicStitch::key_base",
@@ -37,11 +37,10 @@ std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePla
   const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_seg("shardops::dist::DynamicStitch::segments",
                                                                 static_cast<std::size_t>(2 * plan.nranks()));
   for (std::int64_t m = 0; m < inputs; ++m) host_base(m) = key_base[static_cast<std::size_t>(m)];
-  for (int r = 0; r < plan.nranks(); ++r) {
-    // Remote-only positions: the ranks above this one are shifted down by its own rows.
-    const std::int64_t shift = r > me ? plan.num_self() : 0;
-    host_seg(2 * r) = plan.recv_offsets()[static_cast<std::size_t>(r)] - shift;
-    host_seg(2 * r + 1) = r == me ? host_seg(2 * r) : plan.recv_offsets()[static_cast<std::size_t>(r) + 1] - shift;
+  const std::vector<std::int64_t>& offsets = plan.remote_recv_offsets();
+  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.nranks()); ++r) {
+    host_seg(2 * r) = offsets[r];
+    host_seg(2 * r + 1) = offsets[r + 1];
   }
   const auto base = Kokkos::create_mirror_view_and_copy(MemSpace(), host_base);
   const auto seg = Kokkos::create_mirror_view_and_copy(MemSpace(), host_seg);
@@ -212,9 +211,8 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), assigns ? Init::Uninitialized : Init::Zero,
                 "shardops::dist::DynamicStitch::merged");
   if (assigns) {
-    const std::vector<std::int64_t> starts = schedule == Schedule::Sequential
-                                                 ? input_starts(space, plan, recv_key, key_base, me)
-                                                 : std::vector<std::int64_t>();
+    const std::vector<std::int64_t> starts =
+        schedule == Schedule::Sequential ? input_starts(space, plan, recv_key, key_base) : std::vector<std::int64_t>();
     dispatch_word(word, [&](auto tag) {
       using W = typename decltype(tag)::type;
       const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));

@@ -112,6 +112,9 @@ class ExchangePlan {
   /// Rows this rank sends to / receives from other ranks.
   std::int64_t num_send_remote() const noexcept { return num_send() - num_self(); }
   std::int64_t num_recv_remote() const noexcept { return num_recv() - num_self(); }
+  /// Where each source rank's rows start in a remote-only receive buffer (nranks() + 1
+  /// entries; this rank's segment is empty).
+  const std::vector<std::int64_t>& remote_recv_offsets() const noexcept { return remote_recv_offsets_; }
   /// Position in a remote-only buffer of position \p s of the plain layout (not in the
   /// self segment [self_first, self_first + self_count)).
   KOKKOS_INLINE_FUNCTION static std::int64_t remote_position(std::int64_t s, std::int64_t self_first,

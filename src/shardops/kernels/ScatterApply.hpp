@@ -80,7 +80,7 @@ void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* bas
   const std::size_t row_bytes = static_cast<std::size_t>(slice) * out.itemsize();
   const bool by_row = update_by_output_row(total, out_rows);
   if (!by_row && base) out.copy_from(*base);
-  if (total == 0 && !by_row) return;
+  if (total == 0) return;  // (by_row needs updates: out_rows > 0 here)
   dispatch_word(word_selector(row_bytes, {out.data(), base ? base->data() : nullptr, batches.rows.data()...}),
                 [&](auto wtag) {
                   using W = typename decltype(wtag)::type;

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "common/input_hash.h"
+#include "common/timing.hpp"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
@@ -180,19 +181,6 @@ std::vector<std::int32_t> partition_values(std::uint64_t seed, std::int64_t firs
 
 // ------------------------------------------------------------------ measuring
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double max_over_ranks(const Comm& comm, double v) {
-  double m = 0;
-  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, comm.get());
-  return m;
-}
-
 /// Peak resident set of this process, in bytes (getrusage ru_maxrss is in KiB on Linux).
 std::int64_t peak_rss() {
   rusage u{};
@@ -247,13 +235,13 @@ Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& 
     op();
     Kokkos::fence();
     const double t = MPI_Wtime() - t0;
-    const double c = max_over_ranks(comm, cpu_seconds() - c0);
+    const double c = max_over_ranks(comm.get(), cpu_seconds() - c0);
     auto phases = shardops::PhaseClock::totals();
-    const double v = max_over_ranks(comm, t);
-    const double pv = max_over_ranks(comm, phases["validate"]);
-    const double pr = max_over_ranks(comm, phases["route"]);
-    const double pa = max_over_ranks(comm, phases["apply"]);
-    const double pm = max_over_ranks(comm, phases["mpi"]);
+    const double v = max_over_ranks(comm.get(), t);
+    const double pv = max_over_ranks(comm.get(), phases["validate"]);
+    const double pr = max_over_ranks(comm.get(), phases["route"]);
+    const double pa = max_over_ranks(comm.get(), phases["apply"]);
+    const double pm = max_over_ranks(comm.get(), phases["mpi"]);
     if (rep < o.warmup) continue;
     total.push_back(v);
     validate.push_back(pv);
@@ -278,7 +266,7 @@ double time_memcpy(const Comm& comm, const Options& o, std::int64_t rank_bytes) 
     const double t0 = MPI_Wtime();
     Kokkos::deep_copy(dst, src);
     Kokkos::fence();
-    const double t = max_over_ranks(comm, MPI_Wtime() - t0);
+    const double t = max_over_ranks(comm.get(), MPI_Wtime() - t0);
     if (rep >= o.warmup) times.push_back(t);
   }
   return median(times);
@@ -371,14 +359,14 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
     const double t0 = MPI_Wtime();
     MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_UINT64_T, rbuf.data(), rc.data(), rd.data(), MPI_UINT64_T,
                   comm.get());
-    const double t_raw = max_over_ranks(comm, MPI_Wtime() - t0);
+    const double t_raw = max_over_ranks(comm.get(), MPI_Wtime() - t0);
     comm.barrier();
     const double t1 = MPI_Wtime();
     group_rows<64>(rows.data(), rows_of_peer, tail_row, tail_bytes, first,
                    reinterpret_cast<unsigned char*>(sbuf.data()));
     MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), MPI_UINT64_T, rbuf.data(), rc.data(), rd.data(), MPI_UINT64_T,
                   comm.get());
-    const double t_grouped = max_over_ranks(comm, MPI_Wtime() - t1);
+    const double t_grouped = max_over_ranks(comm.get(), MPI_Wtime() - t1);
     if (rep >= o.warmup) {
       raw.push_back(t_raw);
       grouped.push_back(t_grouped);
@@ -464,9 +452,9 @@ Result run_workload(Context& ctx, Workload& w) {
   r.expected_exchange = comm.sum(to_others);
   const std::int64_t share = w.local_io_bytes();
   const double ratio = share > 0 ? static_cast<double>(peak) / static_cast<double>(share) : 0.0;
-  r.rss_ratio = max_over_ranks(comm, ratio);
-  r.rss_op_ratio =
-      max_over_ranks(comm, share > 0 ? static_cast<double>(peak - ctx.base_rss) / static_cast<double>(share) : 0.0);
+  r.rss_ratio = max_over_ranks(comm.get(), ratio);
+  r.rss_op_ratio = max_over_ranks(
+      comm.get(), share > 0 ? static_cast<double>(peak - ctx.base_rss) / static_cast<double>(share) : 0.0);
   // Report the rank with the largest ratio.
   struct {
     double ratio;
@@ -562,8 +550,18 @@ std::vector<Workload> make_workloads(Context& ctx) {
                               make_base();
                             },
                             [=, &ctx]() { shardops::gather_nd(ctx.comm, sc->base, sc->indices, ctx.op_options); },
-                            // An 8-byte request goes to each owner; the owner answers with the row.
-                            [=, &comm]() {
+                            [=, &comm, &ctx]() {
+                              // GatherParams::Auto replicates params when they are no larger than a
+                              // rank's share of the output (kernels/Ops.hpp): each rank's block goes to
+                              // every other rank. (The bytes the op sent are checked against these.)
+                              const shardops::GatherParams how = ctx.op_options.gather_params;
+                              if (np > 1 && (how == shardops::GatherParams::Replicate ||
+                                             (how == shardops::GatherParams::Auto && N * np <= M))) {
+                                std::vector<std::int64_t> block(static_cast<std::size_t>(np), out_rows.count(me) * row);
+                                block[static_cast<std::size_t>(me)] = 0;
+                                return block;
+                              }
+                              // Else an 8-byte request goes to each owner, which answers with the row.
                               std::vector<std::int64_t> ask = rows_per_owner(sc->idx, out_rows, np);
                               std::vector<std::int64_t> asked(static_cast<std::size_t>(np));
                               MPI_Alltoall(ask.data(), 1, MPI_INT64_T, asked.data(), 1, MPI_INT64_T, comm.get());

@@ -19,20 +19,11 @@
 #include <random>
 #include <vector>
 
+#include "../common/timing.hpp"
+
 namespace {
 
 constexpr int kRowBytes = 64;
-
-double max_over_ranks(double t) {
-  double m = 0;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 }  // namespace
 
@@ -81,7 +72,7 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), row, rbuf.data(), rc.data(), rd.data(), row, MPI_COMM_WORLD);
-    const double t_raw = max_over_ranks(MPI_Wtime() - t0);
+    const double t_raw = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
 
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
@@ -89,7 +80,7 @@ int main(int argc, char** argv) {
       std::memcpy(&sbuf[static_cast<std::size_t>(s) * kRowBytes],
                   &rows[static_cast<std::size_t>(row_of_slot[static_cast<std::size_t>(s)]) * kRowBytes], kRowBytes);
     MPI_Alltoallv(sbuf.data(), sc.data(), sd.data(), row, rbuf.data(), rc.data(), rd.data(), row, MPI_COMM_WORLD);
-    const double t_pack = max_over_ranks(MPI_Wtime() - t0);
+    const double t_pack = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
 
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
@@ -108,12 +99,12 @@ int main(int argc, char** argv) {
       MPI_Type_commit(&stypes[static_cast<std::size_t>(r)]);
       scw[r] = 1;
     }
-    const double t_build = max_over_ranks(MPI_Wtime() - t0);
+    const double t_build = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     MPI_Alltoallw(rows.data(), scw.data(), sdw.data(), stypes.data(), rbuf.data(), rcw.data(), rdw.data(),
                   rtypes.data(), MPI_COMM_WORLD);
-    const double t_datatype = max_over_ranks(MPI_Wtime() - t0);
+    const double t_datatype = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
     for (int r = 0; r < np; ++r)
       if (scw[r] == 1) MPI_Type_free(&stypes[static_cast<std::size_t>(r)]);
     if (rep > 0) {

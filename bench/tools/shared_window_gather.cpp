@@ -18,6 +18,8 @@
 #include <random>
 #include <vector>
 
+#include "../common/timing.hpp"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -52,17 +54,6 @@ unsigned char* map_huge(std::size_t bytes) {
   }
   (void)madvise(p, bytes, MADV_HUGEPAGE);
   return static_cast<unsigned char*>(p);
-}
-
-double max_over_ranks(double t) {
-  double m = 0;
-  MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return m;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 }  // namespace
@@ -107,18 +98,18 @@ int main(int argc, char** argv) {
   std::memset(mine, 1, static_cast<std::size_t>(block) * kRowBytes);
   MPI_Win_sync(win);
   MPI_Barrier(MPI_COMM_WORLD);
-  const double t_window = max_over_ranks(MPI_Wtime() - t0);
+  const double t_window = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
 
   std::vector<double> t_private, t_shared;
   for (int rep = 0; rep < repeats + 1; ++rep) {  // the first is a warm-up
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     gather(own_copy, idx, out);
-    const double a = max_over_ranks(MPI_Wtime() - t0);
+    const double a = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     gather(shared, idx, out);
-    const double b = max_over_ranks(MPI_Wtime() - t0);
+    const double b = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
     if (rep > 0) {
       t_private.push_back(a);
       t_shared.push_back(b);

@@ -260,5 +260,62 @@ TEST(DistDynamicStitch, RowsThatStayLocalAreNotSent) {
   EXPECT_EQ(last_bytes_sent(), 0);
 }
 
+// The inverse of a partition of each rank's own rows (the W5 pattern): every index
+// names a row of the rank that holds it, so nothing is routed. Uneven blocks, a
+// last input that names some of each rank's rows again (the later writer wins), and
+// ignored negative indices; then one stray index on the last rank, which names a row
+// of rank 0 and makes every rank route (the choice is collective).
+TEST(DistDynamicStitch, InverseOfALocalPartitionStaysInPlace) {
+  Rng rng(209);
+  const int p = world().size();
+  const std::int64_t rows = 10 * p + 3, pieces = 4;
+  const RowLayout out = RowLayout::balanced(rows, p);  // the stitch's output layout
+  for (bool ignore_negatives : {false, true}) {
+    // pos[m][r]: the rows of rank r's block in piece m, in order.
+    std::vector<std::vector<std::vector<std::int32_t>>> pos(
+        static_cast<std::size_t>(pieces + 1), std::vector<std::vector<std::int32_t>>(static_cast<std::size_t>(p)));
+    for (int r = 0; r < p; ++r) {
+      const std::size_t ru = static_cast<std::size_t>(r);
+      for (std::int64_t row = out.offset(r); row < out.offset(r) + out.count(r); ++row) {
+        pos[rng() % pieces][ru].push_back(static_cast<std::int32_t>(row));
+        if (ignore_negatives && rng() % 5 == 0) pos[rng() % pieces][ru].push_back(-1);
+      }
+      for (int k = 0; k < 4; ++k) {  // rewrites of the rank's own rows
+        pos[pieces][ru].push_back(static_cast<std::int32_t>(
+            out.offset(r) + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(out.count(r)))));
+      }
+    }
+    std::vector<Input> inputs;
+    for (const auto& piece : pos) {
+      std::vector<std::int32_t> all;
+      std::vector<std::int64_t> counts;
+      for (const auto& block : piece) {
+        all.insert(all.end(), block.begin(), block.end());
+        counts.push_back(static_cast<std::int64_t>(block.size()));
+      }
+      Input in;
+      const std::int64_t n = static_cast<std::int64_t>(all.size());
+      in.indices = Tensor::from_vector(DType::Int32, Shape{n}, all);
+      in.data = random_tensor(rng, DType::Float32, Shape{n, 3});
+      in.index_layout = in.data_layout = RowLayout(counts);
+      inputs.push_back(in);
+    }
+    OpOptions options;
+    if (ignore_negatives) options.bad_indices = BadIndices::Ignore;
+    const std::string what = ignore_negatives ? "ignoring negatives" : "all named";
+    check_stitch(inputs, options, "in place, " + what);
+    EXPECT_EQ(last_bytes_sent(), 0) << what;
+    // One index of the last rank's rows in piece 0 now names row 0 (rank 0's).
+    Input& first = inputs[0];
+    const std::int64_t last_rank_first = first.index_layout.offset(p - 1);
+    if (p > 1 && first.index_layout.count(p - 1) > 0) {
+      std::vector<std::int32_t> ids = first.indices.to_vector<std::int32_t>();
+      ids[static_cast<std::size_t>(last_rank_first)] = 0;
+      first.indices = Tensor::from_vector(DType::Int32, first.indices.shape(), ids);
+      check_stitch(inputs, options, "one stray index, " + what);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace shardops

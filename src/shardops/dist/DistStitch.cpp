@@ -1,3 +1,4 @@
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -15,12 +16,65 @@ namespace shardops {
 
 namespace {
 
-/// Stitch target of element i: the index itself (a negative one, an ignored bad
-/// index, is skipped).
+/// Stitch target of element i: the index less the first output row this rank owns
+/// (a negative index, an ignored bad one, is skipped).
 struct IndexAsTarget {
   const std::int32_t* ids;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids[i] < 0 ? -1 : ids[i]; }
+  std::int64_t first_row;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
+    return ids[i] < 0 ? -1 : ids[i] - first_row;
+  }
 };
+
+/// The smallest non-negative index of \p ids (INT64_MAX when there is none).
+std::int64_t min_nonnegative_int32(const Tensor& ids) {
+  const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
+  std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+  Kokkos::parallel_reduce(
+      "shardops::dist::DynamicStitch::min_index", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, ids.num_elements()),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
+        if (p[i] >= 0 && p[i] < v) v = p[i];
+      },
+      Kokkos::Min<std::int64_t>(lowest));
+  return ids.num_elements() > 0 ? lowest : std::numeric_limits<std::int64_t>::max();
+}
+
+/// Every index names a row of the rank that holds it (one rank; or, say, the inverse
+/// of a partition of each rank's own rows): this rank's output rows, \p out_rows from
+/// \p first_row on, assigned straight from its inputs in key order (m, position),
+/// nothing routed. \p rows: data[m] in indices[m]'s layout.
+Tensor stitch_in_place(const ExecSpace& space, const std::vector<DistTensor>& indices, const std::vector<Tensor>& rows,
+                       const std::vector<std::int64_t>& key_base, const StitchGeometry& g, std::int64_t out_rows,
+                       std::int64_t first_row, Schedule schedule) {
+  // Every row is written once: by its last writer, or as zeros by zero_unclaimed().
+  Tensor merged(rows[0].dtype(), g.output.with_dim0(out_rows), Init::Uninitialized,
+                "shardops::dist::DynamicStitch::merged");
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(rows[0].dtype());
+  if (row_bytes == 0 || out_rows == 0) return merged;
+  std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
+  for (const Tensor& d : rows) word = word_selector(word, {d.data()});
+  dispatch_word(word, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_rows, words), schedule,
+                                                   kernels::UnnamedRows::Zero);
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1) assign.zero_unclaimed();
+      for (std::size_t m = 0; m < indices.size(); ++m) {
+        const std::int64_t count = indices[m].local().num_elements();
+        const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(indices[m].local().data()), first_row};
+        const auto src = rows[m].matrix<const W>(count, words);
+        if (pass == 0) {
+          assign.claim(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
+        } else {
+          assign.copy_winners(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
+        }
+      }
+    }
+  });
+  space.fence();
+  return merged;
+}
 
 /// Sequential schedule: where the rows of each input start in each source rank's
 /// received rows (a remote-only buffer): [r * (inputs + 1) + m] is the first row of
@@ -82,9 +136,14 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   std::vector<Shape> index_shapes, data_shapes;
   for (const DistTensor& t : indices) index_shapes.push_back(t.shape());
   for (const DistTensor& t : data) data_shapes.push_back(t.shape());
-  std::int64_t mx = -1;
-  for (const DistTensor& t : indices) mx = std::max(mx, max_int32(t.local()));
-  mx = comm.max(mx);
+  // The largest index sets the output's size; with the smallest (several ranks) it
+  // also tells whether this rank's indices all name rows it will own.
+  std::int64_t mine_max = -1, mine_min = std::numeric_limits<std::int64_t>::max();
+  for (const DistTensor& t : indices) {
+    mine_max = std::max(mine_max, max_int32(t.local()));
+    if (comm.size() > 1) mine_min = std::min(mine_min, min_nonnegative_int32(t.local()));
+  }
+  const std::int64_t mx = comm.max(mine_max);
 
   // Global order of element i of input m: (m, global flat position).
   std::vector<std::int64_t> key_base(indices.size()), first_flat(indices.size());
@@ -114,43 +173,27 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   // TF checks the index values before the data shapes.
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
-  if (comm.size() == 1) {
-    // One rank holds every row, in key order (m, position): assign straight from the
-    // inputs, as the one-rank op does (nothing to route).
+  const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
+  const int me = comm.rank();
+  phase.emplace("route");
+  // Nothing to route when every rank's indices name only rows it owns (always so on
+  // one rank): then each rank's rows in key order are its inputs' rows in (m, position)
+  // order, and no other rank writes its rows.
+  const std::int64_t own_first = out_layout.offset(me), own_end = own_first + out_layout.count(me);
+  const bool in_place = comm.size() == 1 || comm.min(mine_min >= own_first && mine_max < own_end ? 1 : 0) == 1;
+  if (in_place) {
+    std::vector<Tensor> rows;  // data[m] in indices[m]'s layout
+    for (std::size_t m = 0; m < indices.size(); ++m) rows.push_back(align_to(comm, data[m], indices[m]).local());
+    set_last_bytes_sent(0);
     phase.emplace("apply");
-    // Every row is written once: by its last writer, or as zeros by zero_unclaimed().
-    Tensor merged(data[0].dtype(), g.output, Init::Uninitialized, "shardops::dist::DynamicStitch::merged");
-    const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
-    if (row_bytes > 0 && g.first_dim > 0) {
-      std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
-      for (const DistTensor& d : data) word = word_selector(word, {d.local().data()});
-      dispatch_word(word, [&](auto tag) {
-        using W = typename decltype(tag)::type;
-        const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-        kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(g.first_dim, words), options.schedule,
-                                                       kernels::UnnamedRows::Zero);
-        for (int pass = 0; pass < 2; ++pass) {
-          if (pass == 1) assign.zero_unclaimed();
-          for (std::size_t m = 0; m < indices.size(); ++m) {
-            const std::int64_t count = indices[m].local().num_elements();
-            const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(indices[m].local().data())};
-            const auto src = data[m].local().matrix<const W>(count, words);
-            if (pass == 0) {
-              assign.claim(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
-            } else {
-              assign.copy_winners(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
-            }
-          }
-        }
-      });
-    }
-    space.fence();
-    return DistTensor(merged, g.output, RowLayout::balanced(g.first_dim, 1), 0);
+    std::vector<std::int64_t> keys(indices.size());
+    for (std::size_t m = 0; m < indices.size(); ++m) keys[m] = key_base[m] + first_flat[m];
+    const Tensor merged =
+        stitch_in_place(space, indices, rows, keys, g, out_layout.count(me), own_first, options.schedule);
+    return DistTensor(merged, g.output, out_layout, me);
   }
 
-  phase.emplace("route");
   // Route every (target, key, row) to the owner of its target row.
-  const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
   const OwnerOf owner = out_layout.device_owner();
   std::int64_t total = 0;
   std::vector<std::int64_t> local_first(indices.size());
@@ -201,7 +244,6 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   set_last_bytes_sent(plan.bytes_sent());
 
   phase.emplace("apply");
-  const int me = comm.rank();
   // Sequential: the rows in key order — input by input, each input's rows by source
   // rank — each written over the last. Parallel: the batches by source rank, the keyed
   // (atomic max) schedule. Either way the rows nobody names are zeroed apart, so the

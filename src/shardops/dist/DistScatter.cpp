@@ -110,17 +110,19 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     set_last_bytes_sent(plan.bytes_sent());
     phase.emplace("apply");
     // Global order is (source rank, local order): the rows of lower ranks (the first
-    // `lo` received), then this rank's own (from `upd`), then those of higher ranks.
+    // `lo` received), then this rank's own (the rows of `upd` the plan keeps here, in
+    // order), then those of higher ranks.
     // The batches are applied one after the other, each in its order, so every output
     // row sees its updates in global order.
     const std::int64_t total = plan.num_recv_remote(), lo = plan.remote_recv_offsets()[static_cast<std::size_t>(me)];
     const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
     const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
-    scatter_apply(space, op, options.schedule, base, out, out_rows, g.slice_size,
-                  update_rows(lo, ReceivedRow{to}, received.slice_rows(0, lo)),
-                  update_rows(n, LocalTarget{dest, target, me, 0}, upd.local()),
-                  update_rows(total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total)));
+    scatter_apply(
+        space, op, options.schedule, base, out, out_rows, g.slice_size,
+        update_rows(lo, ReceivedRow{to}, received.slice_rows(0, lo)),
+        listed_update_rows(plan.num_self(), plan.self_rows(), EntryOf<decltype(target)>{target}, upd.local(), n),
+        update_rows(total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total)));
   });
   space.fence();
   return DistTensor(out, g.output, out_layout, me);

@@ -16,6 +16,7 @@
 
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 #include "shardops/kernels/Schedule.hpp"
 
@@ -89,12 +90,13 @@ SortedByTarget<ExecSpace> sort_by_target(const ExecSpace& space, std::int64_t n,
   return SortedByTarget<ExecSpace>{perm, key, kept};
 }
 
-/// \brief out[target_of(i)] = Combine(out[target_of(i)], upd[i]) for i in order.
+/// \brief out[target_of(i)] = Combine(out[target_of(i)], upd[row_of(i)]) for i in
+/// [0, n) in order (row_of: which row of \p upd entry i reads, see BatchRows.hpp).
 /// \tparam Combine CombineAdd / CombineSub / CombineMin / CombineMax.
-template <class Combine, class ExecSpace, class T, class TargetOf>
+template <class Combine, class ExecSpace, class T, class TargetOf, class RowOf = SameRow>
 void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, const TargetOf& target_of,
                      const MatrixView<const T, typename ExecSpace::memory_space>& upd,
-                     const MatrixView<T, typename ExecSpace::memory_space>& out) {
+                     const MatrixView<T, typename ExecSpace::memory_space>& out, const RowOf& row_of = RowOf()) {
   const std::int64_t width = static_cast<std::int64_t>(out.extent(1));
   if (n == 0 || width == 0) return;
   T* dst = out.data();
@@ -111,7 +113,7 @@ void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, 
             const std::int64_t t = target_of(i);
             if (t < 0) continue;
             T* o = dst + t * width;
-            const T* u = src + i * width;
+            const T* u = src + row_of(i) * width;
             for (std::int64_t k = 0; k < width; ++k) Combine::apply(o[k], u[k]);
           }
         });
@@ -129,7 +131,7 @@ void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, 
         if (j > 0 && key(j - 1) == t) return;  // not the start of a run
         T* o = dst + t * width;
         for (std::int64_t r = j; r < kept && key(r) == t; ++r) {
-          const T* u = src + perm(r) * width;
+          const T* u = src + row_of(perm(r)) * width;
           for (std::int64_t k = 0; k < width; ++k) Combine::apply(o[k], u[k]);
         }
       });

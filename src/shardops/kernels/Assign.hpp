@@ -23,6 +23,7 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kernels/RowCopy.hpp"
 #include "shardops/kernels/Schedule.hpp"
 
@@ -85,7 +86,8 @@ struct KeyedRows {
 };
 
 /// \brief Last-writer-wins assignment into \p out over one or more source batches.
-/// A batch is n rows, target_of(i) (-1 = skip), key_of(i) and the source matrix.
+/// A batch is n entries, target_of(i) (-1 = skip), key_of(i), the source matrix and
+/// the row of it each entry reads (row_of(i), see BatchRows.hpp; all rows by default).
 /// With the sequential schedule batches must be given in key order and keys must
 /// increase within a batch.
 template <class ExecSpace, class W>
@@ -109,9 +111,11 @@ class LastWriterAssign {
 
   Schedule schedule() const { return schedule_; }
 
-  /// Sequential: copies the batch now. Parallel: records the batch's claims.
-  template <class TargetOf, class KeyOf>
-  void claim(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of, const MatrixView<const W, Mem>& src) {
+  /// Sequential: copies the batch now. Parallel: records the batch's claims. Entry i
+  /// reads row row_of(i) of \p src (see BatchRows.hpp).
+  template <class TargetOf, class KeyOf, class RowOf = SameRow>
+  void claim(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of, const MatrixView<const W, Mem>& src,
+             const RowOf& row_of = RowOf()) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
     if (n == 0 || words == 0) return;
     W* dst = out_.data();
@@ -147,7 +151,7 @@ class LastWriterAssign {
               }
               const std::int64_t t = target_of(i);
               if (t >= 0) {
-                copy_row(dst + t * words, s + i * words, words);
+                copy_row(dst + t * words, s + row_of(i) * words, words);
                 if (mark) named(t) = 1;
               }
             }
@@ -187,9 +191,9 @@ class LastWriterAssign {
 
   /// Parallel schedule: copies the winning rows of a batch (call for every batch
   /// after all claims). Sequential: nothing left to do.
-  template <class TargetOf, class KeyOf>
-  void copy_winners(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of,
-                    const MatrixView<const W, Mem>& src) {
+  template <class TargetOf, class KeyOf, class RowOf = SameRow>
+  void copy_winners(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of, const MatrixView<const W, Mem>& src,
+                    const RowOf& row_of = RowOf()) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
     if (schedule_ != Schedule::Parallel || by_ != AssignBy::Writer || n == 0 || words == 0) return;
     auto winner = winner_;
@@ -199,7 +203,7 @@ class LastWriterAssign {
         "shardops::LastWriterAssign::copy", Kokkos::RangePolicy<ExecSpace>(space_, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int64_t t = target_of(i);
-          if (t >= 0 && winner(t) == key_of(i)) copy_row(dst + t * words, s + i * words, words);
+          if (t >= 0 && winner(t) == key_of(i)) copy_row(dst + t * words, s + row_of(i) * words, words);
         });
   }
 

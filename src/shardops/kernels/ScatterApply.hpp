@@ -20,18 +20,33 @@ struct IsComplex : std::false_type {};
 template <class R>
 struct IsComplex<Kokkos::complex<R>> : std::true_type {};
 
-/// One batch of update rows for scatter_apply(): row i of \p rows ([n, slice]
-/// elements) goes to output row target(i) (-1: skipped).
-template <class TargetOf>
+/// One batch of update rows for scatter_apply(): \p rows holds \p source_rows rows
+/// ([source_rows, slice] elements); entry k in [0, n) reads row row_of(k) and goes to
+/// output row target(row_of(k)) (-1: skipped). Order keys follow the source rows.
+template <class TargetOf, class RowOf = kernels::SameRow>
 struct UpdateRows {
   std::int64_t n;
   TargetOf target;
   Tensor rows;
+  RowOf row_of;
+  std::int64_t source_rows;
+
+  kernels::TargetOfEntry<TargetOf, RowOf> target_of_entry() const { return {target, row_of}; }
 };
 
+/// All \p n rows of \p rows, in order.
 template <class TargetOf>
 UpdateRows<TargetOf> update_rows(std::int64_t n, const TargetOf& target, const Tensor& rows) {
-  return UpdateRows<TargetOf>{n, target, rows};
+  return UpdateRows<TargetOf>{n, target, rows, kernels::SameRow{}, n};
+}
+
+/// Only the \p count rows listed in \p listed (increasing) of the \p source_rows rows
+/// of \p rows: a distributed scatter's rows that stay on their rank.
+template <class TargetOf>
+UpdateRows<TargetOf, kernels::ListedRows> listed_update_rows(std::int64_t count, const std::int64_t* listed,
+                                                             const TargetOf& target, const Tensor& rows,
+                                                             std::int64_t source_rows) {
+  return UpdateRows<TargetOf, kernels::ListedRows>{count, target, rows, kernels::ListedRows{listed}, source_rows};
 }
 
 /// \brief Whether TensorScatterUpdate writes by output row (kernels::AssignBy): when
@@ -43,28 +58,33 @@ inline bool update_by_output_row(std::int64_t updates, std::int64_t out_rows) { 
 namespace detail {
 
 /// One batch of a scatter other than TensorScatterUpdate, in row order.
-template <class TargetOf>
-void accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, const UpdateRows<TargetOf>& batch,
+template <class TargetOf, class RowOf>
+void accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, const UpdateRows<TargetOf, RowOf>& batch,
                       const Tensor& out, std::int64_t out_rows, std::int64_t slice) {
   const std::int64_t n = batch.n;
-  const TargetOf& target = batch.target;
+  const auto target = batch.target_of_entry();
+  const RowOf& row_of = batch.row_of;
   if (n == 0) return;
   dispatch_dtype(out.dtype(), [&](auto ttag) {
     using T = typename decltype(ttag)::type;
-    const auto upd = batch.rows.template matrix<const T>(n, slice);
+    const auto upd = batch.rows.template matrix<const T>(batch.source_rows, slice);
     const auto o = out.matrix<T>(out_rows, slice);
     switch (op) {
       case ScatterOp::ScatterNd:
-      case ScatterOp::Add: kernels::accumulate_rows<kernels::CombineAdd>(space, schedule, n, target, upd, o); break;
-      case ScatterOp::Sub: kernels::accumulate_rows<kernels::CombineSub>(space, schedule, n, target, upd, o); break;
+      case ScatterOp::Add:
+        kernels::accumulate_rows<kernels::CombineAdd>(space, schedule, n, target, upd, o, row_of);
+        break;
+      case ScatterOp::Sub:
+        kernels::accumulate_rows<kernels::CombineSub>(space, schedule, n, target, upd, o, row_of);
+        break;
       case ScatterOp::Min:
       case ScatterOp::Max:
         if constexpr (IsComplex<T>::value) {
           throw InternalError("scatter_apply: Min/Max on a complex dtype");  // rejected by check_scatter
         } else if (op == ScatterOp::Min) {
-          kernels::accumulate_rows<kernels::CombineMin>(space, schedule, n, target, upd, o);
+          kernels::accumulate_rows<kernels::CombineMin>(space, schedule, n, target, upd, o, row_of);
         } else {
-          kernels::accumulate_rows<kernels::CombineMax>(space, schedule, n, target, upd, o);
+          kernels::accumulate_rows<kernels::CombineMax>(space, schedule, n, target, upd, o, row_of);
         }
         break;
       case ScatterOp::Update: throw InternalError("accumulate_batch: TensorScatterUpdate assigns");
@@ -73,9 +93,9 @@ void accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, c
 }
 
 /// TensorScatterUpdate: the last writer of each output row wins, in batch order.
-template <class... TargetOf>
+template <class... Batch>
 void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* base, Tensor& out, std::int64_t out_rows,
-                    std::int64_t slice, const UpdateRows<TargetOf>&... batches) {
+                    std::int64_t slice, const Batch&... batches) {
   const std::int64_t total = (std::int64_t{0} + ... + batches.n);
   const std::size_t row_bytes = static_cast<std::size_t>(slice) * out.itemsize();
   const bool by_row = update_by_output_row(total, out_rows);
@@ -88,13 +108,14 @@ void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* bas
                   kernels::LastWriterAssign<ExecSpace, W> assign(
                       space, out.matrix<W>(out_rows, words), schedule, kernels::UnnamedRows::Keep,
                       by_row ? kernels::AssignBy::OutputRow : kernels::AssignBy::Writer);
-                  kernels::KeyedRows<W, sizeof...(TargetOf)> keyed;
+                  kernels::KeyedRows<W, sizeof...(Batch)> keyed;
                   keyed.words = words;
                   const auto claim = [&](const auto& b) {
-                    const auto src = b.rows.template matrix<const W>(b.n, words);
-                    assign.claim(b.n, b.target, kernels::ConsecutiveKeys{keyed.next_key()}, src);
-                    if (!by_row) assign.copy_winners(b.n, b.target, kernels::ConsecutiveKeys{keyed.next_key()}, src);
-                    keyed.add(b.n, src.data());
+                    const auto src = b.rows.template matrix<const W>(b.source_rows, words);
+                    const kernels::KeyOfEntry<std::decay_t<decltype(b.row_of)>> key{keyed.next_key(), b.row_of};
+                    assign.claim(b.n, b.target_of_entry(), key, src, b.row_of);
+                    if (!by_row) assign.copy_winners(b.n, b.target_of_entry(), key, src, b.row_of);
+                    keyed.add(b.source_rows, src.data());
                   };
                   (claim(batches), ...);
                   if (by_row) assign.write_rows(keyed, base ? base->matrix<const W>(out_rows, words).data() : nullptr);
@@ -107,9 +128,9 @@ void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* bas
 /// becomes \p base (null: \p out already holds ScatterNd's zeros) with the batches
 /// applied one after the other, each in row order. \p out may start uninitialised
 /// when \p base is given.
-template <class... TargetOf>
+template <class... Batch>
 void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, const Tensor* base, Tensor& out,
-                   std::int64_t out_rows, std::int64_t slice, const UpdateRows<TargetOf>&... batches) {
+                   std::int64_t out_rows, std::int64_t slice, const Batch&... batches) {
   if (slice == 0 || out_rows == 0) return;
   if (op == ScatterOp::Update) {
     detail::assign_batches(space, schedule, base, out, out_rows, slice, batches...);

@@ -61,17 +61,22 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     };
     if (comm.size() == 1) {
       // One rank owns every row: apply in index order straight from the inputs, as
-      // the one-rank op does (nothing to route). It validates first; several ranks
-      // validate after the route, which counts the bad rows.
-      validate(-1);
-      phase.emplace("apply");
+      // the one-rank op does (nothing to route). The apply counts the rows it skips,
+      // the bad ones, on the way, and the error policy acts after it (the output is
+      // this call's own until it returns); strings validate first.
       if (concat) {
+        validate(-1);
+        phase.emplace("apply");
         out = concat_strings_by_target(space, n, linear, upd.local().reshaped(Shape{n, g.slice_size}), out.shape(),
                                        out_layout.count(me) * rows_per_dim0, g.slice_size, me);
         return;
       }
-      scatter_apply(space, op, options.schedule, base, out, out_layout.count(me) * rows_per_dim0, g.slice_size,
-                    update_rows(n, linear, upd.local()));
+      phase.emplace("apply");
+      const std::int64_t skipped =
+          scatter_apply(space, op, options.schedule, base, out, out_layout.count(me) * rows_per_dim0, g.slice_size,
+                        update_rows(n, linear, upd.local()));
+      phase.emplace("validate");
+      validate(skipped);
       return;
     }
     phase.emplace("route");

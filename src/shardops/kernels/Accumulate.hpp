@@ -92,18 +92,24 @@ SortedByTarget<ExecSpace> sort_by_target(const ExecSpace& space, std::int64_t n,
 
 /// \brief out[target_of(i)] = Combine(out[target_of(i)], upd[row_of(i)]) for i in
 /// [0, n) in order (row_of: which row of \p upd entry i reads, see BatchRows.hpp).
+/// Returns how many entries had no target (-1: not counted, for rows of no elements),
+/// so a caller can check for bad indices without a pass of its own.
 /// \tparam Combine CombineAdd / CombineSub / CombineMin / CombineMax.
 template <class Combine, class ExecSpace, class T, class TargetOf, class RowOf = SameRow>
-void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, const TargetOf& target_of,
-                     const MatrixView<const T, typename ExecSpace::memory_space>& upd,
-                     const MatrixView<T, typename ExecSpace::memory_space>& out, const RowOf& row_of = RowOf()) {
+std::int64_t accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, const TargetOf& target_of,
+                             const MatrixView<const T, typename ExecSpace::memory_space>& upd,
+                             const MatrixView<T, typename ExecSpace::memory_space>& out,
+                             const RowOf& row_of = RowOf()) {
   const std::int64_t width = static_cast<std::int64_t>(out.extent(1));
-  if (n == 0 || width == 0) return;
+  if (n == 0) return 0;
+  if (width == 0) return -1;
   T* dst = out.data();
   const T* src = upd.data();
   if (resolve(schedule, space) == Schedule::Sequential) {
-    Kokkos::parallel_for(
-        "shardops::accumulate::sequential", Kokkos::RangePolicy<ExecSpace>(space, 0, 1), KOKKOS_LAMBDA(const int) {
+    std::int64_t skipped = 0;
+    Kokkos::parallel_reduce(
+        "shardops::accumulate::sequential", Kokkos::RangePolicy<ExecSpace>(space, 0, 1),
+        KOKKOS_LAMBDA(const std::int64_t, std::int64_t& none) {
           constexpr std::int64_t ahead = 16;
           for (std::int64_t i = 0; i < n; ++i) {
             if (i + ahead < n) {
@@ -111,13 +117,17 @@ void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, 
               if (tp >= 0) SHARDOPS_PREFETCH_WRITE(dst + tp * width);
             }
             const std::int64_t t = target_of(i);
-            if (t < 0) continue;
+            if (t < 0) {
+              ++none;
+              continue;
+            }
             T* o = dst + t * width;
             const T* u = src + row_of(i) * width;
             for (std::int64_t k = 0; k < width; ++k) Combine::apply(o[k], u[k]);
           }
-        });
-    return;
+        },
+        skipped);
+    return skipped;
   }
   const SortedByTarget<ExecSpace> sorted =
       sort_by_target(space, n, static_cast<std::int64_t>(out.extent(0)), target_of);
@@ -135,6 +145,7 @@ void accumulate_rows(const ExecSpace& space, Schedule schedule, std::int64_t n, 
           for (std::int64_t k = 0; k < width; ++k) Combine::apply(o[k], u[k]);
         }
       });
+  return n - kept;
 }
 
 }  // namespace kernels

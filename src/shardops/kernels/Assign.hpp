@@ -112,19 +112,24 @@ class LastWriterAssign {
   Schedule schedule() const { return schedule_; }
 
   /// Sequential: copies the batch now. Parallel: records the batch's claims. Entry i
-  /// reads row row_of(i) of \p src (see BatchRows.hpp).
+  /// reads row row_of(i) of \p src (see BatchRows.hpp). Returns how many entries had
+  /// no target (-1: not counted, for rows of no elements), so a caller can check for
+  /// bad indices without a pass of its own.
   template <class TargetOf, class KeyOf, class RowOf = SameRow>
-  void claim(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of, const MatrixView<const W, Mem>& src,
-             const RowOf& row_of = RowOf()) {
+  std::int64_t claim(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of,
+                     const MatrixView<const W, Mem>& src, const RowOf& row_of = RowOf()) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
-    if (n == 0 || words == 0) return;
+    if (n == 0) return 0;
+    if (words == 0) return -1;
     W* dst = out_.data();
     const W* s = src.data();
+    std::int64_t skipped = 0;
     if (schedule_ == Schedule::Sequential && by_ == AssignBy::OutputRow) {
       // Keys increase in call order: the last store to a row is its winner.
       auto winner = winner_;
-      Kokkos::parallel_for(
-          "shardops::LastWriterAssign::record", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1), KOKKOS_LAMBDA(const int) {
+      Kokkos::parallel_reduce(
+          "shardops::LastWriterAssign::record", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1),
+          KOKKOS_LAMBDA(const std::int64_t, std::int64_t& none) {
             constexpr std::int64_t ahead = 32;  // random target rows: keep misses in flight
             for (std::int64_t i = 0; i < n; ++i) {
               if (i + ahead < n) {
@@ -132,17 +137,22 @@ class LastWriterAssign {
                 if (tp >= 0) SHARDOPS_PREFETCH_WRITE(&winner(tp));
               }
               const std::int64_t t = target_of(i);
-              if (t >= 0) winner(t) = key_of(i);
+              if (t >= 0) {
+                winner(t) = key_of(i);
+              } else {
+                ++none;
+              }
             }
-          });
-      return;
+          },
+          skipped);
+      return skipped;
     }
     if (schedule_ == Schedule::Sequential) {
       auto named = named_;
       const bool mark = named_.extent(0) > 0;
-      Kokkos::parallel_for(
+      Kokkos::parallel_reduce(
           "shardops::LastWriterAssign::sequential", Kokkos::RangePolicy<ExecSpace>(space_, 0, 1),
-          KOKKOS_LAMBDA(const int) {
+          KOKKOS_LAMBDA(const std::int64_t, std::int64_t& none) {
             constexpr std::int64_t ahead = 16;  // random target rows: keep misses in flight
             for (std::int64_t i = 0; i < n; ++i) {
               if (i + ahead < n) {
@@ -153,18 +163,27 @@ class LastWriterAssign {
               if (t >= 0) {
                 copy_row(dst + t * words, s + row_of(i) * words, words);
                 if (mark) named(t) = 1;
+              } else {
+                ++none;
               }
             }
-          });
-      return;
+          },
+          skipped);
+      return skipped;
     }
     auto winner = winner_;
-    Kokkos::parallel_for(
+    Kokkos::parallel_reduce(
         "shardops::LastWriterAssign::claim", Kokkos::RangePolicy<ExecSpace>(space_, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t i) {
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& none) {
           const std::int64_t t = target_of(i);
-          if (t >= 0) Kokkos::atomic_fetch_max(&winner(t), key_of(i));
-        });
+          if (t >= 0) {
+            Kokkos::atomic_fetch_max(&winner(t), key_of(i));
+          } else {
+            ++none;
+          }
+        },
+        skipped);
+    return skipped;
   }
 
   /// After every claim: zeros each target row no batch claimed, so that the output

@@ -57,14 +57,17 @@ inline bool update_by_output_row(std::int64_t updates, std::int64_t out_rows) { 
 
 namespace detail {
 
-/// One batch of a scatter other than TensorScatterUpdate, in row order.
+/// One batch of a scatter other than TensorScatterUpdate, in row order. Returns the
+/// entries it skipped (-1: not counted).
 template <class TargetOf, class RowOf>
-void accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, const UpdateRows<TargetOf, RowOf>& batch,
-                      const Tensor& out, std::int64_t out_rows, std::int64_t slice) {
+std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule,
+                              const UpdateRows<TargetOf, RowOf>& batch, const Tensor& out, std::int64_t out_rows,
+                              std::int64_t slice) {
   const std::int64_t n = batch.n;
   const auto target = batch.target_of_entry();
   const RowOf& row_of = batch.row_of;
-  if (n == 0) return;
+  if (n == 0) return 0;
+  std::int64_t skipped = -1;
   dispatch_dtype(out.dtype(), [&](auto ttag) {
     using T = typename decltype(ttag)::type;
     const auto upd = batch.rows.template matrix<const T>(batch.source_rows, slice);
@@ -72,35 +75,41 @@ void accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, c
     switch (op) {
       case ScatterOp::ScatterNd:
       case ScatterOp::Add:
-        kernels::accumulate_rows<kernels::CombineAdd>(space, schedule, n, target, upd, o, row_of);
+        skipped = kernels::accumulate_rows<kernels::CombineAdd>(space, schedule, n, target, upd, o, row_of);
         break;
       case ScatterOp::Sub:
-        kernels::accumulate_rows<kernels::CombineSub>(space, schedule, n, target, upd, o, row_of);
+        skipped = kernels::accumulate_rows<kernels::CombineSub>(space, schedule, n, target, upd, o, row_of);
         break;
       case ScatterOp::Min:
       case ScatterOp::Max:
         if constexpr (IsComplex<T>::value) {
           throw InternalError("scatter_apply: Min/Max on a complex dtype");  // rejected by check_scatter
         } else if (op == ScatterOp::Min) {
-          kernels::accumulate_rows<kernels::CombineMin>(space, schedule, n, target, upd, o, row_of);
+          skipped = kernels::accumulate_rows<kernels::CombineMin>(space, schedule, n, target, upd, o, row_of);
         } else {
-          kernels::accumulate_rows<kernels::CombineMax>(space, schedule, n, target, upd, o, row_of);
+          skipped = kernels::accumulate_rows<kernels::CombineMax>(space, schedule, n, target, upd, o, row_of);
         }
         break;
       case ScatterOp::Update: throw InternalError("accumulate_batch: TensorScatterUpdate assigns");
     }
   });
+  return skipped;
 }
 
+/// The skipped entries of several batches: their sum, or -1 if one was not counted.
+inline std::int64_t add_skipped(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
+
 /// TensorScatterUpdate: the last writer of each output row wins, in batch order.
+/// Returns the entries skipped (-1: not counted).
 template <class... Batch>
-void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* base, Tensor& out, std::int64_t out_rows,
-                    std::int64_t slice, const Batch&... batches) {
+std::int64_t assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* base, Tensor& out,
+                            std::int64_t out_rows, std::int64_t slice, const Batch&... batches) {
   const std::int64_t total = (std::int64_t{0} + ... + batches.n);
   const std::size_t row_bytes = static_cast<std::size_t>(slice) * out.itemsize();
   const bool by_row = update_by_output_row(total, out_rows);
   if (!by_row && base) out.copy_from(*base);
-  if (total == 0) return;  // (by_row needs updates: out_rows > 0 here)
+  if (total == 0) return 0;  // (by_row needs updates: out_rows > 0 here)
+  std::int64_t skipped = 0;
   dispatch_word(word_selector(row_bytes, {out.data(), base ? base->data() : nullptr, batches.rows.data()...}),
                 [&](auto wtag) {
                   using W = typename decltype(wtag)::type;
@@ -113,13 +122,14 @@ void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* bas
                   const auto claim = [&](const auto& b) {
                     const auto src = b.rows.template matrix<const W>(b.source_rows, words);
                     const kernels::KeyOfEntry<std::decay_t<decltype(b.row_of)>> key{keyed.next_key(), b.row_of};
-                    assign.claim(b.n, b.target_of_entry(), key, src, b.row_of);
+                    skipped = add_skipped(skipped, assign.claim(b.n, b.target_of_entry(), key, src, b.row_of));
                     if (!by_row) assign.copy_winners(b.n, b.target_of_entry(), key, src, b.row_of);
                     keyed.add(b.source_rows, src.data());
                   };
                   (claim(batches), ...);
                   if (by_row) assign.write_rows(keyed, base ? base->matrix<const W>(out_rows, words).data() : nullptr);
                 });
+  return skipped;
 }
 
 }  // namespace detail
@@ -127,17 +137,20 @@ void assign_batches(const ExecSpace& space, Schedule schedule, const Tensor* bas
 /// \brief The scatter family's apply step: \p out ([out_rows, slice] elements)
 /// becomes \p base (null: \p out already holds ScatterNd's zeros) with the batches
 /// applied one after the other, each in row order. \p out may start uninitialised
-/// when \p base is given.
+/// when \p base is given. Returns how many entries had no target row (bad indices,
+/// where the batches' targets give -1 only for those), counted on the way; -1 where
+/// they were not counted (rows of no elements, an empty output).
 template <class... Batch>
-void scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, const Tensor* base, Tensor& out,
-                   std::int64_t out_rows, std::int64_t slice, const Batch&... batches) {
-  if (slice == 0 || out_rows == 0) return;
-  if (op == ScatterOp::Update) {
-    detail::assign_batches(space, schedule, base, out, out_rows, slice, batches...);
-    return;
-  }
+std::int64_t scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, const Tensor* base, Tensor& out,
+                           std::int64_t out_rows, std::int64_t slice, const Batch&... batches) {
+  if (slice == 0 || out_rows == 0) return -1;
+  if (op == ScatterOp::Update) return detail::assign_batches(space, schedule, base, out, out_rows, slice, batches...);
   if (base) out.copy_from(*base);
-  (detail::accumulate_batch(space, op, schedule, batches, out, out_rows, slice), ...);
+  std::int64_t skipped = 0;
+  ((skipped =
+        detail::add_skipped(skipped, detail::accumulate_batch(space, op, schedule, batches, out, out_rows, slice))),
+   ...);
+  return skipped;
 }
 
 }  // namespace shardops

@@ -39,19 +39,25 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
     using I = typename decltype(itag)::type;
     const kernels::IndexRowTarget<I, MemSpace> target{reinterpret_cast<const I*>(indices.data()), g.index_depth,
                                                       kernels::IndexBounds::from(g.dims), 0};
-    if (options.bad_indices == BadIndices::Error) {
-      const std::int64_t bad = kernels::last_bad_index_row(space, g.num_updates, target, "shardops::scatter::validate");
+    // The error policy, given the bad rows a kernel counted (-1: none did).
+    const auto validate = [&](std::int64_t counted) {
+      if (options.bad_indices != BadIndices::Error) return;
+      const std::int64_t bad =
+          kernels::last_bad_index_row(space, g.num_updates, target, "shardops::scatter::validate", counted);
       if (bad >= 0)
         throw InvalidArgument(scatter_index_error(g, bad, index_row_values(indices, bad, g.index_depth)), "indices");
-    }
+    };
     if (strings && op == ScatterOp::ScatterNd) {
+      validate(-1);
       // Duplicates concatenate in index order; the result gets a pool of its own.
       out = concat_strings_by_target(space, g.num_updates, target, updates.reshaped(Shape{g.num_updates, g.slice_size}),
                                      g.output, g.output_rows, g.slice_size, updates.strings().home);
       return;
     }
-    scatter_apply(space, op, options.schedule, tensor, out, g.output_rows, g.slice_size,
-                  update_rows(g.num_updates, target, updates));
+    // The apply counts the rows it skips (the bad ones) on the way; the output is this
+    // call's own until it returns, so the error policy can act after it.
+    validate(scatter_apply(space, op, options.schedule, tensor, out, g.output_rows, g.slice_size,
+                           update_rows(g.num_updates, target, updates)));
   });
   space.fence();
   return out;

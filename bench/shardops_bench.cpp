@@ -261,10 +261,10 @@ double time_memcpy(const Comm& comm, const Options& o, std::int64_t rank_bytes) 
   // Memory of the kind the ops get (huge pages where the system grants them, see
   // core/HostMemory.hpp): on small pages the same copy is about 10% slower here, which
   // would flatter the op.
-  const auto src = shardops::allocate_uninitialized<Kokkos::View<unsigned char*, shardops::MemSpace>>(
-      "bench::memcpy::src", n);
-  const auto dst = shardops::allocate_uninitialized<Kokkos::View<unsigned char*, shardops::MemSpace>>(
-      "bench::memcpy::dst", n);
+  const auto src =
+      shardops::allocate_uninitialized<Kokkos::View<unsigned char*, shardops::MemSpace>>("bench::memcpy::src", n);
+  const auto dst =
+      shardops::allocate_uninitialized<Kokkos::View<unsigned char*, shardops::MemSpace>>("bench::memcpy::dst", n);
   Kokkos::deep_copy(src, 1);
   Kokkos::deep_copy(dst, 0);
   std::vector<double> times;
@@ -373,7 +373,8 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
     }
     first[static_cast<std::size_t>(r)] = std::int64_t(sd[static_cast<std::size_t>(r)]) * 8;
   }
-  const HostWords rows = host_words((peer_of_row.size() * static_cast<std::size_t>(row_bytes) + 7) / 8, 0x0101010101010101);
+  const HostWords rows =
+      host_words((peer_of_row.size() * static_cast<std::size_t>(row_bytes) + 7) / 8, 0x0101010101010101);
   std::vector<double> raw, grouped;
   for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
     comm.barrier();

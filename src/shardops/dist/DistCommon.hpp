@@ -90,6 +90,25 @@ std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::
                                              std::int64_t rows_per_dim0, const Kokkos::View<int*, MemSpace>& dest,
                                              const Kokkos::View<std::int64_t*, MemSpace>& row) {
   std::int64_t bad = 0;
+  if (linear.depth == 1) {
+    // One coordinate per row (the usual case): one load, one unsigned compare for the
+    // bounds, no loop over coordinates; the target row is the index itself (one row per
+    // index of dim 0).
+    const I* idx = linear.idx;
+    const std::uint64_t dim = static_cast<std::uint64_t>(linear.bounds.dims[0]);
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
+          const std::int64_t v = static_cast<std::int64_t>(idx[i]);
+          const bool out = static_cast<std::uint64_t>(v) >= dim;
+          const int r = owner(out ? 0 : v);
+          dest(i) = out ? -1 : r;
+          row(i) = out ? -1 : v - owner.offset(r);
+          count += out ? 1 : 0;
+        },
+        bad);
+    return bad;
+  }
   Kokkos::parallel_reduce(
       label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
       KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {

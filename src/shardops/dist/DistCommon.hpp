@@ -93,7 +93,7 @@ std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::
   if (linear.depth == 1) {
     // One coordinate per row (the usual case): one load, one unsigned compare for the
     // bounds, no loop over coordinates; the target row is the index itself (one row per
-    // index of dim 0).
+    // index of dim 0) less the target's row offset, as linear() gives it.
     const I* idx = linear.idx;
     const std::uint64_t dim = static_cast<std::uint64_t>(linear.bounds.dims[0]);
     Kokkos::parallel_reduce(
@@ -103,7 +103,7 @@ std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::
           const bool out = static_cast<std::uint64_t>(v) >= dim;
           const int r = owner(out ? 0 : v);
           dest(i) = out ? -1 : r;
-          row(i) = out ? -1 : v - owner.offset(r);
+          row(i) = out ? -1 : v - linear.row_offset - owner.offset(r);
           count += out ? 1 : 0;
         },
         bad);

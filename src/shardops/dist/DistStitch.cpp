@@ -26,17 +26,28 @@ struct IndexAsTarget {
   }
 };
 
-/// The smallest non-negative index of \p ids (INT64_MAX when there is none).
-std::int64_t min_nonnegative_int32(const Tensor& ids) {
+/// The largest index of \p ids (-1 when there is none) and the smallest non-negative
+/// one (INT64_MAX when there is none), in one pass.
+struct IndexRange {
+  std::int64_t max = -1, min_nonnegative = std::numeric_limits<std::int64_t>::max();
+};
+IndexRange index_range(const Tensor& ids) {
   const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
-  std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+  Kokkos::MinMaxScalar<std::int64_t> range;
   Kokkos::parallel_reduce(
-      "shardops::dist::DynamicStitch::min_index", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, ids.num_elements()),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
-        if (p[i] >= 0 && p[i] < v) v = p[i];
+      "shardops::dist::DynamicStitch::index_range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, ids.num_elements()),
+      KOKKOS_LAMBDA(const std::int64_t i, Kokkos::MinMaxScalar<std::int64_t>& v) {
+        const std::int64_t x = p[i];
+        if (x > v.max_val) v.max_val = x;
+        if (x >= 0 && x < v.min_val) v.min_val = x;
       },
-      Kokkos::Min<std::int64_t>(lowest));
-  return ids.num_elements() > 0 ? lowest : std::numeric_limits<std::int64_t>::max();
+      Kokkos::MinMax<std::int64_t>(range));
+  IndexRange r;
+  if (ids.num_elements() > 0) {
+    r.max = range.max_val;
+    r.min_nonnegative = range.min_val;
+  }
+  return r;
 }
 
 /// Every index names a row of the rank that holds it (one rank; or, say, the inverse
@@ -140,8 +151,9 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   // also tells whether this rank's indices all name rows it will own.
   std::int64_t mine_max = -1, mine_min = std::numeric_limits<std::int64_t>::max();
   for (const DistTensor& t : indices) {
-    mine_max = std::max(mine_max, max_int32(t.local()));
-    if (comm.size() > 1) mine_min = std::min(mine_min, min_nonnegative_int32(t.local()));
+    const IndexRange range = index_range(t.local());
+    mine_max = std::max(mine_max, range.max);
+    mine_min = std::min(mine_min, range.min_nonnegative);
   }
   const std::int64_t mx = comm.max(mine_max);
 

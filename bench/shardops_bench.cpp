@@ -259,8 +259,8 @@ Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& 
 double time_memcpy(const Comm& comm, const Options& o, std::int64_t rank_bytes) {
   const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(rank_bytes / 2, 1));
   // Memory of the kind the ops get (huge pages where the system grants them, see
-  // core/HostMemory.hpp): on small pages the same copy is about 10% slower here, which
-  // would flatter the op.
+  // core/HostMemory.hpp): a ceiling on small pages would be slower than the memory the
+  // op works in (SHARDOPS_HUGE_PAGES=0 shows the floors on small pages).
   const auto src =
       shardops::allocate_uninitialized<Kokkos::View<unsigned char*, shardops::MemSpace>>("bench::memcpy::src", n);
   const auto dst =
@@ -342,9 +342,9 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
   const std::int64_t any = comm.sum(stot);
   if (any == 0) return {};
   // Buffers of the kind the ops' exchanges use (huge pages where the system grants them,
-  // see core/HostMemory.hpp): an Alltoallv between small-page buffers took 1.4-1.6x as
-  // long here (32 MB to each of 2 ranks: 9.1-11.2 vs 5.7-8.5 ms), a floor the op would
-  // beat by its allocator alone.
+  // see core/HostMemory.hpp): an Alltoallv between small-page buffers took 1.2-1.4x as
+  // long here (W3 at 2 ranks, 33.5 MB to the other rank: 8.3-9.4 vs 6.7-6.8 ms with
+  // SHARDOPS_HUGE_PAGES=0 and without), a floor the op would beat by its allocator alone.
   const HostWords sbuf = host_words(static_cast<std::size_t>(std::max<std::int64_t>(stot, 1)), 1),
                   rbuf = host_words(static_cast<std::size_t>(std::max<std::int64_t>(rtot, 1)), 0);
   // The rows to group: each peer's bytes (this rank's own too) cut into 64-byte rows

@@ -79,6 +79,9 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
                   "gather-nd writes zeros)")
       ->check(CLI::IsMember({"error", "ignore"}));
   sub->add_flag("--overwrite", r.overwrite, "Replace the output dataset if it exists");
+  sub->add_flag("--no-fsync", r.no_fsync,
+                "Do not flush the outputs to disk before the commit (faster; a power cut may then lose a "
+                "committed output, a killed job still cannot)");
   sub->add_option("--report", r.report, "Write per-phase times and bytes moved to this JSON file");
   sub->add_option("--schedule", schedule,
                   "How order-dependent kernels run: auto (default), sequential or parallel (same result)")

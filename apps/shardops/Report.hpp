@@ -25,9 +25,9 @@ struct RunRecord {
 /// Phases always present in the report, in this order.
 extern const char* const kReportPhases[5];
 
-/// \brief Collective: reduces the phase times (max over ranks) and bytes sent (sum),
-/// then rank 0 writes \p path as JSON. \throws IOError if it cannot be written.
-void write_report(const Comm& comm, const RunRecord& record, const std::string& path, double wall_seconds);
+/// \brief Collective: reduces the phase times (max over ranks) and bytes sent (sum);
+/// returns the report as JSON on rank 0 ("" on the other ranks).
+std::string report_json(const Comm& comm, const RunRecord& record, double wall_seconds);
 
 /// JSON string literal of \p text (quotes and escapes).
 std::string json_string(const std::string& text);

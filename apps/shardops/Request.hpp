@@ -30,6 +30,7 @@ struct Request {
   bool bad_indices_given = false;  ///< given on the command line (wins over a deck's options)
   bool schedule_given = false;
   bool overwrite = false;
+  bool no_fsync = false;  ///< --no-fsync: outputs are not flushed to disk at the commit
   std::string report;
   Verbosity verbosity = Verbosity::Normal;
 };

@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 #include "CommandLine.hpp"
@@ -14,9 +15,11 @@
 #include "ErrorReport.hpp"
 #include "OpCommands.hpp"
 #include "Report.hpp"
+#include "ReportFile.hpp"
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/Comm.hpp"
+#include "shardops/io/StopSignals.hpp"
 
 namespace {
 
@@ -34,6 +37,8 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // SIGTERM/SIGINT/SIGHUP: remove what the job wrote so far and exit 128 + signal.
+  shardops::io::install_stop_handlers(rank == 0);
   std::vector<char*> kokkos_args = shardops::split_kokkos_args(argc, argv, true);
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   Kokkos::initialize(kokkos_argc, kokkos_args.data());
@@ -51,13 +56,16 @@ int main(int argc, char** argv) {
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);
         if (!request) return;  // help or version printed
         command = request->command;
+        std::unique_ptr<app::ReportFile> report;
+        if (!request->report.empty())
+          report = std::make_unique<app::ReportFile>(comm, request->report, app::job_files(*request));
         if (request->command == "run") {
           app::run_deck_command(comm, *request, record, inputs);
         } else {
           app::run_op_command(comm, *request, record, inputs);
         }
         const double seconds = timer.seconds();
-        if (!request->report.empty()) app::write_report(comm, record, request->report, seconds);
+        if (report) report->write(app::report_json(comm, record, seconds));
         if (rank == 0 && request->verbosity != app::Verbosity::Quiet) print_summary(record, size, seconds);
       });
     } catch (const Error& e) {

@@ -1,5 +1,8 @@
 #include "shardops/core/Phases.hpp"
 
+#include <atomic>
+#include <set>
+
 #include "shardops/core/Kokkos.hpp"
 
 namespace shardops {
@@ -9,15 +12,28 @@ std::map<std::string, double>& table() {
   static std::map<std::string, double> t;
   return t;
 }
+// Phase names live as long as the process, so a signal handler may read them.
+std::atomic<const char*> g_current{"startup"};
+const char* interned(const std::string& name) {
+  static std::set<std::string> names;
+  return names.insert(name).first->c_str();
+}
 }  // namespace
+
+const char* current_phase_name() noexcept { return g_current.load(); }
 
 void PhaseClock::add(const std::string& phase, double seconds) { table()[phase] += seconds; }
 std::map<std::string, double> PhaseClock::totals() { return table(); }
 void PhaseClock::reset() { table().clear(); }
 
+ScopedPhase::ScopedPhase(std::string phase) : phase_(std::move(phase)), outer_(g_current.load()) {
+  g_current.store(interned(phase_));
+}
+
 ScopedPhase::~ScopedPhase() {
   ExecSpace().fence();
   PhaseClock::add(phase_, timer_.seconds());
+  g_current.store(outer_);
 }
 
 }  // namespace shardops

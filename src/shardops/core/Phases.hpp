@@ -23,14 +23,19 @@ class PhaseClock {
 /// that device work is counted where it ran.
 class ScopedPhase {
  public:
-  explicit ScopedPhase(std::string phase) : phase_(std::move(phase)) {}
+  explicit ScopedPhase(std::string phase);
   ~ScopedPhase();
   ScopedPhase(const ScopedPhase&) = delete;
   ScopedPhase& operator=(const ScopedPhase&) = delete;
 
  private:
   std::string phase_;
+  const char* outer_;  ///< the phase this one runs inside
   Kokkos::Timer timer_;
 };
+
+/// \brief The innermost phase running now on this rank ("startup" before the first),
+/// readable from a signal handler (a static string, never freed).
+const char* current_phase_name() noexcept;
 
 }  // namespace shardops

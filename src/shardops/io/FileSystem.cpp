@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -93,14 +95,16 @@ bool path_exists(const std::string& path) noexcept {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-std::string temp_path_beside(const std::string& target) {
+std::string unique_token() {
   static std::atomic<unsigned> counter{0};
-  const fs::path p(target);
   const auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::string name = "." + p.filename().string() + ".shardops-tmp." + std::to_string(::getpid()) + "." +
-                           std::to_string(nanos) + "." + std::to_string(counter++);
-  return (p.parent_path() / name).string();
+  return std::to_string(::getpid()) + "." + std::to_string(nanos) + "." + std::to_string(counter++);
+}
+
+std::string temp_path_beside(const std::string& target) {
+  const fs::path p(target);
+  return (p.parent_path() / ("." + p.filename().string() + ".shardops-tmp." + unique_token())).string();
 }
 
 void copy_file_to(const std::string& from, const std::string& to, const std::string& what) {
@@ -119,6 +123,74 @@ void rename_into_place(const std::string& temp, const std::string& target, const
     throw IOError(what + ": cannot rename the temporary file '" + temp + "' to '" + target + "': " + errno_text(errno));
   }
   sync_path(parent_dir(target), O_RDONLY | O_DIRECTORY);  // best effort: the rename is done either way
+}
+
+void rename_new_file(const std::string& temp, const std::string& target, bool durable, const std::string& what) {
+  if (durable && !sync_path(temp, O_RDONLY)) {
+    throw IOError(what + ": cannot flush the temporary file '" + temp + "' to disk: " + errno_text(errno));
+  }
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    if (err == EEXIST) {
+      throw IOError(what + ": '" + target +
+                    "' was created by another program while this job ran; it is left as it is and nothing was "
+                    "written (run again to add to it)");
+    }
+    if (err != EINVAL && err != ENOSYS) {
+      throw IOError(what + ": cannot rename the temporary file '" + temp + "' to '" + target + "': " + errno_text(err));
+    }
+    // A file system without RENAME_NOREPLACE: link() never replaces either.
+    if (::link(temp.c_str(), target.c_str()) != 0) {
+      const int link_err = errno;
+      throw IOError(
+          what + ": cannot move the temporary file '" + temp + "' to '" + target +
+          "': " + (link_err == EEXIST ? std::string("the target appeared while this job ran") : errno_text(link_err)));
+    }
+    ::unlink(temp.c_str());
+  }
+  if (durable) sync_path(parent_dir(target), O_RDONLY | O_DIRECTORY);
+}
+
+bool reserve_space(int fd, long long offset, long long length, const std::string& dir, const std::string& what,
+                   bool keep_size) {
+  if (length <= 0) return true;
+  int rc;
+  do {
+    rc = ::fallocate(fd, keep_size ? FALLOC_FL_KEEP_SIZE : 0, static_cast<off_t>(offset), static_cast<off_t>(length));
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return true;
+  const int err = errno;
+  if (err == EOPNOTSUPP || err == ENOSYS) return false;
+  const std::string free = free_space_text(dir);
+  throw IOError(what + ": " +
+                (err == ENOSPC   ? std::string("no space left on the device")
+                 : err == EDQUOT ? std::string("disk quota exceeded")
+                                 : errno_text(err)) +
+                ": cannot reserve " + std::to_string(length) + " bytes in '" + dir + "'" +
+                (free.empty() ? "" : " (" + free + ")") + "; nothing was written");
+}
+
+std::string free_space_text(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return "";
+  return std::to_string(static_cast<unsigned long long>(st.f_bavail) * st.f_frsize) + " bytes free";
+}
+
+long long file_size(const std::string& path) noexcept {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+}
+
+std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix) {
+  const fs::path p(target);
+  const std::string prefix = "." + p.filename().string() + suffix_prefix;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(parent_dir(target), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0) found.push_back(it->path().string());
+  }
+  return found;
 }
 
 void remove_quietly(const std::string& path) noexcept { static_cast<void>(std::remove(path.c_str())); }

@@ -8,6 +8,7 @@
 /// InvalidArgument (bad input, exit 2); everything the filesystem refuses is IOError (3).
 
 #include <string>
+#include <vector>
 
 namespace shardops::io {
 
@@ -25,6 +26,9 @@ std::string resolve_output_path(const std::string& file, const std::string& what
 /// True if \p path exists (any kind of file).
 bool path_exists(const std::string& path) noexcept;
 
+/// "PID.NANOS.COUNTER": unique among the processes of one machine and over time.
+std::string unique_token();
+
 /// \brief A fresh name beside \p target: "DIR/.NAME.shardops-tmp.PID.NANOS.COUNTER".
 std::string temp_path_beside(const std::string& target);
 
@@ -35,6 +39,30 @@ void copy_file_to(const std::string& from, const std::string& to, const std::str
 /// \brief Flushes \p temp to disk and renames it over \p target (atomic within one
 /// filesystem), then flushes the directory. \throws IOError naming \p what.
 void rename_into_place(const std::string& temp, const std::string& target, const std::string& what);
+
+/// \brief Renames the new file \p temp to \p target, which must not exist: a file that
+/// appeared there while the job ran is never replaced (IOError naming \p what). With
+/// \p durable, \p temp is flushed to disk first and the directory after.
+void rename_new_file(const std::string& temp, const std::string& target, bool durable, const std::string& what);
+
+/// \brief Reserves the bytes [offset, offset + length) of the open file \p fd on disk, so
+/// that writing them cannot run out of space (MPI-IO may report a write that failed for
+/// lack of space as a success). Returns false if the file system cannot reserve space
+/// (the write is then checked only afterwards). \throws IOError naming \p what and the
+/// space left in \p dir if there is not enough space or quota.
+/// With \p keep_size the file's size does not change (room past its end).
+bool reserve_space(int fd, long long offset, long long length, const std::string& dir, const std::string& what,
+                   bool keep_size = false);
+
+/// "N bytes free" for the file system holding \p dir ("" if unknown).
+std::string free_space_text(const std::string& dir);
+
+/// The size in bytes of the file \p path; -1 if it cannot be read.
+long long file_size(const std::string& path) noexcept;
+
+/// \brief The files in the directory of \p target whose names start with "." + the
+/// target's name + \p suffix_prefix (such as ".shardops-tmp."): what earlier jobs left.
+std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix);
 
 /// Removes \p path if it exists; never throws.
 void remove_quietly(const std::string& path) noexcept;

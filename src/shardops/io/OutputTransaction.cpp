@@ -1,26 +1,45 @@
 #include "shardops/io/OutputTransaction.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/io/FileAccess.hpp"
+#include "shardops/io/FileLock.hpp"
 #include "shardops/io/FileSystem.hpp"
 #include "shardops/io/Hdf5Handle.hpp"
+#include "shardops/io/JournaledCommit.hpp"
 #include "shardops/io/PathLookup.hpp"
 #include "shardops/io/RowTransfer.hpp"
+#include "shardops/io/StopSignals.hpp"
 #include "shardops/io/TypeMap.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops::io {
 
-/// One target file of the transaction and its temporary copy.
+/// One target file of the transaction and the new file its datasets are written to.
 struct OutputTransaction::PendingFile {
-  std::string given;              ///< the file as the first DatasetRef named it (for messages)
-  std::string target;             ///< resolved path the temporary file is renamed to
-  std::string temp;               ///< the temporary file beside it
-  FileHandle file;                ///< the temporary file, open on every rank
-  std::set<std::string> written;  ///< dataset paths written so far
+  std::string given;                 ///< the file as the first DatasetRef named it (for messages)
+  std::string target;                ///< resolved path of the target
+  std::string temp;                  ///< the new file beside it: renamed into place, or merged at commit
+  bool existed = false;              ///< the target existed (agreed): its datasets are kept
+  FileHandle file;                   ///< the new file, open on every rank
+  FileHandle existing;               ///< rank 0: the existing target, read-only, for the checks
+  std::vector<std::string> written;  ///< dataset paths written so far, in order
+  std::set<std::string> replaced;    ///< datasets of the existing target replaced at commit
+  FileLock lock;                     ///< rank 0: held from the first write to the end of the commit
+  CleanupPath temp_on_stop, lock_on_stop;
+  int reserve_fd = -1;     ///< the new file, for reserving space on disk
+  long long data_end = 0;  ///< where the last dataset's data ends in the new file
+  bool reserving = true;   ///< false once the file system said it cannot
+
+  ~PendingFile() {
+    if (reserve_fd >= 0) ::close(reserve_fd);
+  }
 };
 
 namespace {
@@ -141,14 +160,18 @@ void write_vlen_block(const std::string& temp, const std::string& path, const St
   check_status(file.close(), failure);
 }
 
-// Refuses targets that cannot be (re)placed; deletes an existing dataset when overwriting.
-void clear_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what) {
+// Room reserved past the datasets for the metadata HDF5 writes when it closes a file.
+constexpr long long kMetadataRoom = 1 << 20;
+
+// Refuses a target that cannot be (re)placed in \p file. Returns true if a dataset is
+// there and is to be replaced (overwrite).
+bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what) {
   const PathLookup found = lookup_path(file, target.path, what);
   if (found.blocked) {
     throw InvalidArgument(what + ": cannot create the dataset: '" + found.stop + "' exists in '" + target.file +
                           "' and is " + object_kind_name(found.blocked_by) + ", not a group");
   }
-  if (found.kind == ObjectKind::Missing) return;
+  if (found.kind == ObjectKind::Missing) return false;
   if (found.kind != ObjectKind::Dataset) {
     throw InvalidArgument(what + ": '" + target.path + "' exists in '" + target.file + "' and is " +
                           object_kind_name(found.kind) + "; it is never replaced, even with --overwrite");
@@ -156,7 +179,51 @@ void clear_target(hid_t file, const DatasetRef& target, bool overwrite, const st
   if (!overwrite) {
     throw InvalidArgument(what + ": the dataset already exists; pass --overwrite to replace it");
   }
-  check_status(H5Ldelete(file, target.path.c_str(), H5P_DEFAULT), what + ": cannot delete the existing dataset");
+  return true;
+}
+
+// Opens a file with the serial driver, without HDF5's own file lock when \p lock is false.
+FileHandle open_serial(const std::string& path, unsigned flags, bool lock, const std::string& failure) {
+  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
+  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
+  if (!lock) check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
+#endif
+  return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
+}
+
+// Rank 0, holding the lock of \p target: undoes what jobs that died while writing it
+// left behind (a journal of an unfinished commit, new files never committed).
+void clean_up_after_dead_jobs(const std::string& target) {
+  for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) roll_back_journal(target, journal);
+  for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
+}
+
+// Rank 0: copies the datasets written to \p f.temp into the existing target, in place,
+// through an undo journal, deleting the ones they replace first. Nothing of the target
+// changes if this throws.
+void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
+  const std::string what = "output file '" + f.given + "'";
+  f.existing.reset();
+  JournaledCommit journal(f.target, durable, what);
+  {
+    FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
+    FileHandle target(check_id(H5Fopen(f.target.c_str(), H5F_ACC_RDWR, journal.file_access()),
+                               what + ": cannot open it for writing (is it open in another program?)"));
+    const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), what, ErrorKind::Internal));
+    check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), what, ErrorKind::Internal);
+    for (const std::string& path : f.written) {
+      if (f.replaced.count(path) > 0) {
+        check_status(H5Ldelete(target.get(), path.c_str(), H5P_DEFAULT),
+                     what + ": cannot delete the dataset '" + path + "' it replaces");
+      }
+      check_status(H5Ocopy(source.get(), path.c_str(), target.get(), path.c_str(), H5P_DEFAULT, lcpl.get()),
+                   what + ": cannot add the dataset '" + path + "'");
+    }
+    check_status(source.close(), what + ": cannot close the new datasets");
+    check_status(target.close(), what + ": cannot write its changes");
+  }
+  journal.finish();
 }
 
 }  // namespace
@@ -187,29 +254,75 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   auto f = std::make_unique<PendingFile>();
   f->given = ref.file;
   f->target = target;
-  bool existed = false;
   on_root_agreed(comm_, [&] {
+    f->lock = FileLock(target, lock_timeout_seconds(), what);
+    f->lock_on_stop = CleanupPath(f->lock.path());
+    clean_up_after_dead_jobs(target);
     f->temp = temp_path_beside(target);
-    existed = path_exists(target);
-    if (!existed) return;
-    copy_file_to(target, f->temp, what);
-    const htri_t is_hdf5 = H5Fis_hdf5(f->temp.c_str());
+    f->existed = path_exists(target);
+    if (!f->existed) return;
+    const htri_t is_hdf5 = H5Fis_hdf5(target.c_str());
     hdf5_error_detail();  // clear the stack
     if (is_hdf5 <= 0) {
-      remove_quietly(f->temp);
       throw IOError(what + ": the existing output file '" + ref.file + "' is not an HDF5 file; refusing to replace it");
     }
+    f->existing = open_serial(target, H5F_ACC_RDONLY, true,
+                              what + ": the existing output file '" + ref.file +
+                                  "' cannot be opened as HDF5 (truncated or corrupt file, or open for writing in "
+                                  "another program?); it is left as it is");
   });
   f->temp = comm_.broadcast(f->temp, 0);
-  existed = comm_.max(existed ? 1 : 0) != 0;
-  try {
-    f->file = existed ? open_output_file(comm_, f->temp, ref.file, what) : create_output_file(comm_, f->temp, what);
-  } catch (...) {
-    if (comm_.rank() == 0) remove_quietly(f->temp);
-    throw;
-  }
-  files_.push_back(std::move(f));
-  return *files_.back();
+  f->existed = comm_.max(f->existed ? 1 : 0) != 0;
+  f->temp_on_stop = CleanupPath(f->temp);
+  PendingFile& added = *f;
+  files_.push_back(std::move(f));  // from here on abort() removes the new file and drops the lock
+  added.file = create_output_file(comm_, added.temp, what);
+  run_agreed(comm_, [&] {
+    added.reserve_fd = ::open(added.temp.c_str(), O_WRONLY | O_CLOEXEC);
+    if (added.reserve_fd < 0) added.reserving = false;
+  });
+  return added;
+}
+
+void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what) {
+  const bool reserving = comm_.min(f.reserving ? 1 : 0) != 0;
+  if (!reserving) return;
+  run_agreed(comm_, [&] {
+    const haddr_t offset = H5Dget_offset(dataset);
+    hdf5_error_detail();  // clear the stack: compact and empty datasets have no offset
+    const hsize_t storage = H5Dget_storage_size(dataset);
+    if (offset == HADDR_UNDEF || storage == 0) return;
+    f.data_end = std::max(f.data_end, static_cast<long long>(offset + storage));
+    const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
+    const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(comm_.rank());
+    const std::int64_t rows = tensor.layout().count(comm_.rank());
+    if (total_rows <= 0 || rows <= 0) return;
+    const auto row_bytes = static_cast<long long>(storage / static_cast<hsize_t>(total_rows));
+    const std::string dir = std::filesystem::path(f.temp).parent_path().string();
+    f.reserving =
+        reserve_space(f.reserve_fd, static_cast<long long>(offset) + first * row_bytes, rows * row_bytes, dir, what);
+  });
+}
+
+void OutputTransaction::close_and_verify(PendingFile& f) {
+  const std::string what = "output file '" + f.given + "'";
+  const std::string dir = std::filesystem::path(f.temp).parent_path().string();
+  run_agreed(comm_, [&] {
+    // The metadata HDF5 writes when the file closes: room for it too, before it is needed.
+    if (comm_.rank() == 0 && f.reserving) reserve_space(f.reserve_fd, f.data_end, kMetadataRoom, dir, what, true);
+  });
+  run_agreed(comm_, [&] { check_status(f.file.close(), what + ": cannot close the temporary file '" + f.temp + "'"); });
+  on_root_agreed(comm_, [&] {
+    if (f.reserve_fd >= 0) ::close(f.reserve_fd);
+    f.reserve_fd = -1;
+    const long long size = file_size(f.temp);
+    if (size < f.data_end) {
+      const std::string free = free_space_text(dir);
+      throw IOError(what + ": the new file '" + f.temp + "' has " + std::to_string(size) + " bytes where " +
+                    std::to_string(f.data_end) + " were written (a write failed: disk full?" +
+                    (free.empty() ? "" : " " + free) + "); nothing was committed");
+    }
+  });
 }
 
 void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance) {
@@ -226,8 +339,11 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       if (tensor.is_scalar() && tensor.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
         throw InternalError(what + ": a scalar DistTensor must live on rank 0 alone");
       }
-      if (f.written.count(target.path) > 0) throw InvalidArgument(what + ": the dataset is written twice by this job");
-      clear_target(f.file.get(), target, options_.overwrite, what);
+      if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end())
+        throw InvalidArgument(what + ": the dataset is written twice by this job");
+      check_target(f.file.get(), target, false, what);
+      if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
+        f.replaced.insert(target.path);
     });
 
     const bool strings = tensor.dtype() == DType::String;
@@ -244,6 +360,9 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(tensor.dtype());
       dataset = create_dataset(f.file.get(), target.path, tensor, type.get(), what);
       write_provenance(dataset.get(), provenance, what);
+    });
+    reserve(f, dataset.get(), tensor, what);
+    run_agreed(comm_, [&] {
       if (strings) return;
       if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
         data = tensor.local().data();
@@ -291,7 +410,7 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       }
       f.file = open_output_file(comm_, f.temp, f.given, what);
     }
-    f.written.insert(target.path);
+    f.written.push_back(target.path);
   } catch (...) {
     failed_ = true;
     throw;
@@ -302,36 +421,42 @@ void OutputTransaction::commit() {
   if (committed_) return;
   if (failed_) throw InternalError("OutputTransaction::commit after a failed step");
   try {
-    for (const auto& f : files_) {
-      run_agreed(comm_, [&] {
-        check_status(f->file.close(),
-                     "output file '" + f->given + "': cannot close the temporary file '" + f->temp + "'");
-      });
-    }
+    for (const auto& f : files_) close_and_verify(*f);
+    // No stop signal cuts a commit short: each one is acted on after it.
+    CommitWindow window;
     on_root_agreed(comm_, [&] {
       std::string replaced;
       for (const auto& f : files_) {
+        const std::string what = "output file '" + f->given + "'";
         try {
-          rename_into_place(f->temp, f->target, "output file '" + f->given + "'");
-        } catch (const IOError& e) {
+          if (f->existed) {
+            merge_into_existing(*f, options_.durable);
+            remove_quietly(f->temp);
+          } else {
+            rename_new_file(f->temp, f->target, options_.durable, what);
+          }
+        } catch (const Error& e) {
           if (replaced.empty()) throw;
-          throw IOError(std::string(e.what()) + "; already replaced: " + replaced);
+          throw_error(e.kind(), std::string(e.what()) + "; already written: " + replaced);
         }
         replaced += (replaced.empty() ? "" : ", ") + f->given;
       }
     });
+    window.committed();
+    committed_ = true;
+    files_.clear();  // drops the locks
   } catch (...) {
     failed_ = true;
     abort();
     throw;
   }
-  committed_ = true;
-  files_.clear();
 }
 
 void OutputTransaction::abort() noexcept {
   if (files_.empty()) return;
   for (const auto& f : files_) {
+    // Cut the new file first: closing it writes metadata, which must fit on a full disk.
+    if (comm_.rank() == 0 && f->file.valid() && f->reserve_fd >= 0) static_cast<void>(::ftruncate(f->reserve_fd, 0));
     f->file.reset();
     if (comm_.rank() == 0) remove_quietly(f->temp);
   }

@@ -18,27 +18,39 @@ namespace shardops::io {
 struct OutputOptions {
   /// Replace output datasets that already exist (the CLI's --overwrite). Groups are never replaced.
   bool overwrite = false;
+  /// Flush the outputs to disk before the commit counts as done (fsync of the new data,
+  /// the journal and the directory); the CLI's --no-fsync turns it off.
+  bool durable = true;
 };
 
 /// \brief A set of output datasets that appear together or not at all.
 ///
-/// The first write() to a file prepares a temporary file beside it, in the same
-/// directory (".NAME.shardops-tmp.PID.NANOS.N"): a copy of the existing file if
-/// there is one, so the datasets it holds are kept, else a new file. Datasets are
-/// written into the temporary file only; the target and every input stay untouched.
-/// commit() closes the temporary files and, once every rank has succeeded, rank 0
-/// renames each over its target. If anything fails, or the transaction is destroyed
-/// uncommitted, the temporary files are removed and the targets are left as they were.
+/// The first write() to a file takes the file's lock (FileLock: jobs writing one file
+/// take turns), undoes what jobs that died writing it left behind, and creates a new,
+/// empty HDF5 file beside it (".NAME.shardops-tmp.TOKEN"). Datasets are written into
+/// that file only; the target and every input stay untouched until commit(). Space for
+/// each dataset is reserved on disk before it is written, and the file's size is checked
+/// after it is closed, so a full disk is an error before the commit, never a file with
+/// holes. commit() then, on rank 0:
+///  - a target that did not exist: renames the new file to it (never over a file that
+///    appeared meanwhile);
+///  - an existing target: copies the new datasets into it in place (deleting the ones
+///    they replace), through an undo journal (JournaledCommit), so the cost is the bytes
+///    added, not the file, and a failure or a kill leaves the target as it was.
+/// If anything fails, or the transaction is destroyed uncommitted, the new files are
+/// removed and the targets are left as they were. See docs/output-safety.md for what a
+/// crash at each moment leaves behind.
 ///
 /// Every member function is collective over the Comm, and every failure is agreed:
 /// all ranks throw the same error. The destructor closes files (collective for the
 /// MPI-IO driver), so all ranks must destroy the transaction together, which they
 /// do when they leave a scope by the same, agreed, error.
 ///
-/// With several files, each rename is atomic but the set is not: if the rename of a
-/// later file fails, earlier ones have been replaced already (that error says so).
+/// With several files, each file's commit is atomic but the set is not: if a later
+/// file fails, earlier ones have been written already (that error says so).
 class OutputTransaction {
  public:
+  struct PendingFile;
   explicit OutputTransaction(const Comm& comm, OutputOptions options = {});
   ~OutputTransaction();
   OutputTransaction(const OutputTransaction&) = delete;
@@ -66,9 +78,10 @@ class OutputTransaction {
   /// destroyed or aborted: nothing of it is committed.
   void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance);
 
-  /// \brief Collective: closes the temporary files and renames them into place once
-  /// every rank succeeded. \throws IOError if closing or renaming fails (temporary
-  /// files are removed). Nothing to do if nothing was written.
+  /// \brief Collective: closes the new files, checks them, and puts their datasets in
+  /// place once every rank succeeded (stop signals wait until it is done).
+  /// \throws IOError if closing, checking, renaming or merging fails (the new files are
+  /// removed, the targets left as they were). Nothing to do if nothing was written.
   void commit();
 
   /// \brief Collective: closes and removes the temporary files; targets untouched.
@@ -76,12 +89,13 @@ class OutputTransaction {
   void abort() noexcept;
 
   bool committed() const noexcept { return committed_; }
-  /// The temporary files now held (for tests and diagnostics).
+  /// The new files now held (for tests and diagnostics).
   std::vector<std::string> temp_paths() const;
 
  private:
-  struct PendingFile;
   PendingFile& pending_for(const DatasetRef& target);
+  void reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what);
+  void close_and_verify(PendingFile& f);
 
   Comm comm_;
   OutputOptions options_;

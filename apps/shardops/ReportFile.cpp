@@ -1,0 +1,103 @@
+#include "ReportFile.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include "Deck.hpp"
+#include "shardops/io/DatasetRef.hpp"
+#include "shardops/io/FileSystem.hpp"
+
+namespace shardops {
+namespace app {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> job_files(const Request& r) {
+  std::vector<std::string> names;
+  if (r.command == "run") {
+    const Deck deck = load_deck(r.deck, r.set);
+    for (const DeckInput& in : deck.inputs) {
+      if (!in.dataset.empty()) names.push_back(in.dataset);
+    }
+    for (const DeckOutput& out : deck.outputs) names.push_back(out.dataset);
+  } else {
+    for (const std::string* name : {&r.data, &r.partitions, &r.tensor, &r.params, &r.updates, &r.indices, &r.out}) {
+      if (!name->empty()) names.push_back(*name);
+    }
+    names.insert(names.end(), r.indices_list.begin(), r.indices_list.end());
+    names.insert(names.end(), r.data_list.begin(), r.data_list.end());
+  }
+  std::vector<std::string> files;
+  for (const std::string& name : names) files.push_back(io::parse_dataset_ref(name).file);
+  return files;
+}
+
+namespace {
+
+// True if \p a and \p b name the same file: the same inode, or the same path once resolved.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ec1, ec2;
+  return fs::weakly_canonical(fs::absolute(a), ec1) == fs::weakly_canonical(fs::absolute(b), ec2);
+}
+
+}  // namespace
+
+ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vector<std::string>& job_files)
+    : rank_(comm.rank()), path_(path) {
+  run_agreed(comm, [&] {
+    if (rank_ != 0) return;
+    const std::string what = "--report '" + path + "'";
+    for (const std::string& file : job_files) {
+      if (same_file(path, file)) {
+        throw InvalidArgument(what + " is a file this job reads or writes ('" + file +
+                              "'); a report never replaces one");
+      }
+    }
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InvalidArgument(what + " is a directory; name a file");
+    const std::string target = io::resolve_output_path(path, what);
+    temp_ = fs::path(target).parent_path() /
+            ("." + fs::path(target).filename().string() + ".shardops-report." + io::unique_token());
+    const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));
+    ::close(fd);
+    temp_on_stop_ = io::CleanupPath(temp_);
+    path_ = target;
+  });
+}
+
+ReportFile::~ReportFile() {
+  if (!temp_.empty()) io::remove_quietly(temp_);
+}
+
+bool ReportFile::write(const std::string& json) noexcept {
+  if (rank_ != 0 || temp_.empty()) return true;
+  bool ok = false;
+  if (std::FILE* f = std::fopen(temp_.c_str(), "w")) {
+    ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    ok = std::fclose(f) == 0 && ok;
+  }
+  const int err = errno;
+  if (ok && std::rename(temp_.c_str(), path_.c_str()) == 0) {
+    temp_on_stop_.reset();
+    temp_.clear();
+    return true;
+  }
+  std::cerr << "shardops: warning: the outputs were written, but the report '" << path_
+            << "' could not be: " << std::strerror(ok ? errno : err) << std::endl;
+  return false;
+}
+
+}  // namespace app
+}  // namespace shardops

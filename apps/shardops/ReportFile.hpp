@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// \brief The --report file: refused up front if it is one of the job's own files,
+/// claimed before any work, written atomically after the commit.
+
+#include <string>
+#include <vector>
+
+#include "Request.hpp"
+#include "shardops/dist/Comm.hpp"
+#include "shardops/io/StopSignals.hpp"
+
+namespace shardops {
+namespace app {
+
+/// The HDF5 files a request reads or writes (for a deck: its bound inputs and outputs).
+std::vector<std::string> job_files(const Request& r);
+
+/// \brief A report file claimed for this job. Collective. The claim creates an empty
+/// temporary file beside the report's path (".NAME.shardops-report.TOKEN"), so a report
+/// that cannot be written fails the job before any work, not after its commit.
+class ReportFile {
+ public:
+  /// \throws InvalidArgument (exit 2) if \p path is one of \p job_files or a directory;
+  /// IOError (exit 3) naming the reason if its folder is missing or not writable.
+  ReportFile(const Comm& comm, const std::string& path, const std::vector<std::string>& job_files);
+  ~ReportFile();
+  ReportFile(const ReportFile&) = delete;
+  ReportFile& operator=(const ReportFile&) = delete;
+
+  /// \brief Rank 0: writes \p json and renames it into place. The outputs are committed
+  /// by then, so a failure only prints a warning (returned false), never an error.
+  bool write(const std::string& json) noexcept;
+
+ private:
+  int rank_ = 0;
+  std::string path_, temp_;
+  io::CleanupPath temp_on_stop_;
+};
+
+}  // namespace app
+}  // namespace shardops

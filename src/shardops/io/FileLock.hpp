@@ -1,0 +1,46 @@
+#pragma once
+/// \file
+/// \brief The lock that serialises jobs writing into one output file.
+///
+/// The lock is an flock() on a lock file beside the target, ".NAME.shardops-lock".
+/// An advisory lock dies with its process, so a killed job never leaves the file
+/// locked. The lock file is removed when the lock is released; a waiter that wins
+/// the lock on a file that was removed meanwhile notices it (the path no longer
+/// names the inode it locked) and tries again, so two jobs never both hold it.
+
+#include <string>
+
+namespace shardops::io {
+
+/// \brief How long a job waits for another job's lock before it gives up (exit 3).
+/// SHARDOPS_LOCK_TIMEOUT (seconds) overrides the default of 300.
+double lock_timeout_seconds();
+
+/// \brief An exclusive lock on one target file, held by this process (one rank).
+class FileLock {
+ public:
+  FileLock() = default;
+  /// \brief Blocks until this process holds the lock of \p target (a resolved path) or
+  /// \p timeout_seconds have passed. \throws IOError naming \p what, the target and the
+  /// holder (pid and host) on a timeout, or if the file system refuses locks.
+  FileLock(const std::string& target, double timeout_seconds, const std::string& what);
+  ~FileLock() { release(); }
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  bool held() const noexcept { return fd_ >= 0; }
+  const std::string& path() const noexcept { return path_; }
+  /// Removes the lock file and drops the lock; never throws.
+  void release() noexcept;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+/// The lock file of \p target: "DIR/.NAME.shardops-lock".
+std::string lock_path_of(const std::string& target);
+
+}  // namespace shardops::io

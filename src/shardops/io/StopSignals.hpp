@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// \brief What a job does when SIGTERM, SIGINT or SIGHUP stops it (Slurm's scancel and
+/// time limit, Ctrl-C, a closed terminal; Open MPI's mpirun forwards them to every rank
+/// and sends SIGKILL about a second later, so there is no time for collective clean-up).
+///
+/// Each rank's handler removes, itself and at once, the temporary files the job
+/// registered (unlink is async-signal-safe), releases the output locks this rank holds,
+/// prints one line (on the rank that prints messages) and exits with
+/// stop_exit_code(signal). The target files were never touched before the commit, so
+/// nothing else needs undoing. The commit itself is a window in which a stop signal is
+/// held back: the commit runs to its end and the signal is acted on right after it (the
+/// message then says that the outputs were written). What SIGKILL leaves behind is
+/// cleaned up by the next job that writes the same file (OutputTransaction).
+
+#include <string>
+
+namespace shardops::io {
+
+/// The exit code of a job stopped by \p signal: 128 + the signal number, as shells report
+/// it (SIGHUP 129, SIGINT 130, SIGTERM 143).
+constexpr int stop_exit_code(int signal) { return 128 + signal; }
+
+/// \brief Installs the handlers for SIGTERM, SIGINT and SIGHUP (once per process; a
+/// program that embeds shardops may choose not to). \p print_messages: this rank
+/// prints the one line (rank 0 of the job).
+void install_stop_handlers(bool print_messages);
+
+/// \brief While it lives, \p path is removed if the process is stopped by a signal.
+class CleanupPath {
+ public:
+  CleanupPath() = default;
+  explicit CleanupPath(const std::string& path);
+  ~CleanupPath() { reset(); }
+  CleanupPath(CleanupPath&& other) noexcept;
+  CleanupPath& operator=(CleanupPath&& other) noexcept;
+  CleanupPath(const CleanupPath&) = delete;
+  CleanupPath& operator=(const CleanupPath&) = delete;
+  /// Stops watching the path (does not remove it).
+  void reset() noexcept;
+
+ private:
+  int slot_ = -1;
+};
+
+/// \brief The commit: while one lives, a stop signal waits until it ends. At its end a
+/// signal that came in is acted on (clean-up, message, exit); \p committed says whether
+/// the outputs had been committed by then, for the message.
+class CommitWindow {
+ public:
+  CommitWindow();
+  ~CommitWindow();
+  CommitWindow(const CommitWindow&) = delete;
+  CommitWindow& operator=(const CommitWindow&) = delete;
+  /// The outputs are in place: a signal from now on says so.
+  void committed() noexcept;
+};
+
+}  // namespace shardops::io

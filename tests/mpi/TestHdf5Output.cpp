@@ -8,7 +8,9 @@
 
 #include "DistTestUtil.hpp"
 #include "TestIoUtil.hpp"
+#include "shardops/io/Hdf5Handle.hpp"
 #include "shardops/io/Io.hpp"
+#include "shardops/io/JournaledCommit.hpp"
 
 namespace shardops {
 namespace {
@@ -210,6 +212,52 @@ TEST(Hdf5Output, InputAndOutputInTheSameFile) {
   out.commit();
   expect_same_tensor(io::read_dataset(world(), {file, "/in"}), in, "input kept");
   expect_same_tensor(io::read_dataset(world(), {file, "/out"}), in, "output");
+}
+
+// The undo journal by itself (rank 0, serial): a change made through it and rolled back
+// leaves the file byte for byte as it was; a change finished is there for the next reader.
+TEST(Hdf5Output, JournaledChangeRollsBackByteForByte) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/journaled.h5";
+  const Tensor a = sample(DType::Float32, Shape{300, 4}, 11);
+  write_one({file, "/a"}, shard(a));
+  const std::vector<unsigned char> before = file_bytes(file);
+  if (world().rank() == 0) {
+    for (const bool finish : {false, true}) {
+      io::JournaledCommit journal(file, true, "test");
+      {
+        io::FileHandle f(H5Fopen(file.c_str(), H5F_ACC_RDWR, journal.file_access()));
+        ASSERT_TRUE(f.valid());
+        const hsize_t n = 1000;
+        io::DataspaceHandle space(H5Screate_simple(1, &n, nullptr));
+        ASSERT_GE(H5Ldelete(f.get(), "/a", H5P_DEFAULT), 0);  // a change below the original length
+        io::GroupHandle g(H5Gcreate2(f.get(), "/added", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        io::DatasetHandle d2(
+            H5Dcreate2(f.get(), "/added/x", H5T_NATIVE_INT64, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        std::vector<std::int64_t> values(n, 42);
+        ASSERT_GE(H5Dwrite(d2.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+        ASSERT_TRUE(fs::exists(journal.journal_path()));
+        ASSERT_EQ(d2.close(), 0);
+        ASSERT_EQ(g.close(), 0);
+        ASSERT_EQ(f.close(), 0);
+      }
+      EXPECT_NE(file_bytes(file), before) << "the change reached the file";
+      if (finish) {
+        journal.finish();
+        EXPECT_FALSE(fs::exists(journal.journal_path()));
+      } else {
+        journal.roll_back();
+        EXPECT_EQ(file_bytes(file), before) << "the roll-back did not restore the file";
+        EXPECT_FALSE(fs::exists(journal.journal_path()));
+      }
+    }
+  }
+  world().barrier();
+  // The finished change: /a deleted, /added/x there.
+  EXPECT_EQ(caught([&] { io::read_dataset(world(), {file, "/a"}); }).exit_code, 2);
+  const DistTensor x = io::read_dataset(world(), {file, "/added/x"});
+  EXPECT_EQ(x.shape(), Shape{1000});
+  EXPECT_TRUE(temp_files_in(dir).empty());
 }
 
 }  // namespace

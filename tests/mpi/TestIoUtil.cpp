@@ -114,7 +114,7 @@ std::vector<std::string> temp_files_in(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.find(".shardops-tmp.") != std::string::npos) names.push_back(name);
+    if (name.find(".shardops-") != std::string::npos) names.push_back(name);  // temp, journal, lock
   }
   return names;
 }

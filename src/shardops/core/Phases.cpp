@@ -1,7 +1,11 @@
 #include "shardops/core/Phases.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
+#include <thread>
 
 #include "shardops/core/Kokkos.hpp"
 
@@ -22,12 +26,26 @@ const char* interned(const std::string& name) {
 
 const char* current_phase_name() noexcept { return g_current.load(); }
 
+void test_pause(const char* where) {
+  static const std::string setting = [] {
+    const char* text = std::getenv("SHARDOPS_TEST_PAUSE");
+    return std::string(text != nullptr ? text : "");
+  }();
+  if (setting.empty()) return;
+  const std::size_t colon = setting.rfind(':');
+  if (colon == std::string::npos || setting.compare(0, colon, where) != 0) return;
+  std::fprintf(stderr, "shardops: test pause at %s\n", where);
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(setting.c_str() + colon + 1)));
+}
+
 void PhaseClock::add(const std::string& phase, double seconds) { table()[phase] += seconds; }
 std::map<std::string, double> PhaseClock::totals() { return table(); }
 void PhaseClock::reset() { table().clear(); }
 
 ScopedPhase::ScopedPhase(std::string phase) : phase_(std::move(phase)), outer_(g_current.load()) {
   g_current.store(interned(phase_));
+  test_pause(g_current.load());
 }
 
 ScopedPhase::~ScopedPhase() {

@@ -34,6 +34,12 @@ class ScopedPhase {
   Kokkos::Timer timer_;
 };
 
+/// \brief Fault-injection point for the tests of what signals and kills leave behind:
+/// if SHARDOPS_TEST_PAUSE is "WHERE:SECONDS" and \p where is WHERE, rank-independent
+/// sleep here. Every phase calls it at its start with its name; the journaled commit
+/// also at "journaled" (the file changed, the journal not yet removed).
+void test_pause(const char* where);
+
 /// \brief The innermost phase running now on this rank ("startup" before the first),
 /// readable from a signal handler (a static string, never freed).
 const char* current_phase_name() noexcept;

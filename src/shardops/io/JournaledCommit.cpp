@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/core/Phases.hpp"
 #include "shardops/io/FileSystem.hpp"
 #include "shardops/io/Hdf5Handle.hpp"
 
@@ -274,8 +275,8 @@ herr_t driver_truncate(H5FD_t* file, hid_t, hbool_t) {
   auto* f = reinterpret_cast<DriverFile*>(file);
   // Never below the original length: those bytes are the old file's until the commit,
   // and HDF5 ignores what lies past its end of allocation.
+  // Even at the same size: that also frees the room reserved past the end.
   const haddr_t size = std::max<haddr_t>(f->eoa, f->session->original_length);
-  if (size == f->eof) return 0;
   if (::ftruncate(f->fd, static_cast<off_t>(size)) != 0) {
     f->session->fail("setting the file size");
     return -1;
@@ -390,6 +391,7 @@ void JournaledCommit::finish() {
   }
   ::close(s.journal_fd);
   s.journal_fd = -1;
+  test_pause("journaled");
   // The commit point: without its journal the change can no longer be rolled back.
   ::unlink(s.journal.c_str());
   if (s.durable) sync_dir_of(s.journal);

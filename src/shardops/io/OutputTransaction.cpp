@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Phases.hpp"
 #include "shardops/io/FileAccess.hpp"
 #include "shardops/io/FileLock.hpp"
 #include "shardops/io/FileSystem.hpp"
@@ -206,6 +209,20 @@ void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
   const std::string what = "output file '" + f.given + "'";
   f.existing.reset();
   JournaledCommit journal(f.target, durable, what);
+  // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a
+  // write that fails half way through H5Ocopy.
+  {
+    const int fd = ::open(f.target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw IOError(what + ": cannot open it for writing: " + std::strerror(errno));
+    try {
+      reserve_space(fd, file_size(f.target), file_size(f.temp) + kMetadataRoom,
+                    std::filesystem::path(f.target).parent_path().string(), what, true);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
   {
     FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
     FileHandle target(check_id(H5Fopen(f.target.c_str(), H5F_ACC_RDWR, journal.file_access()),
@@ -424,6 +441,7 @@ void OutputTransaction::commit() {
     for (const auto& f : files_) close_and_verify(*f);
     // No stop signal cuts a commit short: each one is acted on after it.
     CommitWindow window;
+    ScopedPhase phase("commit");
     on_root_agreed(comm_, [&] {
       std::string replaced;
       for (const auto& f : files_) {

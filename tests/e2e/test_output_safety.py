@@ -1,0 +1,424 @@
+"""What the output layer guarantees when things go wrong (SPEC section 3; docs/output-safety.md).
+
+Real faults, no mocks: a small tmpfs for a full disk, real concurrent mpirun jobs on one file,
+real signals to mpirun and to the ranks, SIGKILL at the worst moments. Every case checks the
+same promises: a job that exits 0 wrote exactly what it says; a job that fails leaves its
+target byte-identical (or, stopped after its commit, complete and says so); nothing
+".shardops-" is left behind, or the next job writing there removes it.
+
+The moment a signal arrives is made certain with SHARDOPS_TEST_PAUSE=PHASE:SECONDS, which makes
+each rank sleep at the start of that phase (and print "shardops: test pause at PHASE").
+"""
+
+import contextlib
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_common as e2e  # noqa: E402
+
+STOP_CODES = {signal.SIGTERM: 143, signal.SIGINT: 130, signal.SIGHUP: 129}
+
+
+def leftovers(d):
+    return [n for n in os.listdir(d) if ".shardops-" in n]
+
+
+def make_inputs(d, rows=4096, index_rows=2048, seed=1):
+    """params [rows, 16] float32 and indices [index_rows, 1] int32, in d/in.h5."""
+    rng = np.random.default_rng(seed)
+    params = rng.standard_normal((rows, 16)).astype(np.float32)
+    idx = rng.integers(0, rows, size=(index_rows, 1)).astype(np.int32)
+    path = os.path.join(d, "in.h5")
+    e2e.write_h5(path, {"/params": params, "/idx": idx}, mode="w")
+    return path, params[idx[:, 0]]
+
+
+def gather_args(inp, out):
+    return ["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out", out, "-q"]
+
+
+def make_existing(path, size_rows=1024):
+    """An existing output file with two datasets, written by h5py."""
+    rng = np.random.default_rng(7)
+    e2e.write_h5(path, {"/keep/a": rng.standard_normal((size_rows, 8)).astype(np.float64),
+                        "/b": np.arange(100, dtype=np.int64)}, mode="w")
+    return e2e.file_state(path)
+
+
+class Job:
+    """A shardops job started in the background (its own process group)."""
+
+    def __init__(self, sh, argv, np_, env=None):
+        self.cmd = [sh.mpiexec, "-n", str(np_)] + sh.flags + [sh.binary] + [str(a) for a in argv]
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=dict(sh.env, **(env or {})), start_new_session=True)
+        self.err = b""
+        self.out = b""
+
+    def wait_for(self, text, timeout=60.0, count=1):
+        """Reads stderr until it holds text count times; False on timeout or exit."""
+        end = time.monotonic() + timeout
+        while self.err.count(text.encode()) < count:
+            left = end - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None and not select.select([self.proc.stderr], [], [], 0)[0]:
+                return False
+            ready, _, _ = select.select([self.proc.stderr], [], [], min(left, 0.2))
+            if ready:
+                chunk = os.read(self.proc.stderr.fileno(), 65536)
+                if not chunk and self.proc.poll() is not None:
+                    return False
+                self.err += chunk
+        return True
+
+    def ranks(self):
+        """PIDs of the rank processes (children of mpirun)."""
+        try:
+            with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                return [int(p) for p in f.read().split()]
+        except OSError:
+            return []
+
+    def finish(self, timeout=60.0):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            out, err = self.proc.communicate()
+            self.out, self.err = self.out + out, self.err + err
+            return None
+        self.out, self.err = self.out + out, self.err + err
+        return self.proc.returncode
+
+    def result(self, rc, seconds=0.0):
+        return e2e.Result(self.cmd, rc, self.out.decode(errors="replace"), self.err.decode(errors="replace"),
+                          seconds, rc is None)
+
+
+# ---------------------------------------------------------------------------------------------
+# A full disk
+
+
+@contextlib.contextmanager
+def small_tmpfs(size_mb):
+    d = os.path.join("/tmp", "shardops-tmpfs-%d-%d" % (os.getpid(), time.monotonic_ns()))
+    os.mkdir(d)
+    rc = subprocess.call(["mount", "-t", "tmpfs", "-o", "size=%dm" % size_mb, "tmpfs", d],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if rc != 0:
+        os.rmdir(d)
+        yield None
+        return
+    try:
+        yield d
+    finally:
+        subprocess.call(["umount", d])
+        os.rmdir(d)
+
+
+def can_mount():
+    with small_tmpfs(1) as d:
+        return d is not None
+
+
+def disk_full_new_file(t, sh):
+    """A 32 MB output into a 20 MB file system: exit 3 naming the cause, nothing left."""
+    with small_tmpfs(20) as fs:
+        inp, _ = make_inputs(t.d, rows=4096, index_rows=1 << 19)
+        out = os.path.join(fs, "out.h5")
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+        t.suite.require(not r.timed_out, "hung on a full disk", r)
+        t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+        t.suite.check("no space" in r.stderr.lower(), "the message does not say the disk is full", r)
+        t.suite.check(os.listdir(fs) == [], "left %s on the full disk" % os.listdir(fs), r)
+
+
+def disk_full_existing_file(t, sh, during):
+    """An existing target on a full disk: while writing the new data, or while merging it in."""
+    size, rows = (20, 1 << 19) if during == "write" else (24, 163840)
+    with small_tmpfs(size) as fs:
+        inp, _ = make_inputs(t.d, rows=4096, index_rows=rows)
+        out = os.path.join(fs, "out.h5")
+        before = make_existing(out, size_rows=1024 if during == "write" else 131072)  # 8 KB or 8 MB
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+        t.suite.require(not r.timed_out, "hung on a full disk", r)
+        t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+        t.suite.check("no space" in r.stderr.lower(), "the message does not say the disk is full", r)
+        t.suite.check(e2e.file_state(out) == before, "the existing file changed", r)
+        t.suite.check(sorted(os.listdir(fs)) == ["out.h5"], "left %s" % os.listdir(fs), r)
+
+
+def fits_exactly_enough(t, sh):
+    """A small output on the same small file system succeeds and is right."""
+    with small_tmpfs(20) as fs:
+        inp, expected = make_inputs(t.d, rows=4096, index_rows=1 << 16)  # 4 MB
+        out = os.path.join(fs, "out.h5")
+        make_existing(out)
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+        e2e.expect_success(t.suite, r)
+        e2e.same_array(t.suite, "g", e2e.read_h5(out, "/g"), expected, r)
+        t.suite.check(sorted(os.listdir(fs)) == ["out.h5"], "left %s" % os.listdir(fs), r)
+
+
+# ---------------------------------------------------------------------------------------------
+# Existing files: in place, bounded, all or nothing
+
+
+def append_in_place(t, sh):
+    """Adding a dataset keeps the file (same inode, no copy) and its datasets byte for byte."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "existing.h5")
+    make_existing(out, size_rows=65536)
+    with open(out, "rb") as f:
+        old_bytes = f.read()
+    ino = os.stat(out).st_ino
+    r = sh.run(gather_args(inp, e2e.ref(out, "/new/g")))
+    e2e.expect_success(t.suite, r)
+    t.suite.check(os.stat(out).st_ino == ino, "the file was replaced, not added to", r)
+    e2e.same_array(t.suite, "/new/g", e2e.read_h5(out, "/new/g"), expected, r)
+    rng = np.random.default_rng(7)
+    e2e.same_array(t.suite, "/keep/a", e2e.read_h5(out, "/keep/a"), rng.standard_normal((65536, 8)), r)
+    e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64), r)
+    with open(out, "rb") as f:
+        new_bytes = f.read()
+    t.suite.check(len(new_bytes) >= len(old_bytes), "the file shrank", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def overwrite_is_bounded(t, sh):
+    """--overwrite of one dataset, again and again, does not grow the file each time."""
+    inp, expected = make_inputs(t.d, index_rows=16384)  # 1 MB a time
+    out = os.path.join(t.d, "over.h5")
+    make_existing(out)
+    sizes = []
+    for _ in range(5):
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--overwrite"])
+        e2e.expect_success(t.suite, r)
+        sizes.append(os.path.getsize(out))
+    e2e.same_array(t.suite, "/g", e2e.read_h5(out, "/g"), expected)
+    t.suite.check(sizes[-1] <= sizes[0] + (1 << 20) + 65536,
+                  "the file grew from %d to %d bytes over 5 overwrites of a 1 MB dataset" % (sizes[0], sizes[-1]))
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def refused_overwrite_keeps_file(t, sh):
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "existing.h5")
+    before = make_existing(out)
+    r = sh.run(gather_args(inp, e2e.ref(out, "/b")))
+    t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+    t.suite.check("--overwrite" in r.stderr, "the message does not suggest --overwrite", r)
+    t.suite.check(e2e.file_state(out) == before, "the file changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+# ---------------------------------------------------------------------------------------------
+# Concurrent writers
+
+
+def concurrent_writers(t, sh, existing):
+    """Two jobs add different datasets to one file at overlapping times: both are kept."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "shared.h5")
+    if existing:
+        make_existing(out)
+    elif os.path.exists(out):
+        os.remove(out)
+    # The first pauses in its write phase, holding the lock, while the second starts.
+    first = Job(sh, gather_args(inp, e2e.ref(out, "/one")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:1.5"})
+    t.suite.require(first.wait_for("test pause at write"), "the first job never reached its write phase",
+                    first.result(first.finish()))
+    second = Job(sh, gather_args(inp, e2e.ref(out, "/two")), 1)
+    rc1, rc2 = first.finish(), second.finish()
+    t.suite.check(rc1 == 0, "the first job exited %s" % rc1, first.result(rc1))
+    t.suite.check(rc2 == 0, "the second job exited %s" % rc2, second.result(rc2))
+    for name in ("/one", "/two"):
+        e2e.same_array(t.suite, name, e2e.read_h5(out, name), expected)
+    if existing:
+        e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64))
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def lock_timeout(t, sh):
+    """A writer that holds the file longer than SHARDOPS_LOCK_TIMEOUT: exit 3 naming it."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "held.h5")
+    before = make_existing(out)
+    lock_path = os.path.join(t.d, ".held.h5.shardops-lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, b"the test's pid %d\n" % os.getpid())
+        t0 = time.monotonic()
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")), env={"SHARDOPS_LOCK_TIMEOUT": "1"})
+        t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+        t.suite.check("being written by the test's pid" in r.stderr, "the message does not name the holder", r)
+        t.suite.check(time.monotonic() - t0 < 20, "waited far longer than the timeout", r)
+        t.suite.check(e2e.file_state(out) == before, "the file changed", r)
+        t.suite.check(leftovers(t.d) == [".held.h5.shardops-lock"], "left %s" % leftovers(t.d), r)
+    finally:
+        os.unlink(lock_path)
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# Signals and kills
+
+
+def stopped_in_phase(t, sh, phase, sig, whom):
+    """A stop signal in each phase: no leftovers, the target as it was (or complete, after the commit)."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    before = make_existing(out)
+    pause = "0.4" if phase == "commit" else "5"
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np,
+              env={"SHARDOPS_TEST_PAUSE": "%s:%s" % (phase, pause)})
+    reached = job.wait_for("test pause at " + phase, count=sh.np)  # every rank is in it
+    if not reached:
+        rc = job.finish()
+        t.suite.require(False, "the job never reached its %s phase" % phase, job.result(rc))
+    t0 = time.monotonic()
+    if whom == "mpirun":
+        os.kill(job.proc.pid, sig)
+    else:
+        for pid in job.ranks():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+    rc = job.finish(timeout=30)
+    took = time.monotonic() - t0
+    r = job.result(rc, took)
+    t.suite.require(rc is not None, "the job did not end after %s" % sig.name, r)
+    t.suite.check(took < 4.0, "the job took %.1f s to end after %s" % (took, sig.name), r)
+    t.suite.check(rc != 0, "the stopped job exited 0", r)
+    # mpirun may end before it has passed on the ranks' last line: the message is checked
+    # where the signal goes to the ranks; the files are checked always.
+    after_commit = "after the commit" in r.stderr
+    if whom == "ranks":
+        if phase == "commit":
+            t.suite.check(after_commit, "a signal during the commit should let it finish and say so", r)
+        else:
+            t.suite.check("nothing was committed" in r.stderr, "the message does not say nothing was committed", r)
+    if after_commit or (phase == "commit" and e2e.file_state(out) != before):
+        e2e.same_array(t.suite, "/g", e2e.read_h5(out, "/g"), expected, r)
+        e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64), r)
+    else:
+        t.suite.check(e2e.file_state(out) == before, "the target changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+    if whom == "ranks":
+        t.suite.check("shardops: stopped by SIG" in r.stderr, "no message says the job was stopped", r)
+        # mpirun reports the first rank's code; sent through mpirun, every rank gets SIGTERM
+        # and mpirun itself exits 1.
+        t.suite.check(("exit code %d" % STOP_CODES[sig]) in r.stderr or rc == STOP_CODES[sig],
+                      "no rank exited %d for %s" % (STOP_CODES[sig], sig.name), r)
+
+
+def killed_then_cleaned(t, sh, where):
+    """SIGKILL of a rank at the worst moments; the next job writing there cleans up."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    before = make_existing(out)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
+    if not job.wait_for("test pause at " + where):
+        rc = job.finish()
+        t.suite.require(False, "the job never reached %s" % where, job.result(rc))
+    for pid in job.ranks():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    rc = job.finish(timeout=30)
+    t.suite.require(rc is not None and rc != 0, "the killed job exited %s" % rc, job.result(rc))
+    t.suite.check(leftovers(t.d) != [], "nothing was left to clean (the test did not kill at %s)" % where)
+    r = sh.run(gather_args(inp, e2e.ref(out, "/next")))
+    e2e.expect_success(t.suite, r, "the next job")
+    e2e.same_array(t.suite, "/next", e2e.read_h5(out, "/next"), expected, r)
+    with e2e.h5py.File(out, "r") as f:
+        t.suite.check("g" not in f, "the killed job's dataset is in the file: its commit was not undone", r)
+    e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64), r)
+    rng = np.random.default_rng(7)
+    e2e.same_array(t.suite, "/keep/a", e2e.read_h5(out, "/keep/a"), rng.standard_normal((1024, 8)), r)
+    t.suite.check(leftovers(t.d) == [], "the next job left %s" % leftovers(t.d), r)
+    del before
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def report_rules(t, sh):
+    inp, expected = make_inputs(t.d)
+    inp_before = e2e.file_state(inp)
+    out = os.path.join(t.d, "r_out.h5")
+    for report, code, words in ((inp, 2, "this job reads or writes"), (out, 2, "this job reads or writes"),
+                                (os.path.join(t.d, "missing", "r.json"), 3, "does not exist"),
+                                (t.d, 2, "directory")):
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--report", report])
+        t.suite.check(r.rc == code, "--report %s: exit %s, expected %d" % (report, r.rc, code), r)
+        t.suite.check(words in r.stderr, "--report %s: the message does not say '%s'" % (report, words), r)
+        t.suite.check(not os.path.exists(out), "--report %s: the output was written anyway" % report, r)
+        t.suite.check(e2e.file_state(inp) == inp_before, "--report %s: the input changed" % report, r)
+    good = os.path.join(t.d, "report.json")
+    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--report", good])
+    e2e.expect_success(t.suite, r)
+    with open(good) as f:
+        doc = json.load(f)
+    t.suite.check(doc.get("command") == "gather-nd", "the report does not name the command", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def main():
+    args = e2e.parse_args(__doc__.splitlines()[0], 3,
+                          lambda p: p.add_argument("--group", default="all",
+                                                   help="all | disk | concurrent | signals"))
+    sh = e2e.Shardops(args)
+    suite = e2e.Suite("e2e output safety np=%d" % args.np, args)
+
+    class T:
+        pass
+
+    def run_case(name, fn, *a):
+        if not suite.wanted(name):
+            return
+        with e2e.work_dir(args, "safety") as d:
+            t = T()
+            t.suite, t.d = suite, d
+            suite.case(name, fn, t, sh, *a)
+
+    groups = args.group.split(",")
+    everything = "all" in groups
+    if everything or "disk" in groups:
+        if os.geteuid() == 0 and can_mount():
+            run_case("disk_full_new_file", disk_full_new_file)
+            run_case("disk_full_existing_file_during_write", disk_full_existing_file, "write")
+            run_case("disk_full_existing_file_during_merge", disk_full_existing_file, "merge")
+            run_case("disk_small_output_fits", fits_exactly_enough)
+        else:
+            suite.skip("disk_full_*", "needs root to mount a small tmpfs")
+    if everything or "concurrent" in groups:
+        run_case("append_in_place", append_in_place)
+        run_case("overwrite_is_bounded", overwrite_is_bounded)
+        run_case("refused_overwrite_keeps_file", refused_overwrite_keeps_file)
+        run_case("concurrent_writers_existing_file", concurrent_writers, True)
+        run_case("concurrent_writers_new_file", concurrent_writers, False)
+        run_case("lock_timeout", lock_timeout)
+        run_case("report_rules", report_rules)
+    if everything or "signals" in groups:
+        phases = ["read", "validate", "apply", "write", "commit"] + (["route"] if args.np > 1 else [])
+        for phase in phases:
+            run_case("sigterm_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGTERM, "mpirun")
+            run_case("sigint_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGINT, "mpirun")
+            run_case("sighup_to_every_rank_in_%s" % phase, stopped_in_phase, phase, signal.SIGHUP, "ranks")
+        run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
+        run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
+    return suite.finish(sh)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -31,7 +32,37 @@ void print_summary(const shardops::app::RunRecord& record, int ranks, double sec
 
 }  // namespace
 
+// True if the command line only asks for help or the version: answered before MPI and
+// Kokkos start, which cost more than the answer (a script's `shardops --version`).
+bool only_help_or_version(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--help") == 0 ||
+        std::strcmp(argv[i], "-h") == 0)
+      return true;
+  }
+  return false;
+}
+
+// The rank of this process as the launcher tells it (mpirun, srun), before MPI_Init.
+bool launcher_rank_is_zero() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (const char* value = std::getenv(name)) return std::strcmp(value, "0") == 0;
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
+  if (only_help_or_version(argc, argv)) {
+    std::vector<char*> args = shardops::split_kokkos_args(argc, argv, false);
+    try {
+      if (!shardops::app::parse_command_line(static_cast<int>(args.size()), args.data(), launcher_rank_is_zero()))
+        return 0;
+    } catch (const shardops::Error& e) {
+      if (launcher_rank_is_zero()) std::cerr << "shardops: error: " << e.what() << std::endl;
+      return e.exit_code();
+    }
+    // A request after all (--help given as a value): run it as usual.
+  }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0, size = 1;

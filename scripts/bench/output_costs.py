@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""What the output layer costs (docs/output-safety.md): prints a markdown table.
+
+- Adding a small dataset to a large existing file against writing it to a new file (whole
+  `mpirun` process; the target is to be within 0.1 s).
+- The write phase of a large output (its --report time) with the default durability
+  (fsync before the commit) and with --no-fsync, against plain POSIX writes of the same
+  bytes (dd, with and without conv=fsync) in the same run.
+
+Usage: python3 scripts/bench/output_costs.py [--shardops build/apps/shardops/shardops] [--np 1]
+       [--big-mb 512] [--out-mb 256] [--reps 5] [--dir DIR]
+Runs with Debian's python3 (numpy, h5py).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_pml="ob1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def timed(cmd):
+    t0 = time.monotonic()
+    subprocess.run(cmd, check=True, env=ENV, stdout=subprocess.DEVNULL)
+    return time.monotonic() - t0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    p.add_argument("--shardops", default=os.path.join(here, "..", "..", "build", "apps", "shardops", "shardops"))
+    p.add_argument("--np", type=int, default=1)
+    p.add_argument("--big-mb", type=int, default=512, help="size of the existing file")
+    p.add_argument("--out-mb", type=int, default=256, help="size of the large output")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--dir", default=None, help="where the files go (default: a temporary folder in /tmp)")
+    a = p.parse_args()
+    d = tempfile.mkdtemp(prefix="shardops-output-costs-", dir=a.dir)
+    mpirun = ["mpirun", "-n", str(a.np), a.shardops]
+    try:
+        # Inputs: a small gather (4 KB out) and a large one (out-mb out).
+        rng = np.random.default_rng(0)
+        inp = os.path.join(d, "in.h5")
+        rows = a.out_mb * (1 << 20) // 64
+        with h5py.File(inp, "w") as f:
+            f["params"] = rng.standard_normal((rows, 16)).astype(np.float32)
+            f["small_idx"] = rng.integers(0, rows, size=(64, 1)).astype(np.int32)
+            f["big_idx"] = np.arange(rows, dtype=np.int32).reshape(-1, 1)[::-1].copy()
+        big = os.path.join(d, "big.h5")
+        with h5py.File(big, "w") as f:
+            f["bulk"] = np.ones((a.big_mb * (1 << 20) // 64, 16), np.float32)
+
+        def gather(idx, out, *extra):
+            return mpirun + ["gather-nd", "--params", inp + ":/params", "--indices", inp + ":/" + idx, "--out", out,
+                             "-q"] + list(extra)
+
+        append, fresh = [], []
+        for k in range(a.reps):  # interleaved
+            append.append(timed(gather("small_idx", big + ":/added%d" % k)))
+            new = os.path.join(d, "new%d.h5" % k)
+            fresh.append(timed(gather("small_idx", new + ":/added")))
+            os.remove(new)
+
+        def write_phase(*extra):
+            out = os.path.join(d, "large.h5")
+            report = os.path.join(d, "r.json")
+            subprocess.run(gather("big_idx", out + ":/g", "--report", report, *extra), check=True, env=ENV,
+                           stdout=subprocess.DEVNULL)
+            with open(report) as f:
+                seconds = json.load(f)["seconds"]["write"]
+            os.remove(out)
+            return seconds
+
+        out_bytes = rows * 64
+        dd_file = os.path.join(d, "dd.bin")
+
+        def dd(*flags):
+            t = timed(["dd", "if=/dev/zero", "of=" + dd_file, "bs=1M", "count=%d" % (out_bytes >> 20)] + list(flags))
+            os.remove(dd_file)
+            return t
+
+        durable, fast, dd_sync, dd_plain = [], [], [], []
+        for _ in range(a.reps):
+            durable.append(write_phase())
+            fast.append(write_phase("--no-fsync"))
+            dd_sync.append(dd("conv=fsync", "status=none"))
+            dd_plain.append(dd("status=none"))
+        med = statistics.median
+        print("Output costs, %d rank(s), median of %d interleaved runs, in %s" % (a.np, a.reps, d))
+        print()
+        print("| what | seconds |")
+        print("|---|---:|")
+        print("| add a 4 KB dataset to a %d MB file (whole process) | %.3f |" % (a.big_mb, med(append)))
+        print("| write the same 4 KB to a new file (whole process) | %.3f |" % med(fresh))
+        print("| difference (target <= 0.1 s) | %.3f |" % (med(append) - med(fresh)))
+        print("| write phase, %d MB output, default (fsync at commit) | %.3f |" % (out_bytes >> 20, med(durable)))
+        print("| dd of the same bytes with conv=fsync | %.3f |" % med(dd_sync))
+        print("| ratio (target <= 1.2) | %.2f |" % (med(durable) / med(dd_sync)))
+        print("| write phase with --no-fsync | %.3f |" % med(fast))
+        print("| dd of the same bytes, no fsync | %.3f |" % med(dd_plain))
+        print("| ratio (target <= 1.2) | %.2f |" % (med(fast) / med(dd_plain)))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -233,9 +233,9 @@ def concurrent_writers(t, sh, existing):
         make_existing(out)
     elif os.path.exists(out):
         os.remove(out)
-    # The first pauses in its write phase, holding the lock, while the second starts.
-    first = Job(sh, gather_args(inp, e2e.ref(out, "/one")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:1.5"})
-    t.suite.require(first.wait_for("test pause at write"), "the first job never reached its write phase",
+    # The first pauses at the start of its commit, holding the lock, while the second starts.
+    first = Job(sh, gather_args(inp, e2e.ref(out, "/one")), sh.np, env={"SHARDOPS_TEST_PAUSE": "commit:1.5"})
+    t.suite.require(first.wait_for("test pause at commit"), "the first job never reached its commit",
                     first.result(first.finish()))
     second = Job(sh, gather_args(inp, e2e.ref(out, "/two")), 1)
     rc1, rc2 = first.finish(), second.finish()
@@ -246,6 +246,19 @@ def concurrent_writers(t, sh, existing):
     if existing:
         e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64))
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def open_in_another_program(t, sh):
+    """A target h5py holds open (HDF5's file lock): exit 3 before any work, the file unchanged."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "open.h5")
+    before = make_existing(out)
+    with e2e.h5py.File(out, "r"):
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+    t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+    t.suite.check("open in another program" in r.stderr, "the message does not say why", r)
+    t.suite.check(e2e.file_state(out) == before, "the file changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
 def lock_timeout(t, sh):
@@ -408,6 +421,7 @@ def main():
         run_case("concurrent_writers_existing_file", concurrent_writers, True)
         run_case("concurrent_writers_new_file", concurrent_writers, False)
         run_case("lock_timeout", lock_timeout)
+        run_case("open_in_another_program", open_in_another_program)
         run_case("report_rules", report_rules)
     if everything or "signals" in groups:
         phases = ["read", "validate", "apply", "write", "commit"] + (["route"] if args.np > 1 else [])

@@ -1,10 +1,12 @@
 #include "shardops/io/OutputTransaction.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -163,6 +165,10 @@ void write_vlen_block(const std::string& temp, const std::string& path, const St
   check_status(file.close(), failure);
 }
 
+constexpr const char* kOpenElsewhere =
+    "the existing output file is open in another program (HDF5's file lock is held by a reader or writer); close "
+    "it there and run again (HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off)";
+
 // Room reserved past the datasets for the metadata HDF5 writes when it closes a file.
 constexpr long long kMetadataRoom = 1 << 20;
 
@@ -193,6 +199,19 @@ FileHandle open_serial(const std::string& path, unsigned flags, bool lock, const
   if (!lock) check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
 #endif
   return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
+}
+
+// HDF5 locks a file while a program has it open (shared for readers, exclusive for
+// writers). The commit changes the file in place, so it would fail at the end: say so
+// before any work instead. HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off.
+void refuse_if_open_elsewhere(const std::string& target, const std::string& what) {
+  const char* use = std::getenv("HDF5_USE_FILE_LOCKING");
+  if (use != nullptr && (std::strcmp(use, "FALSE") == 0 || std::strcmp(use, "0") == 0)) return;
+  const int fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // opening it as HDF5 reports why
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  if (busy) throw IOError(what + ": " + kOpenElsewhere);
 }
 
 // Rank 0, holding the lock of \p target: undoes what jobs that died while writing it
@@ -226,7 +245,7 @@ void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
   {
     FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
     FileHandle target(check_id(H5Fopen(f.target.c_str(), H5F_ACC_RDWR, journal.file_access()),
-                               what + ": cannot open it for writing (is it open in another program?)"));
+                               what + ": cannot open it for writing (" + kOpenElsewhere + "?)"));
     const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), what, ErrorKind::Internal));
     check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), what, ErrorKind::Internal);
     for (const std::string& path : f.written) {
@@ -283,6 +302,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     if (is_hdf5 <= 0) {
       throw IOError(what + ": the existing output file '" + ref.file + "' is not an HDF5 file; refusing to replace it");
     }
+    refuse_if_open_elsewhere(target, what);
     f->existing = open_serial(target, H5F_ACC_RDONLY, true,
                               what + ": the existing output file '" + ref.file +
                                   "' cannot be opened as HDF5 (truncated or corrupt file, or open for writing in "

@@ -20,6 +20,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
 import gen  # noqa: E402
@@ -353,6 +354,19 @@ def output_handling(t):
     check_values(t, "added dataset", out, "/more/h", npref.gather_nd(params, idx_a), res)
     t.suite.check(not [f for f in os.listdir(t.d) if "shardops-tmp" in f],
                   "temporary files left behind: %s" % os.listdir(t.d))
+
+    # 5. Numbered outputs list in the order written (h5py follows the tracked creation
+    # order), in a new file and in new groups of an existing one.
+    data = np.arange(240, dtype=np.float32).reshape(120, 2)
+    parts = (np.arange(120) % 12).astype(np.int32)
+    write_h5(in_file, {"/pd": data, "/pp": parts})
+    for target in (t.path("oh.parts.h5"), out):
+        res = t.sh.run(["dynamic-partition", "--data", ref(in_file, "/pd"), "--partitions", ref(in_file, "/pp"),
+                        "--num-partitions", "12", "--out", ref(target, "/parts"), "-q"])
+        expect_success(t.suite, res, "dynamic-partition into %s" % target)
+        with h5py.File(target, "r") as f:
+            names = list(f["parts"])
+        t.suite.check(names == [str(p) for p in range(12)], "h5py lists %s/parts as %s" % (target, names), res)
 
 
 def check_report(t, path, command, bytes_read, bytes_written):

@@ -25,10 +25,14 @@ constexpr bool kCollectiveReadsOfNewFiles = true;
 FileHandle open_agreed(const Comm& comm, const std::string& path, unsigned flags, bool create, bool collective_reads,
                        const std::string& what, const std::string& failure) {
   PropListHandle fapl = mpio_file_access(comm, collective_reads);
+  // A new file's root group lists its links in the order they were made (h5py's track_order).
+  PropListHandle fcpl(check_id(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate(H5P_FILE_CREATE)", ErrorKind::Internal));
+  check_status(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+               "H5Pset_link_creation_order", ErrorKind::Internal);
   FileHandle file;
   run_agreed(comm, [&] {
     const hid_t id =
-        create ? H5Fcreate(path.c_str(), flags, H5P_DEFAULT, fapl.get()) : H5Fopen(path.c_str(), flags, fapl.get());
+        create ? H5Fcreate(path.c_str(), flags, fcpl.get(), fapl.get()) : H5Fopen(path.c_str(), flags, fapl.get());
     file = FileHandle(check_id(id, what + ": " + failure));
   });
   return file;

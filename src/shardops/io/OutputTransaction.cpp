@@ -57,8 +57,28 @@ void on_root_agreed(const Comm& comm, Body&& body) {
   });
 }
 
+}  // namespace
+
+void create_parent_groups(hid_t file, const std::string& path, const std::string& what) {
+  const PropListHandle gcpl(check_id(H5Pcreate(H5P_GROUP_CREATE), what, ErrorKind::Internal));
+  // Numbered outputs (dynamic-partition's 0, 1, ..., 10, 11) then list in the order made.
+  check_status(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), what,
+               ErrorKind::Internal);
+  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    const std::string parent = path.substr(0, slash);
+    const htri_t exists =
+        check_value(H5Lexists(file, parent.c_str(), H5P_DEFAULT), what + ": cannot look up " + parent);
+    if (exists > 0) continue;
+    GroupHandle(check_id(H5Gcreate2(file, parent.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
+                         what + ": cannot create the group " + parent));
+  }
+}
+
+namespace {
+
 DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
                              const std::string& what) {
+  create_parent_groups(file, path, what);
   const std::string failure = what + ": cannot create the dataset";
   DataspaceHandle space;
   if (tensor.is_scalar()) {
@@ -246,14 +266,13 @@ void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
     FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
     FileHandle target(check_id(H5Fopen(f.target.c_str(), H5F_ACC_RDWR, journal.file_access()),
                                what + ": cannot open it for writing (" + kOpenElsewhere + "?)"));
-    const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), what, ErrorKind::Internal));
-    check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), what, ErrorKind::Internal);
     for (const std::string& path : f.written) {
       if (f.replaced.count(path) > 0) {
         check_status(H5Ldelete(target.get(), path.c_str(), H5P_DEFAULT),
                      what + ": cannot delete the dataset '" + path + "' it replaces");
       }
-      check_status(H5Ocopy(source.get(), path.c_str(), target.get(), path.c_str(), H5P_DEFAULT, lcpl.get()),
+      create_parent_groups(target.get(), path, what);
+      check_status(H5Ocopy(source.get(), path.c_str(), target.get(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                    what + ": cannot add the dataset '" + path + "'");
     }
     check_status(source.close(), what + ": cannot close the new datasets");

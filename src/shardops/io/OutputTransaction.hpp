@@ -104,4 +104,9 @@ class OutputTransaction {
   bool failed_ = false;
 };
 
+/// \brief Creates the missing groups above \p path in \p file, each tracking and indexing
+/// the creation order of its links (h5py then lists them in the order written).
+/// \throws IOError naming \p what.
+void create_parent_groups(hid_t file, const std::string& path, const std::string& what);
+
 }  // namespace shardops::io

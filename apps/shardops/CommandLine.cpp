@@ -7,6 +7,7 @@
 
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
+#include "shardops/io/StorageLayout.hpp"
 
 namespace shardops {
 namespace app {
@@ -79,6 +80,12 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
                   "gather-nd writes zeros)")
       ->check(CLI::IsMember({"error", "ignore"}));
   sub->add_flag("--overwrite", r.overwrite, "Replace the output dataset if it exists");
+  sub->add_option("--compression", r.compression,
+                  "Store outputs chunked and compressed: none (default), gzip, gzip=LEVEL (0-9) or lzf");
+  sub->add_flag("--shuffle", r.storage.shuffle, "Shuffle the bytes of each chunk before compressing");
+  sub->add_option("--chunk-rows", r.storage.chunk_rows,
+                  "Rows of axis 0 per chunk (default: contiguous; about 1 MiB chunks when compressing)")
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--no-fsync", r.no_fsync,
                 "Do not flush the outputs to disk before the commit (faster; a power cut may then lose a "
                 "committed output, a killed job still cannot)");
@@ -204,6 +211,7 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
     throw InvalidArgument("usage: " + what + " (run shardops --help)");
   }
   r.command = app.get_subcommands().front()->get_name();
+  if (!r.compression.empty()) io::parse_compression(r.compression, r.storage);
   const CLI::App* chosen = app.get_subcommands().front();
   r.bad_indices_given = chosen->count("--bad-indices") > 0;
   r.schedule_given = chosen->count("--schedule") > 0;

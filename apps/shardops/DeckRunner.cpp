@@ -195,7 +195,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
                       ec.message());
     }
   });
-  io::OutputTransaction out(comm, io::OutputOptions{r.overwrite, !r.no_fsync});
+  io::OutputTransaction out(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
   for (const DeckOutput& o : deck.outputs) {
     const DistTensor& t = env.at(o.name);
     const io::Attributes attrs{{"op", "run"}, {"deck", deck.path}, {"tensor", o.name}, {"options", record.options}};

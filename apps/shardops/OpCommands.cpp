@@ -55,7 +55,7 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   std::string inputs;
   for (const std::string& in : record.inputs) inputs += (inputs.empty() ? "" : " ") + in;
   attrs["inputs"] = inputs;
-  io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync});
+  io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
   for (const Output& o : outputs) {
     file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));

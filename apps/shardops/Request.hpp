@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "shardops/io/StorageLayout.hpp"
 #include "shardops/kernels/Ops.hpp"
 
 namespace shardops {
@@ -30,7 +31,9 @@ struct Request {
   bool bad_indices_given = false;  ///< given on the command line (wins over a deck's options)
   bool schedule_given = false;
   bool overwrite = false;
-  bool no_fsync = false;  ///< --no-fsync: outputs are not flushed to disk at the commit
+  bool no_fsync = false;       ///< --no-fsync: outputs are not flushed to disk at the commit
+  std::string compression;     ///< --compression as given
+  io::StorageOptions storage;  ///< --compression, --shuffle, --chunk-rows
   std::string report;
   Verbosity verbosity = Verbosity::Normal;
 };

@@ -1,5 +1,7 @@
 #include "shardops/io/Hdf5Handle.hpp"
 
+#include <dlfcn.h>
+
 #include <mutex>
 
 namespace shardops::io {
@@ -10,6 +12,9 @@ void quiet_hdf5() {
     if (H5open() < 0 || H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) < 0) {
       throw InternalError("cannot initialise the HDF5 library");
     }
+    // Debian's LZF plugin (hdf5-plugin-lzf, h5py's filter) calls liblzf without being
+    // linked to it: with liblzf loaded for everyone first, HDF5 can load the plugin.
+    static_cast<void>(::dlopen("liblzf.so.1", RTLD_NOW | RTLD_GLOBAL));
   });
 }
 

@@ -21,6 +21,7 @@
 #include "shardops/io/PathLookup.hpp"
 #include "shardops/io/RowTransfer.hpp"
 #include "shardops/io/StopSignals.hpp"
+#include "shardops/io/StorageLayout.hpp"
 #include "shardops/io/TypeMap.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 
@@ -77,7 +78,7 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 namespace {
 
 DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
-                             const std::string& what) {
+                             const StorageOptions& storage, const std::string& what) {
   create_parent_groups(file, path, what);
   const std::string failure = what + ": cannot create the dataset";
   DataspaceHandle space;
@@ -90,11 +91,7 @@ DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTens
   }
   const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), failure, ErrorKind::Internal));
   check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), failure, ErrorKind::Internal);
-  const PropListHandle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), failure, ErrorKind::Internal));
-  // Every element is written: no fill pass. (HDF5 refuses that for variable-length
-  // data, whose fill is zeros: empty strings until written.)
-  const htri_t variable = check_value(H5Tis_variable_str(type), failure, ErrorKind::Internal);
-  if (variable == 0) check_status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), failure, ErrorKind::Internal);
+  const PropListHandle dcpl = dataset_creation(storage, tensor.shape(), type, what);
   return DatasetHandle(
       check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), failure));
 }
@@ -105,6 +102,17 @@ struct StringOutput {
   std::vector<std::string> values;  ///< this rank's block, row-major
   StringFormat format;              ///< fixed-length width: wide enough for every string
 };
+
+// Fixed-length strings [from, from + n) of \p strings, NUL-padded to the width, into \p buffer.
+void pad_strings(const StringOutput& strings, std::int64_t from, std::int64_t n, unsigned char* buffer) {
+  const auto width = static_cast<std::size_t>(strings.format.width);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::string& v = strings.values[static_cast<std::size_t>(from + i)];
+    unsigned char* slot = buffer + static_cast<std::size_t>(i) * width;
+    std::copy(v.begin(), v.end(), slot);
+    std::fill(slot + v.size(), slot + width, static_cast<unsigned char>(0));
+  }
+}
 
 // Collective: the strings of \p tensor and the type to write them with: the input's
 // type, taken from the pools of the ranks holding rows (the lowest one decides
@@ -151,13 +159,14 @@ StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const s
   return out;
 }
 
-// This rank's turn of a variable-length string write: it opens the closed temporary
-// file alone (sec2 driver; no file lock: the file is private to this job and some
-// parallel file systems refuse locks), writes its rows [first, first + rows) and
-// closes it.
-void write_vlen_block(const std::string& temp, const std::string& path, const StringOutput& strings, const Shape& shape,
-                      std::int64_t first, std::int64_t rows, const std::string& what) {
-  const std::string failure = what + ": writing its strings failed";
+// This rank's turn of a serial write: it opens the closed new file alone (sec2 driver;
+// no file lock: the file is private to this job and some parallel file systems refuse
+// locks), writes its rows [first, first + rows) (\p elements of \p mem_type at \p buffer)
+// and closes it.
+void write_block_serially(const std::string& temp, const std::string& path, hid_t mem_type, const void* buffer,
+                          std::size_t elements, const Shape& shape, std::int64_t first, std::int64_t rows,
+                          const std::string& what) {
+  const std::string failure = what + ": writing its rows failed";
   const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
   check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
 #if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
@@ -165,7 +174,6 @@ void write_vlen_block(const std::string& temp, const std::string& path, const St
 #endif
   FileHandle file(check_id(H5Fopen(temp.c_str(), H5F_ACC_RDWR, fapl.get()), failure));
   DatasetHandle dataset(check_id(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), failure));
-  const TypeHandle type = string_file_type(strings.format);
   const DataspaceHandle file_space(check_id(H5Dget_space(dataset.get()), failure));
   if (shape.rank() > 0) {
     std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
@@ -175,12 +183,9 @@ void write_vlen_block(const std::string& temp, const std::string& path, const St
     check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
                  failure);
   }
-  const hsize_t n = static_cast<hsize_t>(strings.values.size());
+  const hsize_t n = static_cast<hsize_t>(elements);
   const DataspaceHandle mem_space(check_id(H5Screate_simple(1, &n, nullptr), failure));
-  std::vector<const char*> pointers(strings.values.size());
-  for (std::size_t i = 0; i < pointers.size(); ++i) pointers[i] = strings.values[i].c_str();
-  check_status(H5Dwrite(dataset.get(), type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, pointers.data()),
-               failure);
+  check_status(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer), failure);
   check_status(dataset.close(), failure);
   check_status(file.close(), failure);
 }
@@ -345,9 +350,20 @@ void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor&
   if (!reserving) return;
   run_agreed(comm_, [&] {
     const haddr_t offset = H5Dget_offset(dataset);
-    hdf5_error_detail();  // clear the stack: compact and empty datasets have no offset
+    hdf5_error_detail();  // clear the stack: chunked, compact and empty datasets have no offset
+    if (offset == HADDR_UNDEF) {
+      // Chunks are placed as they are written, past the end of the file: room for all of
+      // them uncompressed (past the end, so the file does not grow by it).
+      if (comm_.rank() != 0 || tensor.is_scalar()) return;
+      const TypeHandle type(check_id(H5Dget_type(dataset), what + ": cannot read the datatype"));
+      const long long raw = tensor.shape().num_elements() * static_cast<long long>(H5Tget_size(type.get()));
+      const long long end = std::max(file_size(f.temp), f.data_end);
+      f.reserving = reserve_space(f.reserve_fd, end, raw + raw / 64 + kMetadataRoom,
+                                  std::filesystem::path(f.temp).parent_path().string(), what, true);
+      return;
+    }
     const hsize_t storage = H5Dget_storage_size(dataset);
-    if (offset == HADDR_UNDEF || storage == 0) return;
+    if (storage == 0) return;
     f.data_end = std::max(f.data_end, static_cast<long long>(offset + storage));
     const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
     const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(comm_.rank());
@@ -382,6 +398,11 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
 }
 
 void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance) {
+  write(target, tensor, provenance, options_.storage);
+}
+
+void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+                              const StorageOptions& storage) {
   if (committed_) throw InternalError("OutputTransaction::write after commit (" + target.str() + ")");
   if (failed_) throw InternalError("OutputTransaction::write after a failed step (" + target.str() + ")");
   const std::string what = target.str();
@@ -414,7 +435,7 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       // String types have no byte order: the file type is the memory type.
       mem_type = strings ? string_file_type(string_output.format) : memory_type(tensor.dtype());
       const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(tensor.dtype());
-      dataset = create_dataset(f.file.get(), target.path, tensor, type.get(), what);
+      dataset = create_dataset(f.file.get(), target.path, tensor, type.get(), storage, what);
       write_provenance(dataset.get(), provenance, what);
     });
     reserve(f, dataset.get(), tensor, what);
@@ -430,38 +451,48 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
     const int rank = comm_.rank();
     const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
     const std::int64_t rows = tensor.layout().count(rank);
-    if (!strings) {
+    // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel IO
+    // does not support writing VL ... datatypes yet"), and its collective filtered writes
+    // lose the mark of a chunk an optional filter left as it was (LZF cannot shrink
+    // random data), so h5py then fails to read it. Those datasets are made above,
+    // collectively; then the ranks take turns, in rank order, each opening the file alone
+    // to write its own rows; then all reopen it.
+    const bool vlen = strings && !string_output.format.fixed_length;
+    const bool serial = vlen || storage.compression == Compression::Lzf;
+    if (!serial && !strings) {
       transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
                     Transfer::Write, what);
-    } else if (string_output.format.fixed_length) {
+    } else if (!serial) {
       // Fixed length: each round's strings NUL-padded to the width, collective as any row.
-      const auto width = static_cast<std::size_t>(string_output.format.width);
       RowStaging fill;
       fill.fill = [&](unsigned char* buffer, std::int64_t from, std::int64_t n) {
-        for (std::int64_t i = 0; i < n; ++i) {
-          const std::string& v = string_output.values[static_cast<std::size_t>(from + i)];
-          unsigned char* slot = buffer + static_cast<std::size_t>(i) * width;
-          std::copy(v.begin(), v.end(), slot);
-          std::fill(slot + v.size(), slot + width, static_cast<unsigned char>(0));
-        }
+        pad_strings(string_output, from, n, buffer);
       };
       transfer_rows_staged(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, fill, Transfer::Write,
                            what);
     }
     run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
-    if (strings && !string_output.format.fixed_length && comm_.max(string_output.values.empty() ? 0 : 1) != 0) {
-      // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel
-      // IO does not support writing VL ... datatypes yet"). So the dataset is made
-      // above, collectively, and the file closed; then the ranks take turns, in rank
-      // order, each opening the file alone to write its own rows; then all reopen it.
+    const std::int64_t elements = rows * (tensor.is_scalar() ? 1 : tensor.row_elements());
+    if (serial && comm_.max(elements) != 0) {
       run_agreed(comm_, [&] {
         check_status(f.file.close(), "output file '" + f.given + "': cannot close the temporary file '" + f.temp + "'");
       });
       for (int turn = 0; turn < comm_.size(); ++turn) {
         run_agreed(comm_, [&] {
-          if (turn == rank && !string_output.values.empty()) {
-            write_vlen_block(f.temp, target.path, string_output, tensor.shape(), first, rows, what);
+          if (turn != rank || elements == 0) return;
+          std::vector<const char*> pointers;
+          std::vector<unsigned char> padded;
+          const void* buffer = data;
+          if (vlen) {
+            for (const std::string& v : string_output.values) pointers.push_back(v.c_str());
+            buffer = pointers.data();
+          } else if (strings) {
+            padded.resize(static_cast<std::size_t>(elements * string_output.format.width));
+            pad_strings(string_output, 0, elements, padded.data());
+            buffer = padded.data();
           }
+          write_block_serially(f.temp, target.path, mem_type.get(), buffer, static_cast<std::size_t>(elements),
+                               tensor.shape(), first, rows, what);
         });
       }
       f.file = open_output_file(comm_, f.temp, f.given, what);

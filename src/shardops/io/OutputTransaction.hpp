@@ -11,6 +11,7 @@
 #include "shardops/dist/DistTensor.hpp"
 #include "shardops/io/DatasetRef.hpp"
 #include "shardops/io/Provenance.hpp"
+#include "shardops/io/StorageLayout.hpp"
 
 namespace shardops::io {
 
@@ -21,6 +22,8 @@ struct OutputOptions {
   /// Flush the outputs to disk before the commit counts as done (fsync of the new data,
   /// the journal and the directory); the CLI's --no-fsync turns it off.
   bool durable = true;
+  /// How datasets are stored unless a write() says otherwise.
+  StorageOptions storage = {};
 };
 
 /// \brief A set of output datasets that appear together or not at all.
@@ -77,6 +80,9 @@ class OutputTransaction {
   /// file is not HDF5, or HDF5 fails. After an error the transaction can only be
   /// destroyed or aborted: nothing of it is committed.
   void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance);
+  /// As above, stored as \p storage says (chunked and filtered: written collectively too).
+  void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+             const StorageOptions& storage);
 
   /// \brief Collective: closes the new files, checks them, and puts their datasets in
   /// place once every rank succeeded (stop signals wait until it is done).

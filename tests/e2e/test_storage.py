@@ -1,0 +1,149 @@
+"""Output storage options (--compression, --shuffle, --chunk-rows) and h5py's filtered inputs.
+
+Every output must read back in plain h5py byte for byte, with the layout asked for; LZF
+(h5py's own filter) must work out of the box, in and out; a filter that cannot be loaded is
+named in the error.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_common as e2e  # noqa: E402
+
+LAYOUTS = [  # (flags, expected compression, expected shuffle, chunk rows or None for h5py's choice)
+    ([], None, False, "contiguous"),
+    (["--compression", "gzip"], "gzip", False, None),
+    (["--compression", "gzip=9", "--shuffle"], "gzip", True, None),
+    (["--compression", "lzf"], "lzf", False, None),
+    (["--compression", "lzf", "--shuffle", "--chunk-rows", "7"], "lzf", True, 7),
+    (["--chunk-rows", "5"], None, False, 5),
+    (["--compression", "none", "--shuffle"], None, True, None),
+]
+
+
+def inputs(d, rows=1000, index_rows=777):
+    rng = np.random.default_rng(3)
+    params = rng.standard_normal((rows, 6)).astype(np.float32)
+    idx = rng.integers(0, rows, size=(index_rows, 1)).astype(np.int64)
+    path = os.path.join(d, "in.h5")
+    e2e.write_h5(path, {"/params": params, "/idx": idx}, mode="w")
+    return path, params[idx[:, 0]]
+
+
+def layouts(t, sh):
+    inp, expected = inputs(t.d)
+    for k, (flags, compression, shuffle, chunk_rows) in enumerate(LAYOUTS):
+        out = os.path.join(t.d, "out%d.h5" % k)
+        r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out",
+                    e2e.ref(out, "/g"), "-q"] + flags)
+        e2e.expect_success(t.suite, r, " ".join(flags) or "contiguous")
+        with e2e.h5py.File(out, "r") as f:
+            d = f["/g"]
+            what = " ".join(flags) or "no flags"
+            t.suite.check(d.compression == compression, "%s: compression %r" % (what, d.compression), r)
+            t.suite.check(bool(d.shuffle) == shuffle, "%s: shuffle %r" % (what, d.shuffle), r)
+            if chunk_rows == "contiguous":
+                t.suite.check(d.chunks is None, "%s: chunked %r" % (what, d.chunks), r)
+            elif chunk_rows is not None:
+                t.suite.check(d.chunks == (chunk_rows, 6), "%s: chunks %r" % (what, d.chunks), r)
+            else:
+                t.suite.check(d.chunks is not None, "%s: not chunked" % what, r)
+            e2e.same_array(t.suite, what, np.asarray(d[()]), expected, r)
+
+
+def edge_shapes(t, sh):
+    """Empty, scalar-free 1-D and string outputs compressed; an existing file gets a compressed dataset."""
+    d = t.d
+    inp = os.path.join(d, "e.h5")
+    strings = np.array([b"alpha", b"", b"gamma-delta", b"z"] * 10, dtype="S11")
+    e2e.write_h5(inp, {"/x": np.arange(40, dtype=np.int16), "/p": (np.arange(40) % 3).astype(np.int32),
+                       "/s": strings, "/none": np.zeros((0, 3), np.float64),
+                       "/pn": np.zeros((0,), np.int32)}, mode="w")
+    out = os.path.join(d, "e_out.h5")
+    e2e.write_h5(out, {"/old": np.arange(5)}, mode="w")
+    for data, name, compression in (("/x", "x", "gzip"), ("/s", "s", "lzf"), ("/s", "s2", "gzip")):
+        r = sh.run(["dynamic-partition", "--data", e2e.ref(inp, data), "--partitions", e2e.ref(inp, "/p"),
+                    "--num-partitions", "3", "--out", e2e.ref(out, "/" + name), "--compression", compression, "-q"])
+        e2e.expect_success(t.suite, r, "partition of " + data)
+        src = e2e.read_h5(inp, data)
+        for p in range(3):
+            got = e2e.read_h5(out, "/%s/%d" % (name, p))
+            e2e.same_array(t.suite, "%s part %d" % (name, p), got, src[np.arange(40) % 3 == p], r)
+    r = sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/none"), "--partitions", e2e.ref(inp, "/pn"),
+                "--num-partitions", "2", "--out", e2e.ref(out, "/empty"), "--compression", "lzf", "-q"])
+    e2e.expect_success(t.suite, r, "empty partition")
+    e2e.same_array(t.suite, "empty", e2e.read_h5(out, "/empty/0"), np.zeros((0, 3), np.float64), r)
+    e2e.same_array(t.suite, "kept", e2e.read_h5(out, "/old"), np.arange(5), r)
+
+
+def lzf_input(t, sh):
+    """An input h5py compressed with LZF (and shuffle) reads without any setting."""
+    path = os.path.join(t.d, "lzf.h5")
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1000, size=(300, 4)).astype(np.int32)
+    p = rng.integers(0, 4, size=300).astype(np.int32)
+    e2e.write_h5(path, {"/x": x}, mode="w", compression="lzf", shuffle=True, chunks=(17, 4))
+    e2e.write_h5(path, {"/p": p})
+    out = os.path.join(t.d, "lzf_out.h5")
+    r = sh.run(["dynamic-partition", "--data", e2e.ref(path, "/x"), "--partitions", e2e.ref(path, "/p"),
+                "--num-partitions", "4", "--out", e2e.ref(out, "/parts"), "-q"])
+    e2e.expect_success(t.suite, r)
+    for k in range(4):
+        e2e.same_array(t.suite, "part %d" % k, e2e.read_h5(out, "/parts/%d" % k), x[p == k], r)
+
+
+def missing_filter_named(t, sh):
+    """With HDF5's plugin folder pointed elsewhere, LZF in and out: exit 2 naming the filter."""
+    path = os.path.join(t.d, "lzf.h5")
+    e2e.write_h5(path, {"/x": np.arange(100, dtype=np.float32).reshape(50, 2)}, mode="w", compression="lzf")
+    e2e.write_h5(path, {"/i": np.array([[0], [1]], np.int32)})
+    empty = os.path.join(t.d, "no-plugins")
+    os.mkdir(empty)
+    out = os.path.join(t.d, "o.h5")
+    env = {"HDF5_PLUGIN_PATH": empty}
+    r = sh.run(["gather-nd", "--params", e2e.ref(path, "/x"), "--indices", e2e.ref(path, "/i"), "--out",
+                e2e.ref(out, "/g"), "-q"], env=env)
+    t.suite.check(r.rc in (2, 3) and ("lzf" in r.stderr.lower() or "32000" in r.stderr),
+                  "reading LZF without its plugin: exit %s, and the filter should be named" % r.rc, r)
+    r = sh.run(["gather-nd", "--params", e2e.ref(path, "/i"), "--indices", e2e.ref(path, "/i"), "--out",
+                e2e.ref(out, "/g"), "--compression", "lzf", "-q"], env=env)
+    t.suite.check(r.rc == 2 and "LZF" in r.stderr, "writing LZF without its plugin: exit %s" % r.rc, r)
+    t.suite.check(not os.path.exists(out), "an output was written")
+
+
+def bad_options(t, sh):
+    inp, _ = inputs(t.d)
+    out = os.path.join(t.d, "bad.h5")
+    base = ["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out",
+            e2e.ref(out, "/g"), "-q"]
+    for flags in (["--compression", "zstd"], ["--compression", "gzip=12"], ["--chunk-rows", "0"],
+                  ["--chunk-rows", "-3"]):
+        r = sh.run(base + flags)
+        t.suite.check(r.rc == 2, "%s: exit %s, expected 2" % (" ".join(flags), r.rc), r)
+    t.suite.check(not os.path.exists(out), "an output was written")
+
+
+def main():
+    args = e2e.parse_args(__doc__.splitlines()[0], 2)
+    sh = e2e.Shardops(args)
+    suite = e2e.Suite("e2e storage np=%d" % args.np, args)
+
+    class T:
+        pass
+
+    for name, fn in (("layouts", layouts), ("edge_shapes", edge_shapes), ("lzf_input", lzf_input),
+                     ("missing_filter_named", missing_filter_named), ("bad_options", bad_options)):
+        if not suite.wanted(name):
+            continue
+        with e2e.work_dir(args, "storage") as d:
+            t = T()
+            t.suite, t.d = suite, d
+            suite.case(name, fn, t, sh)
+    return suite.finish(sh)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,7 @@ PACKAGES=(
   clang-format
   python3 python3-numpy python3-h5py python3-venv python3-pip python3-matplotlib
   slurm-wlm munge
-  hdf5-plugin-lzf liblzf1
+  hdf5-plugin-lzf liblzf1 nlohmann-json3-dev
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "Deck.hpp"
 #include "shardops/core/Dispatch.hpp"
@@ -128,6 +129,8 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
   const bool talk = comm.rank() == 0 && r.verbosity == Verbosity::Verbose;
 
   Env env;
+  // The datasets each tensor was made from, for the outputs' provenance.
+  std::map<std::string, std::set<std::string>> sources;
   {
     ScopedPhase phase("read");
     for (const DeckInput& in : deck.inputs) {
@@ -139,6 +142,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
           inputs.add(in.name, "tensor " + in.name, in.dataset);
           env[in.name] = io::read_dataset(comm, io::parse_dataset_ref(in.dataset));
           record.inputs.push_back(in.dataset);
+          sources[in.name].insert(in.dataset);
           record.bytes_read +=
               env[in.name].shape().num_elements() * static_cast<std::int64_t>(dtype_size(env[in.name].dtype()));
         }
@@ -173,7 +177,16 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
       throw_error(e.kind(), step.where + ": " + e.what() + about);
     }
     sent += last_bytes_sent();
-    for (std::size_t k = 0; k < results.size(); ++k) env[step.outputs[k]] = results[k];
+    std::set<std::string> from;
+    for (const std::string& name : step.inputs) {
+      const auto it = sources.find(name);
+      if (it != sources.end()) from.insert(it->second.begin(), it->second.end());
+    }
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      env[step.outputs[k]] = results[k];
+      sources[step.outputs[k]] = from;
+    }
+    record.steps.push_back({step.where, step.op, timer.seconds()});
     if (talk) {
       std::cout << "[shardops] " << step.where << " -> " << step.outputs.front()
                 << (step.outputs.size() > 1 ? " .. " + step.outputs.back() : "") << " " << describe(results.front())
@@ -198,13 +211,20 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
   io::OutputTransaction out(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
   for (const DeckOutput& o : deck.outputs) {
     const DistTensor& t = env.at(o.name);
-    const io::Attributes attrs{{"op", "run"}, {"deck", deck.path}, {"tensor", o.name}, {"options", record.options}};
+    const std::set<std::string>& from = sources[o.name];
+    const io::Attributes attrs{{"op", "run"},
+                               {"deck", deck.path},
+                               {"tensor", o.name},
+                               {"options", record.options},
+                               {"inputs", std::vector<std::string>(from.begin(), from.end())},
+                               {"set", r.set}};
     try {
       out.write(io::parse_dataset_ref(o.dataset), t, attrs);
     } catch (const Error& e) {
       throw_error(e.kind(), deck.path + ":" + std::to_string(o.line) + ": output '" + o.name + "': " + e.what());
     }
     record.outputs.push_back(o.dataset + " " + describe(t) + " (" + o.name + ")");
+    record.written.push_back({o.dataset, t.shape().dims(), dtype_name(t.dtype()), o.name});
     record.bytes_written += t.shape().num_elements() * static_cast<std::int64_t>(dtype_size(t.dtype()));
   }
   out.commit();

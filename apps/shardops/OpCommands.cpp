@@ -51,14 +51,12 @@ struct Output {
 
 void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>& outputs, RunRecord& record) {
   ScopedPhase phase("write");
-  io::Attributes attrs{{"op", r.command}, {"options", record.options}};
-  std::string inputs;
-  for (const std::string& in : record.inputs) inputs += (inputs.empty() ? "" : " ") + in;
-  attrs["inputs"] = inputs;
+  const io::Attributes attrs{{"op", r.command}, {"options", record.options}, {"inputs", record.inputs}};
   io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
   for (const Output& o : outputs) {
     file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));
+    record.written.push_back({o.dataset, o.tensor.shape().dims(), dtype_name(o.tensor.dtype()), ""});
     record.bytes_written += global_bytes(comm, o.tensor);
   }
   file.commit();

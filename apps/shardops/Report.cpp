@@ -1,7 +1,9 @@
 #include "Report.hpp"
 
-#include <cstdio>
-#include <sstream>
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <nlohmann/json.hpp>
 
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
@@ -12,56 +14,126 @@ namespace app {
 
 const char* const kReportPhases[5] = {"read", "validate", "route", "apply", "write"};
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+using nlohmann::json;
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
+
+namespace {
+
+// Collective: \p value of every rank (on rank 0; other ranks get an empty vector).
+std::vector<double> gather_doubles(const Comm& comm, const std::vector<double>& values) {
+  std::vector<double> all(comm.rank() == 0 ? values.size() * static_cast<std::size_t>(comm.size()) : 0);
+  check_mpi(MPI_Gather(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, all.data(),
+                       static_cast<int>(values.size()), MPI_DOUBLE, 0, comm.get()),
+            "MPI_Gather");
+  return all;
+}
+
+// Collective: each rank's host name (on rank 0).
+std::vector<std::string> gather_hosts(const Comm& comm) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  check_mpi(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
+  std::vector<char> all(comm.rank() == 0 ? static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * comm.size() : 0);
+  check_mpi(
+      MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm.get()),
+      "MPI_Gather");
+  std::vector<std::string> hosts;
+  for (int r = 0; comm.rank() == 0 && r < comm.size(); ++r)
+    hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  return hosts;
+}
+
+// min / mean / max / the rank of the max / every rank's value, of one quantity.
+json spread(const std::vector<double>& all, std::size_t quantities, std::size_t which) {
+  const std::size_t ranks = all.size() / quantities;
+  json per_rank = json::array();
+  double lo = 0, hi = 0, sum = 0;
+  int hi_rank = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const double v = all[r * quantities + which];
+    per_rank.push_back(v);
+    if (r == 0 || v < lo) lo = v;
+    if (r == 0 || v > hi) {
+      hi = v;
+      hi_rank = static_cast<int>(r);
+    }
+    sum += v;
+  }
+  return json{{"min", lo},
+              {"mean", ranks ? sum / static_cast<double>(ranks) : 0.0},
+              {"max", hi},
+              {"max_rank", hi_rank},
+              {"per_rank", per_rank}};
+}
+
+}  // namespace
 
 std::string report_json(const Comm& comm, const RunRecord& record, double wall_seconds) {
   const auto totals = PhaseClock::totals();
-  double local[6];
-  for (int i = 0; i < 5; ++i) {
-    const auto it = totals.find(kReportPhases[i]);
-    local[i] = it == totals.end() ? 0.0 : it->second;
+  std::vector<double> local;
+  for (const char* phase : kReportPhases) {
+    const auto it = totals.find(phase);
+    local.push_back(it == totals.end() ? 0.0 : it->second);
   }
-  local[5] = wall_seconds;
-  double max[6];
-  check_mpi(MPI_Allreduce(local, max, 6, MPI_DOUBLE, MPI_MAX, comm.get()), "MPI_Allreduce");
+  local.push_back(wall_seconds);
+  for (const StepRecord& step : record.steps) local.push_back(step.seconds);
+  const std::vector<double> all = gather_doubles(comm, local);
+  const std::vector<std::string> hosts = gather_hosts(comm);
   const std::int64_t sent = comm.sum(record.bytes_sent_local);
   if (comm.rank() != 0) return "";
-  {
-    std::ostringstream os;
-    os << "{\n  \"shardops_version\": " << json_string(SHARDOPS_VERSION_STRING) << ",\n"
-       << "  \"command\": " << json_string(record.command) << ",\n"
-       << "  \"ranks\": " << comm.size() << ",\n  \"options\": " << json_string(record.options) << ",\n"
-       << "  \"inputs\": [";
-    for (std::size_t i = 0; i < record.inputs.size(); ++i) os << (i ? ", " : "") << json_string(record.inputs[i]);
-    os << "],\n  \"outputs\": [";
-    for (std::size_t i = 0; i < record.outputs.size(); ++i) os << (i ? ", " : "") << json_string(record.outputs[i]);
-    os << "],\n  \"seconds\": {";
-    for (int i = 0; i < 5; ++i) os << (i ? ", " : "") << json_string(kReportPhases[i]) << ": " << max[i];
-    os << ", \"total\": " << max[5] << "},\n"
-       << "  \"seconds_are\": \"max over ranks\",\n"
-       << "  \"bytes\": {\"read\": " << record.bytes_read << ", \"written\": " << record.bytes_written
-       << ", \"sent_between_ranks\": " << sent << "}\n}\n";
-    return os.str();
+
+  const std::size_t q = local.size();
+  json report;
+  report["shardops_version"] = SHARDOPS_VERSION_STRING;
+  report["command"] = record.command;
+  report["command_line"] = record.command_line;
+  report["started"] = record.started;
+  report["ranks"] = comm.size();
+  json unique_hosts = json::array();
+  for (const std::string& h : hosts) {
+    if (std::find(unique_hosts.begin(), unique_hosts.end(), h) == unique_hosts.end()) unique_hosts.push_back(h);
   }
+  report["hosts"] = unique_hosts;
+  report["host_of_rank"] = hosts;
+  const char* job = std::getenv("SLURM_JOB_ID");
+  report["slurm_job_id"] = job != nullptr ? json(job) : json(nullptr);
+  report["options"] = record.options;
+  report["inputs"] = record.inputs;
+  json outputs = json::array();
+  for (const OutputRecord& o : record.written) {
+    json item{{"dataset", o.dataset}, {"shape", o.shape}, {"dtype", o.dtype}};
+    if (!o.tensor.empty()) item["tensor"] = o.tensor;
+    outputs.push_back(item);
+  }
+  report["outputs"] = outputs;
+  json seconds, phases;
+  for (std::size_t i = 0; i < 5; ++i) {
+    phases[kReportPhases[i]] = spread(all, q, i);
+    seconds[kReportPhases[i]] = phases[kReportPhases[i]]["max"];
+  }
+  phases["total"] = spread(all, q, 5);
+  seconds["total"] = phases["total"]["max"];
+  report["seconds"] = seconds;
+  report["seconds_are"] = "max over ranks; phases has min, mean, max, the rank of the max and every rank's";
+  report["phases"] = phases;
+  if (!record.steps.empty()) {
+    json steps = json::array();
+    for (std::size_t k = 0; k < record.steps.size(); ++k) {
+      steps.push_back(
+          json{{"where", record.steps[k].where}, {"op", record.steps[k].op}, {"seconds", spread(all, q, 6 + k)}});
+    }
+    report["steps"] = steps;
+  }
+  report["bytes"] = json{{"read", record.bytes_read}, {"written", record.bytes_written}, {"sent_between_ranks", sent}};
+  return report.dump(2) + "\n";
 }
 
 }  // namespace app

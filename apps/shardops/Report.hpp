@@ -11,11 +11,30 @@
 namespace shardops {
 namespace app {
 
+/// One dataset a command wrote.
+struct OutputRecord {
+  std::string dataset;  ///< "FILE:/path"
+  std::vector<std::int64_t> shape;
+  std::string dtype;   ///< TF's name
+  std::string tensor;  ///< the deck's tensor name ("" for an op command)
+};
+
+/// One step of a deck, as this rank timed it.
+struct StepRecord {
+  std::string where;  ///< "deck.yaml:12"
+  std::string op;
+  double seconds = 0;
+};
+
 /// \brief What a command did, for the report: filled as the command runs.
 struct RunRecord {
   std::string command;
-  std::vector<std::string> inputs;    ///< "FILE:/path"
-  std::vector<std::string> outputs;   ///< "FILE:/path shape dtype"
+  std::vector<std::string> command_line;  ///< argv as given
+  std::string started;                    ///< UTC, ISO 8601
+  std::vector<std::string> inputs;        ///< "FILE:/path"
+  std::vector<std::string> outputs;       ///< "FILE:/path shape dtype"
+  std::vector<OutputRecord> written;
+  std::vector<StepRecord> steps;      ///< decks
   std::int64_t bytes_read = 0;        ///< global bytes of all inputs
   std::int64_t bytes_written = 0;     ///< global bytes of all outputs
   std::int64_t bytes_sent_local = 0;  ///< bytes this rank sent to other ranks
@@ -25,12 +44,13 @@ struct RunRecord {
 /// Phases always present in the report, in this order.
 extern const char* const kReportPhases[5];
 
-/// \brief Collective: reduces the phase times (max over ranks) and bytes sent (sum);
+/// \brief Collective: reduces the phase and step times over ranks (min, mean, max and
+/// the rank of the max, and each rank's), the bytes sent (sum) and the ranks' hosts;
 /// returns the report as JSON on rank 0 ("" on the other ranks).
 std::string report_json(const Comm& comm, const RunRecord& record, double wall_seconds);
 
-/// JSON string literal of \p text (quotes and escapes).
-std::string json_string(const std::string& text);
+/// The current time, UTC, ISO 8601 ("2026-12-01T10:20:00Z").
+std::string utc_now();
 
 }  // namespace app
 }  // namespace shardops

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
     using namespace shardops;
     std::vector<char*> args = split_kokkos_args(argc, argv, false);
     app::RunRecord record;
+    record.started = app::utc_now();
+    record.command_line.assign(argv, argv + argc);
     app::InputList inputs;
     std::string command;
     try {

@@ -6,19 +6,31 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace shardops::io {
 
-/// Attribute name -> text. Conventional keys: "op", "inputs", "options".
-using Attributes = std::map<std::string, std::string>;
+/// The value of one provenance attribute: a text, or a list of texts (written as a 1-D
+/// string array, so a dataset name with a space stays one item).
+struct AttributeValue {
+  AttributeValue(std::string text) : items{std::move(text)}, is_list(false) {}  // NOLINT: implicit on purpose
+  AttributeValue(const char* text) : AttributeValue(std::string(text)) {}       // NOLINT
+  AttributeValue(std::vector<std::string> list) : items(std::move(list)), is_list(true) {}  // NOLINT
+  std::vector<std::string> items;
+  bool is_list;
+};
+
+/// Attribute name -> value. Conventional keys: "op", "inputs" (a list), "options".
+using Attributes = std::map<std::string, AttributeValue>;
 
 /// Name of the attribute holding the shardops version that wrote a dataset.
 inline constexpr const char* kVersionAttribute = "shardops_version";
 
 /// \brief Writes every entry of \p attributes, plus shardops_version (always the
-/// running version, whatever \p attributes says), as a scalar variable-length
-/// UTF-8 string attribute on \p object (h5py reads them as str). An attribute of
-/// the same name is replaced.
+/// running version, whatever \p attributes says), as a variable-length UTF-8 string
+/// attribute on \p object: a scalar for a text, 1-D for a list (h5py reads them as str
+/// and as an array of str). An attribute of the same name is replaced.
 /// \param what the dataset's name (FILE:/path), for messages. \throws IOError.
 void write_provenance(hid_t object, const Attributes& attributes, const std::string& what);
 

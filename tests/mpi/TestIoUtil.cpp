@@ -130,7 +130,7 @@ Caught caught(const std::function<void()>& call) {
   return Caught{};
 }
 
-std::map<std::string, std::string> roundtrip_provenance(const std::string& path, DType dtype) {
+io::Attributes roundtrip_provenance(const std::string& path, DType dtype) {
   return {{"op", "roundtrip"}, {"inputs", path}, {"options", std::string("dtype=") + dtype_name(dtype)}};
 }
 

@@ -14,6 +14,7 @@
 
 #include "shardops/dist/DistTensor.hpp"
 #include "shardops/io/DatasetRef.hpp"
+#include "shardops/io/Provenance.hpp"
 
 namespace shardops {
 namespace test {
@@ -48,7 +49,7 @@ Caught caught(const std::function<void()>& call);
 void write_one(const io::DatasetRef& target, const DistTensor& tensor, bool overwrite = false);
 
 /// The provenance the h5py check expects for a dataset of \p dtype at \p path.
-std::map<std::string, std::string> roundtrip_provenance(const std::string& path, DType dtype);
+io::Attributes roundtrip_provenance(const std::string& path, DType dtype);
 
 /// "PATH DTYPE DIMS" as in TestHdf5Py.py's manifests.
 std::string manifest_line(const std::string& path, DType dtype, const Shape& shape);

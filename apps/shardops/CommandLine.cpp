@@ -170,6 +170,13 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
     add_common(sub, r, bad_indices, schedule);
   }
 
+  CLI::App* ls = app.add_subcommand("ls", "List the datasets of a file: shape, TF dtype, chunks, filters");
+  ls->add_option("target", r.listing, "FILE or FILE:/group (or FILE:/dataset)")->required();
+  ls->add_flag("-a,--attributes", r.list_attributes, "Show each dataset's attributes too");
+  ls->add_flag_function(
+      "-q,--quiet", [&](std::int64_t) { r.verbosity = Verbosity::Quiet; }, "Print nothing (check the file only)");
+  ls->footer("\nExample:\n  shardops ls data.h5:/inputs -a");
+
   CLI::App* run = app.add_subcommand("run", "Run a deck: a pipeline of ops over named tensors (YAML)");
   run->add_option("deck", r.deck, "The deck file (see inputs/ for examples)")->required()->check(CLI::ExistingFile);
   run->add_option("--set", r.set, "Override a deck parameter: --set rows=1000000 (repeatable)");
@@ -212,6 +219,7 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   }
   r.command = app.get_subcommands().front()->get_name();
   if (!r.compression.empty()) io::parse_compression(r.compression, r.storage);
+  if (r.command == "ls") return r;
   const CLI::App* chosen = app.get_subcommands().front();
   r.bad_indices_given = chosen->count("--bad-indices") > 0;
   r.schedule_given = chosen->count("--schedule") > 0;

@@ -26,6 +26,8 @@ struct Request {
   std::string out;
   std::string deck;              ///< run: the deck file
   std::vector<std::string> set;  ///< run: NAME=VALUE parameter overrides
+  std::string listing;           ///< ls: FILE or FILE:/group
+  bool list_attributes = false;  ///< ls -a
   // Common options.
   OpOptions options;
   bool bad_indices_given = false;  ///< given on the command line (wins over a deck's options)

@@ -14,6 +14,7 @@
 #include "CommandLine.hpp"
 #include "DeckRunner.hpp"
 #include "ErrorReport.hpp"
+#include "ListCommand.hpp"
 #include "OpCommands.hpp"
 #include "Report.hpp"
 #include "ReportFile.hpp"
@@ -92,6 +93,10 @@ int main(int argc, char** argv) {
         std::unique_ptr<app::ReportFile> report;
         if (!request->report.empty())
           report = std::make_unique<app::ReportFile>(comm, request->report, app::job_files(*request));
+        if (request->command == "ls") {
+          app::run_list_command(comm, *request);
+          return;
+        }
         if (request->command == "run") {
           app::run_deck_command(comm, *request, record, inputs);
         } else {

@@ -114,6 +114,31 @@ def missing_filter_named(t, sh):
     t.suite.check(not os.path.exists(out), "an output was written")
 
 
+def listing(t, sh):
+    """shardops ls: every dataset with shape, dtype, chunks, filters; attributes with -a; errors."""
+    path = os.path.join(t.d, "ls.h5")
+    with e2e.h5py.File(path, "w") as f:
+        f.create_dataset("/a/x", data=np.zeros((10, 3), np.float16), chunks=(5, 3), compression="gzip", shuffle=True)
+        f.create_dataset("/b", data=np.array([b"a", b"bc"], dtype="S2"))
+        f.create_dataset("/c", data=np.int64(7))
+        f["/b"].attrs["note"] = "hello"
+        f["/b"].attrs["n"] = np.arange(3)
+    r = sh.run(["ls", path])
+    e2e.expect_success(t.suite, r)
+    lines = [line.split() for line in r.stdout.splitlines()]
+    t.suite.check(lines == [["/a/x", "[10,3]", "float16", "chunks", "[5,3]", "filters", "shuffle,", "deflate"],
+                            ["/b", "[2]", "string"], ["/c", "[]", "int64"]], "ls printed %r" % r.stdout, r)
+    r = sh.run(["ls", path + ":/b", "-a"])
+    e2e.expect_success(t.suite, r)
+    t.suite.check("@note = hello" in r.stdout and "@n = [0, 1, 2]" in r.stdout, "ls -a printed %r" % r.stdout, r)
+    r = sh.run(["ls", path + ":/a"])
+    t.suite.check(r.stdout.split()[:1] == ["/a/x"], "ls of a group printed %r" % r.stdout, r)
+    for target, code in ((path + ":/missing", 2), (os.path.join(t.d, "none.h5"), 2), (__file__, 3)):
+        r = sh.run(["ls", target])
+        t.suite.check(r.rc == code and len(e2e.error_lines(r.stderr)) == 1,
+                      "ls %s: exit %s, expected %d with one error line" % (target, r.rc, code), r)
+
+
 def bad_options(t, sh):
     inp, _ = inputs(t.d)
     out = os.path.join(t.d, "bad.h5")
@@ -135,7 +160,8 @@ def main():
         pass
 
     for name, fn in (("layouts", layouts), ("edge_shapes", edge_shapes), ("lzf_input", lzf_input),
-                     ("missing_filter_named", missing_filter_named), ("bad_options", bad_options)):
+                     ("missing_filter_named", missing_filter_named), ("listing", listing),
+                     ("bad_options", bad_options)):
         if not suite.wanted(name):
             continue
         with e2e.work_dir(args, "storage") as d:

@@ -1,0 +1,54 @@
+#include "ListCommand.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "shardops/io/FileListing.hpp"
+
+namespace shardops {
+namespace app {
+
+namespace {
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+void run_list_command(const Comm& comm, const Request& r) {
+  std::string file = r.listing, path = "/";
+  // FILE or FILE:/group (the last ":/" splits, as dataset names do).
+  const std::size_t split = r.listing.rfind(":/");
+  if (split != std::string::npos) {
+    file = r.listing.substr(0, split);
+    path = r.listing.substr(split + 1);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+  }
+  std::vector<io::DatasetListing> found;
+  run_agreed(comm, [&] {
+    if (comm.rank() == 0) found = io::list_datasets(file, path, r.list_attributes);
+  });
+  if (comm.rank() != 0 || r.verbosity == Verbosity::Quiet) return;
+  std::size_t wide = 4;
+  for (const auto& d : found) wide = std::max(wide, d.path.size());
+  std::ostringstream os;
+  for (const auto& d : found) {
+    os << d.path << std::string(wide + 2 - d.path.size(), ' ') << dims_text(d.shape) << "  " << d.dtype;
+    if (!d.chunks.empty()) os << "  chunks " << dims_text(d.chunks);
+    if (!d.filters.empty()) {
+      os << "  filters ";
+      for (std::size_t i = 0; i < d.filters.size(); ++i) os << (i ? ", " : "") << d.filters[i];
+    }
+    os << "\n";
+    for (const auto& [name, value] : d.attributes) os << "    @" << name << " = " << value << "\n";
+  }
+  if (found.empty()) os << "(no datasets in " << r.listing << ")\n";
+  std::cout << os.str() << std::flush;
+}
+
+}  // namespace app
+}  // namespace shardops

@@ -1,0 +1,29 @@
+#pragma once
+/// \file
+/// \brief What `shardops ls` shows: the datasets below a group of a file, with what a user
+/// checks before naming them as inputs (shape, TF dtype, chunks, filters, attributes).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardops::io {
+
+/// One dataset found by list_datasets().
+struct DatasetListing {
+  std::string path;                  ///< absolute, "/group/name"
+  std::vector<std::int64_t> shape;   ///< empty for a scalar
+  std::string dtype;                 ///< TF's Python name ("float32", "string"), or "unsupported (HDF5 class)"
+  std::vector<std::int64_t> chunks;  ///< empty when not chunked
+  std::vector<std::string> filters;  ///< HDF5's names, in pipeline order
+  std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value as text (when asked)
+};
+
+/// \brief Every dataset at or below \p path in \p file (a dataset path lists that one), in
+/// the order h5py lists them (creation order where tracked, else by name). Serial: one
+/// process opens the file read-only. \throws InvalidArgument if the file or the path does
+/// not exist; IOError if the file is not HDF5 or damaged.
+std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes);
+
+}  // namespace shardops::io

@@ -1,14 +1,19 @@
 #pragma once
 /// \file
-/// \brief Collective hyperslab transfer of each rank's block of rows between host
-/// memory and a dataset: the one piece of code both reading and writing use.
+/// \brief Hyperslab transfer of each rank's block of rows between host memory and a
+/// dataset: the one piece of code both reading and writing use.
 ///
 /// Each rank selects rows [first, first + count) x all trailing dims of the file
 /// dataspace (nothing when count is 0; the whole dataspace for the rank holding a
-/// scalar) and transfers with H5FD_MPIO_COLLECTIVE. Large blocks move in rounds
-/// of at most max_transfer_bytes() per rank, so no MPI-IO count overflows 32 bits;
-/// every rank takes part in every round (an empty selection when it has nothing
-/// left).
+/// scalar). Writes use H5FD_MPIO_COLLECTIVE; reads H5FD_MPIO_INDEPENDENT, because
+/// HDF5 1.10.8's collective chunk paths fail or hang on chunks that were never
+/// written (which h5py leaves out and reads as the fill value), and an independent
+/// read that fails on one rank leaves no other rank inside a collective MPI call.
+/// Every round is two agreed steps (the selections, then the transfer), so no rank
+/// enters a collective write that another rank will not reach. Large blocks move in
+/// rounds of at most max_transfer_bytes() per rank, so no MPI-IO count overflows 32
+/// bits; every rank takes part in every round (an empty selection when it has
+/// nothing left).
 ///
 /// transfer_rows_staged() moves rows that need converting (strings) through a host
 /// buffer of one round's rows that it allocates itself: before each round of a write
@@ -36,7 +41,7 @@ std::size_t max_transfer_bytes() noexcept;
 /// Changes max_transfer_bytes() (tests use a tiny value to exercise the rounds).
 void set_max_transfer_bytes(std::size_t bytes) noexcept;
 
-/// \brief Collective: moves this rank's rows between \p buffer (host, row-major,
+/// \brief Collective (every rank calls it): moves this rank's rows between \p buffer (host, row-major,
 /// \p count rows of \p mem_type elements) and dataset \p dset of global \p shape.
 /// \param first  global index of the first row (ignored for a scalar)
 /// \param count  rows this rank holds (a scalar: 1 on its holder, 0 elsewhere)

@@ -29,6 +29,7 @@ struct Request {
   OpOptions options;
   bool bad_indices_given = false;  ///< given on the command line (wins over a deck's options)
   bool schedule_given = false;
+  bool keep_denormals = false;  ///< --keep-denormals (sets options.denormals)
   bool overwrite = false;
   std::string report;
   Verbosity verbosity = Verbosity::Normal;

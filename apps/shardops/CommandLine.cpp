@@ -75,10 +75,14 @@ const OpHelp kHelp[] = {
 };
 
 void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string& schedule) {
+  // TF's attr spells the policies DEFAULT/ERROR/IGNORE; any case is accepted.
   sub->add_option("--bad-indices", bad_indices,
-                  "What an out-of-range index does: error (default) or ignore (skip it; "
-                  "gather-nd writes zeros)")
-      ->check(CLI::IsMember({"error", "ignore"}));
+                  "What an out-of-range index does: error (default; also 'default', TF's name) or ignore "
+                  "(skip it; gather-nd writes zeros)")
+      ->check(CLI::IsMember({"error", "default", "ignore"}, CLI::ignore_case));
+  sub->add_flag("--keep-denormals", r.keep_denormals,
+                "Keep subnormal floats in the arithmetic ops (scatter-nd, tensor-scatter-add/sub/min/max) instead of "
+                "flushing them to zero as TensorFlow's CPU kernels do (docs/tf-fidelity.md)");
   sub->add_flag("--overwrite", r.overwrite, "Replace the output dataset if it exists");
   sub->add_option("--compression", r.compression,
                   "Store outputs chunked and compressed: none (default), gzip, gzip=LEVEL (0-9) or lzf");
@@ -224,6 +228,7 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   r.bad_indices_given = chosen->count("--bad-indices") > 0;
   r.schedule_given = chosen->count("--schedule") > 0;
   r.options.bad_indices = bad_indices_from_string(bad_indices);
+  r.options.denormals = r.keep_denormals ? Denormals::Keep : Denormals::Flush;
   r.options.schedule = schedule == "sequential" ? Schedule::Sequential
                        : schedule == "parallel" ? Schedule::Parallel
                                                 : Schedule::Auto;

@@ -32,6 +32,7 @@ struct Request {
   OpOptions options;
   bool bad_indices_given = false;  ///< given on the command line (wins over a deck's options)
   bool schedule_given = false;
+  bool keep_denormals = false;  ///< --keep-denormals (sets options.denormals)
   bool overwrite = false;
   bool no_fsync = false;       ///< --no-fsync: outputs are not flushed to disk at the commit
   std::string compression;     ///< --compression as given

@@ -240,6 +240,8 @@ def write_h5(path, datasets, mode="a", **create_kw):
             if name in f:
                 del f[name]
             kw = dict(create_kw)
+            if arr.dtype == object:  # bytes objects: variable-length strings
+                kw.setdefault("dtype", h5py.string_dtype())
             if arr.size == 0 or arr.ndim == 0:
                 kw.pop("chunks", None)
                 kw.pop("compression", None)

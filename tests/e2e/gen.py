@@ -24,6 +24,7 @@ class Case:
         self.bad_indices = bad_indices  # None (the default, error) or "ignore"
         self.specials = specials
         self.extra = list(extra)  # more command-line options
+        self.vlen = False  # string arrays are object arrays of bytes, written as variable-length strings
 
     # Inputs in argument order, by role.
     def stitch_count(self):
@@ -244,5 +245,9 @@ def random_case(name, rng, op, dtype, itype="int32"):
 
 
 def supported(op, dtype):
-    """Whether shardops defines op for dtype (min/max are not defined for complex)."""
+    """Whether op has a kernel for dtype (TensorFlow's CPU table, docs/tf-fidelity.md): no
+    TensorScatterAdd/Sub/Min/Max for bool, no Min/Max for complex."""
+    if op in ("tensor-scatter-add", "tensor-scatter-sub", "tensor-scatter-min", "tensor-scatter-max") and \
+            np.dtype(dtype) == np.bool_:
+        return False
     return not (op in ("tensor-scatter-min", "tensor-scatter-max") and np.dtype(dtype).kind == "c")

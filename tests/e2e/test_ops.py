@@ -3,12 +3,12 @@
 
 Inputs are written with h5py, the real binary runs under mpiexec -n N, outputs are read
 back with h5py and compared byte for byte (dtype, shape, bits) with npref.py. Covered:
-every op x every dtype (min/max: no complex) x both index dtypes, the TensorFlow
+every op x every dtype TensorFlow has a kernel for (gen.supported) x both index dtypes, the TensorFlow
 documentation examples, --bad-indices ignore, large random inputs (10^5 rows, many
 duplicates), empty and scalar tensors, big-endian/chunked/compressed inputs, provenance
 attributes, --overwrite, adding to an existing file, and --report.
 
-The op x dtype matrix (136 cases) is spread over the rank counts: at N ranks this runs the
+The op x dtype matrix (132 cases) is spread over the rank counts: at N ranks this runs the
 cases whose number is congruent to N-1 mod 4, so e2e_ops_np_1..4 together run all of it
 (--full runs the whole matrix at any N). Everything else runs at every N.
 """

@@ -1,15 +1,16 @@
 #!/usr/bin/python3
 """End-to-end: TensorFlow as the oracle of the shardops command (ctest e2e_tf_oracle_np_2).
 
-Random inputs for every op and every dtype TensorFlow has a CPU kernel for (duplicates,
+Random inputs for every op and every dtype (duplicates,
 slices, empty tensors, bad indices, --bad-indices ignore, shape errors) go through
 tf.raw_ops.* (tf_worker.py, run once by a Python with TensorFlow) and through shardops
 under mpiexec. Where TF succeeds, shardops must succeed with the same dtype, shape and
 bytes; where TF raises InvalidArgument, shardops must exit 2 and print TF's message
 (without TF's "{{function_node ...}}" prefix, " [Op:...]" suffix, ", node name: ..." and
-NodeDef tails). TF has no kernels for TensorScatterAdd/Sub/Min/Max on bool nor Min/Max on
-complex: those are not compared (shardops' own results for them are checked by
-test_ops.py against the NumPy reference).
+NodeDef tails). Where TF has no kernel (TensorScatterAdd/Sub/Min/Max on bool, Min/Max on
+complex, int16/uint16 indices except for GatherNd) shardops must fail with TF's "Could not
+find device for node" text. The regression cases (tf_regressions.json: what differential
+runs, tf_fuzz.py among them, once found) run here too.
 
 TensorFlow is looked for in $SHARDOPS_TF_VENV, REPO/.venv-tf (scripts/setup.sh makes it),
 then /opt/tfvenv; without it the test is skipped (exit 77).
@@ -27,14 +28,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import gen  # noqa: E402
+import tf_regressions  # noqa: E402
 from e2e_common import (ALL_DTYPES, OPS, SKIP_RC, Shardops, Suite, error_lines, expect_success,  # noqa: E402
                         parse_args, read_h5, same_array, work_dir, write_h5)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NO_TF_KERNEL = {("tensor-scatter-add", "bool"), ("tensor-scatter-sub", "bool"), ("tensor-scatter-min", "bool"),
-                ("tensor-scatter-max", "bool"), ("tensor-scatter-min", "complex64"),
-                ("tensor-scatter-min", "complex128"), ("tensor-scatter-max", "complex64"),
-                ("tensor-scatter-max", "complex128")}
+REGRESSIONS = os.path.join(HERE, "tf_regressions.json")  # cases a differential run once failed
 
 
 def find_tf_python(repo):
@@ -81,8 +80,6 @@ def dtype_cases():
     cases = []
     for op in OPS:
         for j, dtype in enumerate(ALL_DTYPES):
-            if (op, dtype) in NO_TF_KERNEL:
-                continue
             itype = "int64" if j % 2 == 0 else "int32"  # the other way round from test_ops.py
             name = "%s_%s_%s" % (op, dtype, itype)
             r = rng_for(name)
@@ -94,7 +91,7 @@ def dtype_cases():
 
 
 # TF's string kernels: the movement ops and ScatterNd (TensorScatterAdd/Sub/Min/Max have
-# none: the worker reports them unsupported and they are skipped).
+# none: the fuzz, tf_fuzz.py, checks their "Could not find device" texts).
 STRING_OPS = ["dynamic-partition", "dynamic-stitch", "parallel-dynamic-stitch", "scatter-nd",
               "tensor-scatter-update", "gather-nd"]
 
@@ -237,7 +234,10 @@ def run_tf(tf_python, d, cases, timeout=600):
                          "shape": list(c.shape) if c.shape is not None else None, "bad_indices": c.bad_indices,
                          "keys": list(c.arrays)})
         for k, v in c.arrays.items():
-            arrays["%s/%s" % (c.name, k)] = np.asarray(v)
+            v = np.asarray(v)
+            if v.dtype == object:  # variable-length strings: TF gets the same bytes
+                v = np.array(v.tolist(), dtype="S%d" % max([len(s) for s in v.reshape(-1)] + [1])).reshape(v.shape)
+            arrays["%s/%s" % (c.name, k)] = v
     with open(os.path.join(d, "cases.json"), "w") as f:
         json.dump(manifest, f)
     np.savez(os.path.join(d, "inputs.npz"), **arrays)
@@ -252,29 +252,42 @@ def run_tf(tf_python, d, cases, timeout=600):
     return results, np.load(os.path.join(d, "outputs.npz"))
 
 
-def compare(suite, sh, d, case, tf_result, tf_outputs):
+def as_byte_strings(a):
+    """Fixed- or variable-length strings as a list of bytes (h5py gives vlen ones as objects)."""
+    return [s if isinstance(s, bytes) else str(s).encode() for s in np.asarray(a).reshape(-1).tolist()]
+
+
+def compare(suite, sh, d, case, tf_result, tf_outputs, np=None):
+    """Runs case through shardops (on np ranks, default --np) and compares with TF's result."""
+    if tf_result["status"] == "refused":
+        suite.skip(case.name, "TensorFlow's Python layer refused the call: " + tf_result["message"])
+        return
     in_file, out_file = os.path.join(d, case.name + ".in.h5"), os.path.join(d, case.name + ".out.h5")
     write_h5(in_file, {"/" + k: v for k, v in case.arrays.items()}, mode="w")
-    res = sh.run(case.argv(in_file, out_file))
+    res = sh.run(case.argv(in_file, out_file), np=np)
     if tf_result["status"] == "ok":
         expect_success(suite, res, "shardops (TensorFlow succeeded)")
         for k, name in enumerate(case.output_names()):
             expected = tf_outputs["%s/%d" % (case.name, k)]
             if expected.dtype.kind == "S":
-                # Strings: the same values; a fixed-length width may differ from NumPy's choice.
+                # Strings: the same values, of the input's kind (a fixed-length width may differ
+                # from NumPy's choice).
                 actual = read_h5(out_file, name)
-                suite.check(actual.dtype.kind == "S", "%s %s: dtype %s, expected strings" % (case.name, name,
-                                                                                          actual.dtype), res)
-                suite.check(actual.shape == expected.shape and actual.tolist() == expected.tolist(),
-                            "%s %s: strings differ from TensorFlow's: %r vs %r" %
-                            (case.name, name, actual.reshape(-1)[:6].tolist(), expected.reshape(-1)[:6].tolist()), res)
+                suite.check(actual.dtype.kind == ("O" if case.vlen else "S"),
+                            "%s %s: dtype %s, expected %s strings" % (case.name, name, actual.dtype,
+                                                                      "variable-length" if case.vlen else "fixed"),
+                            res)
+                got, want = as_byte_strings(actual), as_byte_strings(expected)
+                suite.check(actual.shape == expected.shape and got == want,
+                            "%s %s: strings differ from TensorFlow's: %r vs %r" % (case.name, name, got[:6], want[:6]),
+                            res)
                 continue
             same_array(suite, "%s %s vs TensorFlow" % (case.name, name), read_h5(out_file, name), expected, res)
         return
     expected = strip_tf_message(tf_result["message"])
     suite.require(not res.timed_out, "hung", res)
-    suite.check(res.rc == 2, "TensorFlow raised %s; shardops exit %s, expected 2" % (tf_result["error_class"], res.rc),
-                res)
+    suite.check(res.rc == 2, "TensorFlow raised %s; shardops exit %s, expected 2" %
+                (tf_result.get("error_class", "NotFoundError (no kernel)"), res.rc), res)
     suite.check(expected in res.stderr, "stderr lacks TensorFlow's message %r" % expected, res)
     suite.check(len(error_lines(res.stderr)) == 1, "expected one error line", res)
     suite.check(not os.path.exists(out_file), "an output file was written although the op failed")
@@ -291,7 +304,8 @@ def main():
     print("TensorFlow from " + tf_python)
     suite = Suite("e2e_tf_oracle_np_%d" % args.np, args)
     sh = Shardops(args)
-    cases = dtype_cases() + bad_index_cases() + empty_and_shape_cases() + string_cases()
+    cases = (dtype_cases() + bad_index_cases() + empty_and_shape_cases() + string_cases() +
+             tf_regressions.load(REGRESSIONS))
     cases = [c for c in cases if suite.wanted(c.name)]
     names = [c.name for c in cases]
     assert len(set(names)) == len(names), "duplicate case names"
@@ -301,9 +315,6 @@ def main():
         for c in cases:
             r = results[c.name]
             counts[r["status"]] = counts.get(r["status"], 0) + 1
-            if r["status"] == "unsupported":
-                suite.skip(c.name, "TensorFlow has no kernel: " + r["message"])
-                continue
             suite.case(c.name, compare, suite, sh, d, c, r, outputs)
         print("TensorFlow outcomes: %s" % ", ".join("%s %d" % kv for kv in sorted(counts.items())))
     return suite.finish(sh)

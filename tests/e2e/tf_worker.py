@@ -4,7 +4,8 @@ Run by a Python that has TensorFlow (the project's .venv-tf, not Debian's python
     python tf_worker.py DIR
 DIR/cases.json lists the cases ({name, op, num_partitions, shape, bad_indices, keys}),
 DIR/inputs.npz holds their arrays as "<case>/<key>". Writes DIR/results.json
-({name: {"status": "ok"|"error"|"unsupported", "message", "error_class", "outputs"}})
+({name: {"status": "ok"|"error"|"unsupported"|"refused", "message", "error_class", "outputs"}};
+unsupported: TF has no kernel, refused: TF's Python layer would not make the call)
 and DIR/outputs.npz ("<case>/<k>" for output k). Needs only numpy and tensorflow.
 """
 
@@ -27,7 +28,8 @@ TENSOR_SCATTER = {
 
 
 def policy(case):
-    return {"bad_indices_policy": "IGNORE"} if case.get("bad_indices") == "ignore" else {}
+    # shardops' error/default policy is TF's default attr value "" (so its node texts agree).
+    return {"bad_indices_policy": "IGNORE"} if (case.get("bad_indices") or "").lower() == "ignore" else {}
 
 
 def run(case, a):
@@ -41,7 +43,8 @@ def run(case, a):
         return [fn(indices=[a["i%d" % j] for j in range(m)], data=[a["d%d" % j] for j in range(m)])]
     if op == "scatter-nd":
         idx = a["indices"]
-        return [tf.raw_ops.ScatterNd(indices=idx, updates=a["updates"], shape=np.array(case["shape"], idx.dtype),
+        return [tf.raw_ops.ScatterNd(indices=idx, updates=a["updates"],
+                                     shape=tf.constant(case["shape"], idx.dtype),
                                      **policy(case))]
     if op in TENSOR_SCATTER:
         return [TENSOR_SCATTER[op](tensor=a["tensor"], indices=a["indices"], updates=a["updates"], **policy(case))]
@@ -58,13 +61,16 @@ def main():
     results, outputs = {}, {}
     for case in cases:
         name = case["name"]
-        a = {k: inputs["%s/%s" % (name, k)] for k in case["keys"]}
         try:
+            # Tensors, not NumPy arrays: TF would cast a NumPy input to the dtype the op wants.
+            a = {k: tf.constant(inputs["%s/%s" % (name, k)]) for k in case["keys"]}
             outs = run(case, a)
-        except tf.errors.NotFoundError as e:  # no kernel for this dtype
+        except tf.errors.NotFoundError as e:  # no kernel for this (dtype, index dtype)
             results[name] = {"status": "unsupported", "message": str(e).splitlines()[0]}
         except (tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError, tf.errors.UnimplementedError) as e:
             results[name] = {"status": "error", "message": str(e), "error_class": type(e).__name__}
+        except Exception as e:  # TF's Python layer refused the call: nothing to compare with
+            results[name] = {"status": "refused", "message": "%s: %s" % (type(e).__name__, str(e).splitlines()[0])}
         else:
             for k, t in enumerate(outs):
                 value = t.numpy()

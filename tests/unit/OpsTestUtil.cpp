@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+
+#include "shardops/core/Dispatch.hpp"
 
 namespace shardops {
 namespace test {
@@ -20,26 +23,33 @@ const char* policy_name(BadIndices policy) { return policy == BadIndices::Error 
 std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
 
 Tensor index_tensor(DType index_dtype, Shape shape, const std::vector<std::int64_t>& values) {
-  if (index_dtype == DType::Int64) return i64(std::move(shape), values);
-  if (index_dtype != DType::Int32) throw std::logic_error("index_tensor: not an index dtype");
-  std::vector<std::int32_t> narrow;
-  for (std::int64_t v : values) {
-    if (v != static_cast<std::int32_t>(v)) throw std::logic_error("index_tensor: value does not fit in int32");
-    narrow.push_back(static_cast<std::int32_t>(v));
-  }
-  return i32(std::move(shape), narrow);
+  return dispatch_dtype(index_dtype, [&](auto tag) -> Tensor {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral<I>::value && !std::is_same<I, bool>::value) {
+      std::vector<I> narrow;
+      for (std::int64_t v : values) {
+        if (v != static_cast<std::int64_t>(static_cast<I>(v)))
+          throw std::logic_error("index_tensor: a value does not fit the index dtype");
+        narrow.push_back(static_cast<I>(v));
+      }
+      return make<I>(index_dtype, std::move(shape), narrow);
+    } else {
+      throw std::logic_error("index_tensor: not an integer dtype");
+    }
+  });
 }
 
 std::vector<std::int64_t> index_values(const Tensor& t) {
-  std::vector<std::int64_t> out;
-  if (t.dtype() == DType::Int32) {
-    for (std::int32_t v : t.to_vector<std::int32_t>()) out.push_back(v);
-  } else if (t.dtype() == DType::Int64) {
-    out = t.to_vector<std::int64_t>();
-  } else {
-    throw std::logic_error("index_values: not an index tensor");
-  }
-  return out;
+  return dispatch_dtype(t.dtype(), [&](auto tag) -> std::vector<std::int64_t> {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral<I>::value && !std::is_same<I, bool>::value) {
+      std::vector<std::int64_t> out;
+      for (I v : t.to_vector<I>()) out.push_back(static_cast<std::int64_t>(v));
+      return out;
+    } else {
+      throw std::logic_error("index_values: not an index tensor");
+    }
+  });
 }
 
 HostTensor host(const Tensor& t) { return HostTensor{t.dtype(), t.shape(), t.to_host_bytes()}; }

@@ -27,6 +27,8 @@ namespace test {
 constexpr Schedule kSchedules[] = {Schedule::Sequential, Schedule::Parallel};
 /// Index dtypes of the scatter/gather family.
 constexpr DType kIndexDTypes[] = {DType::Int32, DType::Int64};
+/// GatherNd's: TF has int16 kernels for it alone (kernels/TfKernels.hpp).
+constexpr DType kGatherIndexDTypes[] = {DType::Int16, DType::Int32, DType::Int64};
 constexpr BadIndices kPolicies[] = {BadIndices::Error, BadIndices::Ignore};
 
 const char* schedule_name(Schedule schedule);

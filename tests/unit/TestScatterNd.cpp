@@ -203,10 +203,14 @@ TEST(ScatterNd, ValidationMessages) {
                           "Only indices.shape[-1] values between 1 and 5 are currently supported.  Requested rank: 8");
   EXPECT_INVALID_ARGUMENT(scatter(i64({1, 1}, {0}), zeros(DType::Float32, {1, 4}), {std::int64_t(1) << 62, 4}),
                           "Shape [4611686018427387904,4] would have more than 2**63 - 1 elements");
-  // TF's text here is "Value for attr 'Tindices' of float is not in the list of allowed
-  // values: int16, int32, int64"; ours names the two index dtypes shardops supports.
-  EXPECT_INVALID_ARGUMENT(scatter(f32({1, 1}, {1}), f1, {5}),
-                          "Value for attr 'Tindices' of float is not in the list of allowed values: int32, int64");
+  EXPECT_INVALID_ARGUMENT(
+      scatter(f32({1, 1}, {1}), f1, {5}),
+      "Value for attr 'Tindices' of float is not in the list of allowed values: int16, int32, int64");
+  // int16 is allowed by the op's definition, but TF registers no kernel for it.
+  EXPECT_INVALID_ARGUMENT(
+      scatter(index_tensor(DType::Int16, {1, 1}, {0}), f1, {5}),
+      "Could not find device for node: {{node ScatterNd}} = ScatterNd[T=DT_FLOAT, Tindices=DT_INT16, "
+      "bad_indices_policy=\"\"]");
 }
 
 // An output larger than memory is refused before anything is allocated. (The text
@@ -225,9 +229,12 @@ TEST(ScatterNd, PolicyAndOpNames) {
   EXPECT_EQ(bad_indices_from_string("error"), BadIndices::Error);
   EXPECT_EQ(bad_indices_from_string("ERROR"), BadIndices::Error);
   EXPECT_EQ(bad_indices_from_string(""), BadIndices::Error);
+  EXPECT_EQ(bad_indices_from_string("DEFAULT"), BadIndices::Error);  // TF's attr value
+  EXPECT_EQ(bad_indices_from_string("default"), BadIndices::Error);
   EXPECT_EQ(bad_indices_from_string("Ignore"), BadIndices::Ignore);
+  EXPECT_EQ(bad_indices_from_string("IGNORE"), BadIndices::Ignore);
   EXPECT_INVALID_ARGUMENT(bad_indices_from_string("skip"),
-                          "bad indices policy must be 'error' or 'ignore', got 'skip'");
+                          "bad indices policy must be 'error' (or 'default') or 'ignore', got 'skip'");
   EXPECT_STREQ(scatter_op_name(ScatterOp::ScatterNd), "ScatterNd");
   EXPECT_STREQ(scatter_op_name(ScatterOp::Update), "TensorScatterUpdate");
   EXPECT_STREQ(scatter_op_name(ScatterOp::Add), "TensorScatterAdd");

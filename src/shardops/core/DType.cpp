@@ -57,6 +57,4 @@ bool is_complex(DType dtype) noexcept { return dtype == DType::Complex64 || dtyp
 
 bool is_string(DType dtype) noexcept { return dtype == DType::String; }
 
-bool is_index_dtype(DType dtype) noexcept { return dtype == DType::Int32 || dtype == DType::Int64; }
-
 }  // namespace shardops

@@ -58,8 +58,6 @@ DType dtype_from_name(const std::string& name);
 std::size_t dtype_size(DType dtype) noexcept;
 bool is_complex(DType dtype) noexcept;
 bool is_string(DType dtype) noexcept;
-/// int32 or int64: the index dtypes of the scatter/gather family.
-bool is_index_dtype(DType dtype) noexcept;
 
 /// The DType of a C++ element type.
 template <class T>

@@ -48,15 +48,24 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   throw InternalError("dispatch_dtype: dtype " + std::to_string(static_cast<int>(dtype)) + " has no C++ type");
 }
 
-/// Calls f(TypeTag<I>{}) with I = int32_t or int64_t.
-template <class F>
+/// The index dtypes a dispatch_index call is built for. TF has int16 kernels only for
+/// GatherNd (kernels/TfKernels.hpp refuses int16 elsewhere first), so only the gather
+/// pays for instantiating them.
+enum class IndexDTypes { Int32Int64, WithInt16 };
+
+/// Calls f(TypeTag<I>{}) with I = int32_t or int64_t (and int16_t with WithInt16).
+template <IndexDTypes Set = IndexDTypes::Int32Int64, class F>
 decltype(auto) dispatch_index(DType dtype, F&& f) {
   switch (dtype) {
+    case DType::Int16:
+      if constexpr (Set == IndexDTypes::WithInt16) return f(TypeTag<std::int16_t>{});
+      break;
     case DType::Int32: return f(TypeTag<std::int32_t>{});
     case DType::Int64: return f(TypeTag<std::int64_t>{});
     default: break;
   }
-  throw InvalidArgument(std::string("indices must be int32 or int64, got ") + dtype_name(dtype));
+  throw InvalidArgument(std::string("indices must be ") + (Set == IndexDTypes::WithInt16 ? "int16, " : "") +
+                        "int32 or int64, got " + dtype_name(dtype));
 }
 
 /// 16-byte word for moving rows whose byte size is a multiple of 16.

@@ -1,12 +1,15 @@
 #pragma once
 /// \file
-/// \brief IEEE binary16 storage type with Eigen::half's arithmetic: operands are
-/// widened to float, the result is rounded back to half (round to nearest even).
-/// TensorFlow's CPU kernels compute half this way, so our sums match theirs bit
-/// for bit. Kokkos' own half_t is not available on every backend of Kokkos 3.4.
+/// \brief IEEE binary16 storage type with Eigen::half's arithmetic on x86 (F16C):
+/// operands are widened to float, the float result (TfFloat.hpp's rules, so NaN
+/// payloads survive as TF's do) is rounded back to half (round to nearest even; a
+/// NaN keeps the top ten bits of its payload). TensorFlow's CPU kernels compute half
+/// this way, so our sums match theirs bit for bit. Kokkos' own half_t is not
+/// available on every backend of Kokkos 3.4.
 
 #include <cstdint>
 
+#include "shardops/core/TfFloat.hpp"
 #include "shardops/kokkos_ext/KokkosExt.hpp"
 
 namespace shardops {
@@ -24,7 +27,8 @@ struct half_t {
     return h;
   }
 
-  /// float -> half, round to nearest even; NaN -> quiet NaN, overflow -> inf.
+  /// float -> half, round to nearest even; overflow -> inf; a NaN keeps its sign and the
+  /// top bits of its payload and is quiet (what x86's vcvtps2ph does).
   KOKKOS_INLINE_FUNCTION static std::uint16_t from_float(float value) {
     std::uint32_t f = kx::bit_cast<std::uint32_t>(value);
     const std::uint32_t f32_infinity = 255u << 23;
@@ -34,7 +38,7 @@ struct half_t {
     f ^= sign;
     std::uint16_t out;
     if (f >= f16_overflow) {
-      out = (f > f32_infinity) ? 0x7e00 : 0x7c00;
+      out = (f > f32_infinity) ? static_cast<std::uint16_t>(0x7e00u | ((f >> 13) & 0x3ffu)) : 0x7c00;
     } else if (f < (113u << 23)) {
       // Subnormal half: let the FPU round by adding a magic number.
       const float sum = kx::bit_cast<float>(f) + kx::bit_cast<float>(denorm_magic);
@@ -65,8 +69,13 @@ struct half_t {
   }
 };
 
-KOKKOS_INLINE_FUNCTION half_t operator+(half_t a, half_t b) { return half_t(float(a) + float(b)); }
-KOKKOS_INLINE_FUNCTION half_t operator-(half_t a, half_t b) { return half_t(float(a) - float(b)); }
+// Half values are normal floats: no flushing applies to them (TfFloat.hpp).
+KOKKOS_INLINE_FUNCTION half_t operator+(half_t a, half_t b) {
+  return half_t(tf_add<Denormals::Keep>(float(a), float(b)));
+}
+KOKKOS_INLINE_FUNCTION half_t operator-(half_t a, half_t b) {
+  return half_t(tf_sub<Denormals::Keep>(float(a), float(b)));
+}
 KOKKOS_INLINE_FUNCTION bool operator<(half_t a, half_t b) { return float(a) < float(b); }
 KOKKOS_INLINE_FUNCTION bool operator==(half_t a, half_t b) { return float(a) == float(b); }
 

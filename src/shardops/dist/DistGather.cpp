@@ -10,6 +10,7 @@
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/kernels/StringKernels.hpp"
+#include "shardops/kernels/TfKernels.hpp"
 
 namespace shardops {
 
@@ -71,7 +72,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                      const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::GatherNd");
   set_last_bytes_sent(0);
-  expect_index_dtype("GatherNd", 1, indices_in.dtype());
+  check_tf_kernel("GatherNd", params.dtype(), indices_in.dtype(), options.bad_indices);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   const GatherGeometry g = check_gather_nd(params.shape(), indices_in.shape());
   const int me = comm.rank();
@@ -113,7 +114,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
   const std::int64_t rows_per_dim0 = bounds.strides[0];
   const bool replicate = comm.size() > 1 && !one_row && replicate_params(options.gather_params, g, comm.size());
-  dispatch_index(indices.dtype(), [&](auto itag) {
+  dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};

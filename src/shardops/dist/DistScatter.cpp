@@ -21,9 +21,9 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const char* name = scatter_op_name(op);
   kx::ScopedRegion region(std::string("shardops::dist::") + name);
   const DType dtype = tensor ? tensor->dtype() : updates.dtype();
-  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype());
+  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype(), options.bad_indices);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
-  const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates.shape());
+  const ScatterGeometry g = check_scatter(op, shape, indices.shape(), updates.shape());
   const int me = comm.rank();
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
@@ -73,8 +73,8 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
       }
       phase.emplace("apply");
       const std::int64_t skipped =
-          scatter_apply(space, op, options.schedule, base, out, out_layout.count(me) * rows_per_dim0, g.slice_size,
-                        update_rows(n, linear, upd.local()));
+          scatter_apply(space, op, options.schedule, options.denormals, base, out, out_layout.count(me) * rows_per_dim0,
+                        g.slice_size, update_rows(n, linear, upd.local()));
       phase.emplace("validate");
       validate(skipped);
       return;
@@ -124,7 +124,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
     scatter_apply(
-        space, op, options.schedule, base, out, out_rows, g.slice_size,
+        space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size,
         update_rows(lo, ReceivedRow{to}, received.slice_rows(0, lo)),
         listed_update_rows(plan.num_self(), plan.self_rows(), EntryOf<decltype(target)>{target}, upd.local(), n),
         update_rows(total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total)));

@@ -1,16 +1,21 @@
 #pragma once
 /// \file
 /// \brief The element-wise combiners of the scatter family, with TensorFlow's
-/// (Eigen's) semantics for every dtype.
+/// CPU semantics (Eigen's on x86 with denormals flushed) for every dtype.
 ///
 /// - Add/Sub: out = out + u, out - u. bool is computed as int and converted back,
 ///   so add is OR and sub is XOR (TF has no bool kernels for TensorScatterAdd/Sub;
 ///   ScatterNd on bool accumulates as OR, as TF does). Signed integers wrap
 ///   (computed in unsigned arithmetic: wrapping is what TF's kernels do in practice
-///   and it avoids undefined behaviour here).
+///   and it avoids undefined behaviour here). float, double and the parts of complex
+///   numbers follow core/TfFloat.hpp (NaN payloads, FTZ/DAZ under Denormals::Flush).
 /// - Min/Max: std::min(out, u) / std::max(out, u): a NaN already in the output stays,
 ///   a NaN update is ignored, and of two equal values (0.0, -0.0) the output keeps
-///   its own — exactly Eigen's scalar_min_op/scalar_max_op on CPU.
+///   its own — exactly Eigen's scalar_min_op/scalar_max_op on CPU. Under
+///   Denormals::Flush both are read with DAZ first, so a subnormal output row that
+///   an update touches becomes a zero even when it wins.
+/// Untouched rows and pure moves (TensorScatterUpdate, GatherNd, ...) never pass
+/// through here: they stay bit-exact copies, as in TF.
 
 #include <cstdint>
 #include <type_traits>
@@ -18,17 +23,21 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/DType.hpp"
+#include "shardops/core/TfFloat.hpp"
 
 namespace shardops {
 namespace kernels {
 
-template <class T, class Enable = void>
-struct Wrapping {
+/// TF's arithmetic on one element type: unsigned and half as C++ computes them.
+template <class T, Denormals D, class Enable = void>
+struct Arith {
   KOKKOS_INLINE_FUNCTION static T add(const T& a, const T& b) { return static_cast<T>(a + b); }
   KOKKOS_INLINE_FUNCTION static T sub(const T& a, const T& b) { return static_cast<T>(a - b); }
+  /// The value a comparison sees (DAZ for float/double under Flush).
+  KOKKOS_INLINE_FUNCTION static T read(const T& a) { return a; }
 };
-template <class T>
-struct Wrapping<T, std::enable_if_t<std::is_integral<T>::value && std::is_signed<T>::value>> {
+template <class T, Denormals D>
+struct Arith<T, D, std::enable_if_t<std::is_integral<T>::value && std::is_signed<T>::value>> {
   using U = std::make_unsigned_t<T>;
   KOKKOS_INLINE_FUNCTION static T add(const T& a, const T& b) {
     return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
@@ -36,37 +45,69 @@ struct Wrapping<T, std::enable_if_t<std::is_integral<T>::value && std::is_signed
   KOKKOS_INLINE_FUNCTION static T sub(const T& a, const T& b) {
     return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
   }
+  KOKKOS_INLINE_FUNCTION static T read(const T& a) { return a; }
 };
-template <>
-struct Wrapping<bool> {
+template <Denormals D>
+struct Arith<bool, D> {
   KOKKOS_INLINE_FUNCTION static bool add(bool a, bool b) { return a || b; }
   KOKKOS_INLINE_FUNCTION static bool sub(bool a, bool b) { return a != b; }
+  KOKKOS_INLINE_FUNCTION static bool read(bool a) { return a; }
+};
+template <class T, Denormals D>
+struct Arith<T, D, std::enable_if_t<std::is_floating_point<T>::value>> {
+  KOKKOS_INLINE_FUNCTION static T add(T a, T b) { return tf_add<D>(a, b); }
+  KOKKOS_INLINE_FUNCTION static T sub(T a, T b) { return tf_sub<D>(a, b); }
+  KOKKOS_INLINE_FUNCTION static T read(T a) { return read_operand<D>(a); }
+};
+/// Complex add/sub are two real ones (TF's and Eigen's too): the rules apply per part.
+template <class R, Denormals D>
+struct Arith<Kokkos::complex<R>, D> {
+  using C = Kokkos::complex<R>;
+  KOKKOS_INLINE_FUNCTION static C add(const C& a, const C& b) {
+    return C(tf_add<D>(a.real(), b.real()), tf_add<D>(a.imag(), b.imag()));
+  }
+  KOKKOS_INLINE_FUNCTION static C sub(const C& a, const C& b) {
+    return C(tf_sub<D>(a.real(), b.real()), tf_sub<D>(a.imag(), b.imag()));
+  }
 };
 
+template <Denormals D>
 struct CombineAdd {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    out = Wrapping<T>::add(out, u);
+    out = Arith<T, D>::add(out, u);
   }
 };
+template <Denormals D>
 struct CombineSub {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    out = Wrapping<T>::sub(out, u);
+    out = Arith<T, D>::sub(out, u);
   }
 };
+template <Denormals D>
 struct CombineMin {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    if (u < out) out = u;
+    const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
+    out = (v < o) ? v : o;
   }
 };
+template <Denormals D>
 struct CombineMax {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    if (out < u) out = u;
+    const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
+    out = (o < v) ? v : o;
   }
 };
+
+/// Whether \p D changes anything for T: only float, double and complex have
+/// subnormals TF flushes (half's are normal floats when computed).
+template <class T>
+struct HasFlushedSubnormals : std::is_floating_point<T> {};
+template <class R>
+struct HasFlushedSubnormals<Kokkos::complex<R>> : std::true_type {};
 
 }  // namespace kernels
 }  // namespace shardops

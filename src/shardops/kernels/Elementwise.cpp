@@ -66,8 +66,9 @@ void compare_values(const T* in, T v, bool equal, std::int32_t* o, std::int64_t 
 template <class T>
 void arith_values(const T* in, T v, bool add, T* o, std::int64_t n) {
   Kokkos::parallel_for(
-      "shardops::arith", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = add ? kernels::Wrapping<T>::add(in[i], v) : multiply(in[i], v); });
+      "shardops::arith", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        o[i] = add ? kernels::Arith<T, Denormals::Keep>::add(in[i], v) : multiply(in[i], v);
+      });
 }
 
 template <class T>

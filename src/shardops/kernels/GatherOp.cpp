@@ -2,12 +2,13 @@
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/kernels/Ops.hpp"
+#include "shardops/kernels/TfKernels.hpp"
 
 namespace shardops {
 
 Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& options) {
   kx::ScopedRegion region("shardops::GatherNd");
-  expect_index_dtype("GatherNd", 1, indices.dtype());
+  check_tf_kernel("GatherNd", params.dtype(), indices.dtype(), options.bad_indices);
   const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
   Tensor out(params.dtype(), g.output, Init::Uninitialized, "shardops::GatherNd::output");
   if (is_string(params.dtype())) out = out.with_strings(params.strings());
@@ -15,7 +16,7 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
   if (g.num_slices == 0 || row_bytes == 0) return out;
 
   const ExecSpace space;
-  dispatch_index(indices.dtype(), [&](auto itag) {
+  dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     const kernels::IndexRowTarget<I, MemSpace> row_of{reinterpret_cast<const I*>(indices.data()), g.index_depth,
                                                       kernels::IndexBounds::from(g.dims), 0};

@@ -29,6 +29,9 @@ struct OpOptions {
   BadIndices bad_indices = BadIndices::Error;
   Schedule schedule = Schedule::Auto;
   GatherParams gather_params = GatherParams::Auto;  ///< distributed GatherNd only
+  /// Subnormal floats in the arithmetic ops (ScatterNd, TensorScatterAdd/Sub/Min/Max):
+  /// flushed to zero as TF's CPU kernels do, or kept (core/TfFloat.hpp).
+  Denormals denormals = Denormals::Flush;
 };
 
 /// outputs[p] = rows data[j] with partitions[j] == p, in order of j.
@@ -55,12 +58,12 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
 /// TF's dtype-mismatch text: "cannot compute ScatterNd as input #1(zero-based) was
 /// expected to be a float tensor but is a double tensor". Throws if they differ.
 void expect_dtype(const char* op, int input, DType expected, DType actual);
-/// Throws unless \p actual is int32 or int64 (same TF text).
-void expect_index_dtype(const char* op, int input, DType actual);
 
-/// TF's input checks of the scatter family: index dtype, and (TensorScatter*)
-/// updates of the tensor's dtype.
-void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType indices, DType updates);
+/// TF's input checks of the scatter family, in TF's order: the index dtype and the
+/// kernel for (\p dtype, \p indices) (check_tf_kernel), then (TensorScatter*) updates
+/// of the tensor's dtype.
+void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType indices, DType updates,
+                           BadIndices bad_indices);
 
 /// The largest value of an int32 tensor (DynamicStitch's indices), -1 if it is empty.
 std::int64_t max_int32(const Tensor& ids);

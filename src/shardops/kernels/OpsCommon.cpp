@@ -2,6 +2,7 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/kernels/Ops.hpp"
+#include "shardops/kernels/TfKernels.hpp"
 
 namespace shardops {
 
@@ -12,31 +13,12 @@ void expect_dtype(const char* op, int input, DType expected, DType actual) {
                         tf_dtype_name(actual) + " tensor");
 }
 
-void expect_index_dtype(const char* op, int input, DType actual) {
-  (void)op;
-  (void)input;
-  if (is_index_dtype(actual)) return;
-  // TF's attr check text; the list is the index dtypes shardops supports.
-  throw InvalidArgument(std::string("Value for attr 'Tindices' of ") + tf_dtype_name(actual) +
-                            " is not in the list of allowed values: int32, int64",
-                        "indices");
-}
-
-void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType indices, DType updates) {
+void expect_scatter_dtypes(ScatterOp op, bool has_tensor, DType dtype, DType indices, DType updates,
+                           BadIndices bad_indices) {
   const char* name = scatter_op_name(op);
-  if (has_tensor) {
-    expect_index_dtype(name, 1, indices);
-    expect_dtype(name, 2, dtype, updates);
-  } else {
-    expect_index_dtype(name, 0, indices);
-  }
-  // TF registers TensorScatterAdd/Sub/Min/Max for no string kernel: its kernel
-  // lookup fails with this text before any shape is looked at.
-  if (is_string(dtype) && op != ScatterOp::Update && op != ScatterOp::ScatterNd) {
-    throw InvalidArgument(std::string("Could not find device for node: {{node ") + name + "}} = " + name +
-                          "[T=DT_STRING, Tindices=DT_" + (indices == DType::Int64 ? "INT64" : "INT32") +
-                          "] (TensorFlow has no " + name + " kernel for strings)");
-  }
+  // TF's order: the Tindices attr, the kernel for (T, Tindices), then the inputs' dtypes.
+  check_tf_kernel(name, dtype, indices, bad_indices);
+  if (has_tensor) expect_dtype(name, 2, dtype, updates);
 }
 
 std::int64_t max_int32(const Tensor& ids) {
@@ -55,7 +37,7 @@ std::vector<std::int64_t> index_row_values(const Tensor& indices, std::int64_t r
   std::vector<std::int64_t> values(static_cast<std::size_t>(depth));
   if (depth == 0) return values;
   const Tensor one = indices.reshaped(Shape{indices.num_elements() / depth, depth}).slice_rows(row, row + 1);
-  dispatch_index(indices.dtype(), [&](auto tag) {
+  dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
     const std::vector<I> host = one.to_vector<I>();
     for (int k = 0; k < depth; ++k)

@@ -57,10 +57,34 @@ inline bool update_by_output_row(std::int64_t updates, std::int64_t out_rows) { 
 
 namespace detail {
 
+/// accumulate_rows with the combine of \p op, for element type T under rule \p D.
+template <Denormals D, class T, class Target, class RowOf, class Upd, class Out>
+std::int64_t accumulate_typed(const ExecSpace& space, ScatterOp op, Schedule schedule, std::int64_t n,
+                              const Target& target, const Upd& upd, const Out& o, const RowOf& row_of) {
+  switch (op) {
+    case ScatterOp::ScatterNd:
+    case ScatterOp::Add:
+      return kernels::accumulate_rows<kernels::CombineAdd<D>>(space, schedule, n, target, upd, o, row_of);
+    case ScatterOp::Sub:
+      return kernels::accumulate_rows<kernels::CombineSub<D>>(space, schedule, n, target, upd, o, row_of);
+    case ScatterOp::Min:
+    case ScatterOp::Max:
+      if constexpr (IsComplex<T>::value) {
+        throw InternalError("scatter_apply: Min/Max on a complex dtype");  // TF has no kernel (TfKernels.hpp)
+      } else if (op == ScatterOp::Min) {
+        return kernels::accumulate_rows<kernels::CombineMin<D>>(space, schedule, n, target, upd, o, row_of);
+      } else {
+        return kernels::accumulate_rows<kernels::CombineMax<D>>(space, schedule, n, target, upd, o, row_of);
+      }
+    case ScatterOp::Update: break;
+  }
+  throw InternalError("accumulate_batch: TensorScatterUpdate assigns");
+}
+
 /// One batch of a scatter other than TensorScatterUpdate, in row order. Returns the
 /// entries it skipped (-1: not counted).
 template <class TargetOf, class RowOf>
-std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule,
+std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, Denormals denormals,
                               const UpdateRows<TargetOf, RowOf>& batch, const Tensor& out, std::int64_t out_rows,
                               std::int64_t slice) {
   const std::int64_t n = batch.n;
@@ -72,26 +96,14 @@ std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule sch
     using T = typename decltype(ttag)::type;
     const auto upd = batch.rows.template matrix<const T>(batch.source_rows, slice);
     const auto o = out.matrix<T>(out_rows, slice);
-    switch (op) {
-      case ScatterOp::ScatterNd:
-      case ScatterOp::Add:
-        skipped = kernels::accumulate_rows<kernels::CombineAdd>(space, schedule, n, target, upd, o, row_of);
-        break;
-      case ScatterOp::Sub:
-        skipped = kernels::accumulate_rows<kernels::CombineSub>(space, schedule, n, target, upd, o, row_of);
-        break;
-      case ScatterOp::Min:
-      case ScatterOp::Max:
-        if constexpr (IsComplex<T>::value) {
-          throw InternalError("scatter_apply: Min/Max on a complex dtype");  // rejected by check_scatter
-        } else if (op == ScatterOp::Min) {
-          skipped = kernels::accumulate_rows<kernels::CombineMin>(space, schedule, n, target, upd, o, row_of);
-        } else {
-          skipped = kernels::accumulate_rows<kernels::CombineMax>(space, schedule, n, target, upd, o, row_of);
-        }
-        break;
-      case ScatterOp::Update: throw InternalError("accumulate_batch: TensorScatterUpdate assigns");
+    // Types without subnormals to flush get one instantiation.
+    if constexpr (kernels::HasFlushedSubnormals<T>::value) {
+      if (denormals == Denormals::Flush) {
+        skipped = accumulate_typed<Denormals::Flush, T>(space, op, schedule, n, target, upd, o, row_of);
+        return;
+      }
     }
+    skipped = accumulate_typed<Denormals::Keep, T>(space, op, schedule, n, target, upd, o, row_of);
   });
   return skipped;
 }
@@ -139,16 +151,18 @@ std::int64_t assign_batches(const ExecSpace& space, Schedule schedule, const Ten
 /// applied one after the other, each in row order. \p out may start uninitialised
 /// when \p base is given. Returns how many entries had no target row (bad indices,
 /// where the batches' targets give -1 only for those), counted on the way; -1 where
-/// they were not counted (rows of no elements, an empty output).
+/// they were not counted (rows of no elements, an empty output). \p denormals: the
+/// arithmetic ops' subnormal rule (core/TfFloat.hpp); TensorScatterUpdate only moves.
 template <class... Batch>
-std::int64_t scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, const Tensor* base, Tensor& out,
-                           std::int64_t out_rows, std::int64_t slice, const Batch&... batches) {
+std::int64_t scatter_apply(const ExecSpace& space, ScatterOp op, Schedule schedule, Denormals denormals,
+                           const Tensor* base, Tensor& out, std::int64_t out_rows, std::int64_t slice,
+                           const Batch&... batches) {
   if (slice == 0 || out_rows == 0) return -1;
   if (op == ScatterOp::Update) return detail::assign_batches(space, schedule, base, out, out_rows, slice, batches...);
   if (base) out.copy_from(*base);
   std::int64_t skipped = 0;
-  ((skipped =
-        detail::add_skipped(skipped, detail::accumulate_batch(space, op, schedule, batches, out, out_rows, slice))),
+  ((skipped = detail::add_skipped(
+        skipped, detail::accumulate_batch(space, op, schedule, denormals, batches, out, out_rows, slice))),
    ...);
   return skipped;
 }

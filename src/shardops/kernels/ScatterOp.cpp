@@ -19,8 +19,8 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
   const char* name = scatter_op_name(op);
   kx::ScopedRegion region(std::string("shardops::") + name);
   const DType dtype = tensor_in ? tensor_in->dtype() : updates_in.dtype();
-  expect_scatter_dtypes(op, tensor_in != nullptr, dtype, indices.dtype(), updates_in.dtype());
-  const ScatterGeometry g = check_scatter(op, dtype, shape, indices.shape(), updates_in.shape());
+  expect_scatter_dtypes(op, tensor_in != nullptr, dtype, indices.dtype(), updates_in.dtype(), options.bad_indices);
+  const ScatterGeometry g = check_scatter(op, shape, indices.shape(), updates_in.shape());
   // TensorScatterUpdate on strings: the tensor's and the updates' handles into one pool.
   const bool strings = is_string(dtype);
   const std::vector<Tensor> shared =
@@ -56,7 +56,7 @@ Tensor scatter_impl(ScatterOp op, const Tensor* tensor_in, const Tensor& indices
     }
     // The apply counts the rows it skips (the bad ones) on the way; the output is this
     // call's own until it returns, so the error policy can act after it.
-    validate(scatter_apply(space, op, options.schedule, tensor, out, g.output_rows, g.slice_size,
+    validate(scatter_apply(space, op, options.schedule, options.denormals, tensor, out, g.output_rows, g.slice_size,
                            update_rows(g.num_updates, target, updates)));
   });
   space.fence();

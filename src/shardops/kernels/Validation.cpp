@@ -33,9 +33,10 @@ bool valid_empty_output(std::int64_t num_inputs, std::int64_t num_indices, std::
 BadIndices bad_indices_from_string(const std::string& text) {
   std::string lower = text;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower == "error" || lower.empty()) return BadIndices::Error;
+  // TF's attr values are "", DEFAULT, ERROR and IGNORE; DEFAULT means ERROR on CPU.
+  if (lower == "error" || lower == "default" || lower.empty()) return BadIndices::Error;
   if (lower == "ignore") return BadIndices::Ignore;
-  throw InvalidArgument("bad indices policy must be 'error' or 'ignore', got '" + text + "'");
+  throw InvalidArgument("bad indices policy must be 'error' (or 'default') or 'ignore', got '" + text + "'");
 }
 
 // ------------------------------------------------------------ DynamicPartition
@@ -200,13 +201,8 @@ void check_scatter_common(const Shape& params, const Shape& indices, const Shape
 
 }  // namespace
 
-ScatterGeometry check_scatter(ScatterOp op, DType dtype, const std::vector<std::int64_t>& shape, const Shape& indices,
+ScatterGeometry check_scatter(ScatterOp op, const std::vector<std::int64_t>& shape, const Shape& indices,
                               const Shape& updates) {
-  // TF registers no Min/Max kernel for complex types: the kernel lookup fails first.
-  if ((op == ScatterOp::Min || op == ScatterOp::Max) && is_complex(dtype)) {
-    throw InvalidArgument(std::string(scatter_op_name(op)) + " is not defined for dtype " + dtype_name(dtype) +
-                          " (TensorFlow has no kernel for it: complex numbers have no order)");
-  }
   if (indices.rank() < 1) throw InvalidArgument("Indices shape must have rank at least one. Found:" + indices.str());
   if (updates.rank() < 1) throw InvalidArgument("Updates shape must have rank at least one. Found:" + updates.str());
   if (op == ScatterOp::ScatterNd) {

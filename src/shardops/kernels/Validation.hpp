@@ -22,7 +22,8 @@ enum class BadIndices {
   Error,   ///< fail with TensorFlow's message (the default, TF's CPU behaviour)
   Ignore,  ///< skip the row (scatter, stitch, partition) or write zeros (gather)
 };
-/// "error" / "ignore" (case-insensitive) -> BadIndices. \throws InvalidArgument otherwise.
+/// "error" or "default" / "ignore" (any case, so TF's DEFAULT, ERROR, IGNORE too) ->
+/// BadIndices. \throws InvalidArgument otherwise.
 BadIndices bad_indices_from_string(const std::string& text);
 
 // ---------------------------------------------------------------- DynamicPartition
@@ -63,9 +64,10 @@ struct ScatterGeometry {
   Shape batch;                     ///< indices.shape[:-1], for error positions
   bool empty_output = false;       ///< output has no elements: nothing is checked or applied
 };
-/// Validates dtype support and shapes for \p op. \p shape is ScatterNd's shape
-/// argument (raw, so a negative dim is reported in TF's order) or the tensor's shape.
-ScatterGeometry check_scatter(ScatterOp op, DType dtype, const std::vector<std::int64_t>& shape, const Shape& indices,
+/// Validates the shapes for \p op (its dtypes are checked first, by
+/// expect_scatter_dtypes). \p shape is ScatterNd's shape argument (raw, so a negative
+/// dim is reported in TF's order) or the tensor's shape.
+ScatterGeometry check_scatter(ScatterOp op, const std::vector<std::int64_t>& shape, const Shape& indices,
                               const Shape& updates);
 /// "indices[0,1] = [5, 0] does not index into shape [5,1]".
 std::string scatter_index_error(const ScatterGeometry& g, std::int64_t row, const std::vector<std::int64_t>& index);

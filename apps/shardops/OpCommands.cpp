@@ -78,7 +78,9 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   record.options = std::string("bad_indices=") + (r.options.bad_indices == BadIndices::Error ? "error" : "ignore");
   std::vector<Output> outputs;
   const std::string out = r.out;
-  io::parse_dataset_ref(out);  // a malformed --out is a usage error before any work
+  // A malformed --out, or one with a row selection, is a usage error before any work.
+  if (!io::parse_dataset_ref(out).rows.empty())
+    throw InvalidArgument("--out " + out + ": an output is a whole dataset; a [start:stop] selects rows of an input");
 
   if (r.command == "dynamic-partition") {
     DistTensor partitions, data;

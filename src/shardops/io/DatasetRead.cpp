@@ -21,7 +21,9 @@ namespace {
 struct OpenDataset {
   FileHandle file;
   DatasetHandle dataset;
-  DatasetInfo info;
+  DatasetInfo info;        ///< shape: the rows selected
+  Shape file_shape;        ///< the dataset's own shape
+  std::int64_t first = 0;  ///< the first row selected
 };
 
 Shape shape_of(hid_t space, const std::string& what) {
@@ -69,7 +71,14 @@ OpenDataset open_dataset(const Comm& comm, const DatasetRef& ref) {
     d.info.dtype = dtype_from_hdf5(type.get(), what);
     if (d.info.dtype == DType::String) d.info.strings = string_format_of(type.get(), what);
     const DataspaceHandle space(check_id(H5Dget_space(d.dataset.get()), what + ": cannot read the dataspace"));
-    d.info.shape = shape_of(space.get(), what);
+    d.file_shape = shape_of(space.get(), what);
+    d.info.shape = d.file_shape;
+    if (!ref.rows.empty()) {
+      if (d.file_shape.rank() == 0) throw InvalidArgument(what + ": a scalar dataset has no rows to select");
+      const RowRange range = resolve_rows(ref, d.file_shape.dim(0));
+      d.first = range.first;
+      d.info.shape = d.file_shape.with_dim0(range.count);
+    }
   });
   return d;
 }
@@ -143,8 +152,8 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
       hdf5_error_detail();  // a failed reclaim leaks; nothing else to do about it
     };
   }
-  transfer_rows_staged(comm, d.dataset.get(), mem_type.get(), d.info.shape, first, count, staging, Transfer::Read,
-                       what);
+  transfer_rows_staged(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, count, staging,
+                       Transfer::Read, what);
   Tensor local;
   run_agreed(comm, [&] { local = values.finish(local_shape, comm.rank(), format); });
   return local;
@@ -189,7 +198,8 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
     }
   });
   const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
-  transfer_rows(comm, d.dataset.get(), mem_type.get(), shape, first, chosen.count(rank), buffer, Transfer::Read, what);
+  transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,
+                Transfer::Read, what);
   if (!host_memory) {
     const Shape local_shape =
         shape.rank() == 0 ? (chosen.count(rank) > 0 ? Shape() : Shape{0}) : shape.with_dim0(chosen.count(rank));

@@ -406,6 +406,9 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
   if (committed_) throw InternalError("OutputTransaction::write after commit (" + target.str() + ")");
   if (failed_) throw InternalError("OutputTransaction::write after a failed step (" + target.str() + ")");
   const std::string what = target.str();
+  if (!target.rows.empty()) {
+    throw InvalidArgument(what + ": an output is a whole dataset; '" + target.rows + "' selects rows of an input");
+  }
   try {
     PendingFile& f = pending_for(target);
     run_agreed(comm_, [&] {

@@ -20,6 +20,7 @@
 #include "ReportFile.hpp"
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/core/Progress.hpp"
 #include "shardops/dist/Comm.hpp"
 #include "shardops/io/StopSignals.hpp"
 
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);
         if (!request) return;  // help or version printed
         command = request->command;
+        set_progress(rank == 0 && request->verbosity == app::Verbosity::Verbose);
         std::unique_ptr<app::ReportFile> report;
         if (!request->report.empty())
           report = std::make_unique<app::ReportFile>(comm, request->report, app::job_files(*request));

@@ -57,6 +57,14 @@ def op_report(t, sh):
                       "phase %s: %r" % (p, s))
     t.suite.check(doc["bytes"]["written"] == 36 and isinstance(doc["bytes"]["sent_between_ranks"], int),
                   "bytes = %r" % doc["bytes"])
+    # -v: rank 0 prints each phase as it starts and ends, with the bytes it moved in files.
+    r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out",
+                e2e.ref(out, "/v"), "-v"])
+    e2e.expect_success(t.suite, r)
+    for phase in ("read", "validate", "apply", "write", "commit"):
+        t.suite.check(r.stderr.count("] %s ..." % phase) == 1 and ("] %s done in" % phase) in r.stderr,
+                      "-v does not show the %s phase once" % phase, r)
+    t.suite.check("read done in" in r.stderr and "MB/s" in r.stderr, "-v shows no rate for the read", r)
     attrs = e2e.h5py.File(out, "r")["/g"].attrs
     t.suite.check([str(x) for x in attrs["inputs"]] == doc["inputs"],
                   "inputs attribute = %r" % (attrs["inputs"],))

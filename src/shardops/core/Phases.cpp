@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Progress.hpp"
 
 namespace shardops {
 
@@ -45,12 +46,15 @@ void PhaseClock::reset() { table().clear(); }
 
 ScopedPhase::ScopedPhase(std::string phase) : phase_(std::move(phase)), outer_(g_current.load()) {
   g_current.store(interned(phase_));
+  progress_mark_ = progress_phase_start(g_current.load());
   test_pause(g_current.load());
 }
 
 ScopedPhase::~ScopedPhase() {
   ExecSpace().fence();
-  PhaseClock::add(phase_, timer_.seconds());
+  const double seconds = timer_.seconds();
+  PhaseClock::add(phase_, seconds);
+  progress_phase_end(phase_.c_str(), seconds, progress_mark_);
   g_current.store(outer_);
 }
 

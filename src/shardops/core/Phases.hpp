@@ -5,6 +5,7 @@
 /// ran in, "route" for the ops),
 /// accumulated on this rank; the command line reports the max over ranks.
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -31,6 +32,7 @@ class ScopedPhase {
  private:
   std::string phase_;
   const char* outer_;  ///< the phase this one runs inside
+  std::int64_t progress_mark_ = 0;
   Kokkos::Timer timer_;
 };
 

@@ -62,7 +62,8 @@ down() {
       ip netns del "$ns" || ok=1
     fi
   done <"$DIR/namespaces"
-  [ "$ok" = 0 ] && rm -f "$DIR/namespaces" "$DIR/hosts"
+  # The hosts' temporary directories (ns-exec.sh's TMPDIR) go with them.
+  [ "$ok" = 0 ] && rm -rf "$DIR/namespaces" "$DIR/hosts" "$DIR/tmp"
   return "$ok"
 }
 

@@ -2,7 +2,10 @@
 # ns-exec.sh HOST COMMAND [ARGS...]: runs COMMAND on HOST of the namespace cluster in
 # $SHARDOPS_CLUSTER_DIR (made by netns-cluster.sh): inside HOST's network namespace and a new
 # UTS namespace whose host name is HOST's name (h1, h2, ...), the way a login to that node
-# would. HOST is a name (h2) or an address (10.251.77.12), as Open MPI passes it.
+# would, with its own temporary directory (TMPDIR=$SHARDOPS_CLUSTER_DIR/tmp/HOST), as a node
+# has its own /tmp: Open MPI keeps its session directory there (TMPDIR/ompi.HOSTNAME.UID), and
+# two clusters with the same host names, or two hosts, must not share one (a job's clean-up
+# would remove another's files under it). HOST is a name (h2) or an address (10.251.77.12), as Open MPI passes it.
 set -euo pipefail
 DIR=${SHARDOPS_CLUSTER_DIR:?set SHARDOPS_CLUSTER_DIR to the directory given to netns-cluster.sh up}
 [ $# -ge 2 ] || {
@@ -17,4 +20,8 @@ line=$(awk -v h="$host" '$1 == h || $3 == h' "$DIR/hosts")
   exit 1
 }
 read -r name ns _ <<<"$line"
-exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
+export TMPDIR=$DIR/tmp/$name
+mkdir -p "$TMPDIR"
+# nsenter, not `ip netns exec`: that also remounts /sys in a mount namespace of its own, which
+# hides /sys/fs/cgroup (slurmd will not start without it); only the network changes here.
+exec nsenter --net="/run/netns/$ns" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$name" "$@"

@@ -14,6 +14,8 @@
 #   oob_tcp_keepalive_*           a daemon whose host is unreachable is noticed after about
 #                                 SHARDOPS_CLUSTER_KEEPALIVE + 3 x 1 s (default 5 + 3 s), and
 #                                 mpirun then ends the job (Open MPI's default: 300 + 9 x 20 s)
+#   -x for SHARDOPS_*, OMP_*, KOKKOS_* variables: like ssh, the agent gives remote daemons a
+#                                 clean environment, and mpirun passes on only OMPI_* and -x ones
 # A job-level bound (a stopped host answers keepalives) is mpirun's own --timeout or
 # MPIEXEC_TIMEOUT, set by the caller; see docs/clusters.md.
 set -euo pipefail
@@ -45,10 +47,15 @@ if [ "$placed" = 0 ] && [ -n "$np" ]; then
   hosts=(--host "$list")
 fi
 
+forward=()
+while IFS='=' read -r name _; do
+  forward+=(-x "$name")
+done < <(env | grep -E '^(SHARDOPS_|OMP_|KOKKOS_)[A-Za-z0-9_]*=' | grep -v '^SHARDOPS_CLUSTER_')
+
 exec "$HERE/ns-exec.sh" "${addrs[0]}" "$MPIRUN" \
   --mca plm_rsh_agent "$HERE/ns-rsh-agent.sh" --mca plm_rsh_no_tree_spawn 1 \
   --mca pml ob1 --mca btl self,vader,tcp \
   --mca btl_tcp_if_include "$subnet" --mca oob_tcp_if_include "$subnet" \
   --mca oob_tcp_keepalive_time "$KEEPALIVE" --mca oob_tcp_keepalive_intvl 1 \
   --mca oob_tcp_keepalive_probes 3 \
-  "${hosts[@]}" "$@"
+  "${forward[@]}" "${hosts[@]}" "$@"

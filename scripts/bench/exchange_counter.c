@@ -26,8 +26,8 @@ int MPI_Alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_
   return PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
 }
 
-int MPI_Alltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st, void* rb, const int* rc,
-                  const int* rd, MPI_Datatype rt, MPI_Comm comm) {
+int MPI_Alltoallv(const void* sb, const int* sc, const int* sd, MPI_Datatype st, void* rb, const int* rc, const int* rd,
+                  MPI_Datatype rt, MPI_Comm comm) {
   int me = 0, type_size = 0;
   const int size = remote_peers(comm, &me);
   PMPI_Type_size(st, &type_size);

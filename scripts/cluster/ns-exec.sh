@@ -21,6 +21,9 @@ line=$(awk -v h="$host" '$1 == h || $3 == h' "$DIR/hosts")
 }
 read -r name ns _ <<<"$line"
 export TMPDIR=$DIR/tmp/$name
+# Open MPI's shared-memory segments too (default /dev/shm, named by host name and job ID,
+# which repeat from one cluster to the next): a killed host's segments go with the cluster.
+export OMPI_MCA_btl_vader_backing_directory=$TMPDIR
 mkdir -p "$TMPDIR"
 # nsenter, not `ip netns exec`: that also remounts /sys in a mount namespace of its own, which
 # hides /sys/fs/cgroup (slurmd will not start without it); only the network changes here.

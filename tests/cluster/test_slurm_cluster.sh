@@ -9,24 +9,15 @@
 # Every job is submitted on h1 (a login there) and checked: exit code, the outputs against
 # NumPy (check_example.py), ranks on every node, Slurm's completion log.
 #
-# Usage: test_slurm_cluster.sh --shardops BIN --repo DIR --workdir DIR [--rows N]
+# Usage: test_slurm_cluster.sh SHARDOPS_BIN REPO WORKDIR [ROWS]
 # Exit 77 when Slurm or munge is not installed (ns-slurm.sh's reason is printed).
 set -euo pipefail
 
-BIN="" REPO="" WORK="" ROWS=20000
-while [ $# -gt 0 ]; do
-  case $1 in
-    --shardops) BIN=$2 ;;
-    --repo) REPO=$2 ;;
-    --workdir) WORK=$2 ;;
-    --rows) ROWS=$2 ;;
-    *)
-      echo "usage: $0 --shardops BIN --repo DIR --workdir DIR [--rows N]" >&2
-      exit 1
-      ;;
-  esac
-  shift 2
-done
+[ $# -ge 3 ] || {
+  echo "usage: $0 SHARDOPS_BIN REPO WORKDIR [ROWS]" >&2
+  exit 1
+}
+BIN=$1 REPO=$2 WORK=$3 ROWS=${4:-20000}
 : "${SHARDOPS_CLUSTER_DIR:?run this under tests/cluster/with_cluster.sh}"
 T0=$SECONDS
 say() { echo "[cluster_slurm $((SECONDS - T0))s] $*"; }
@@ -94,27 +85,21 @@ jobcomp() { # jobcomp JOBID STATE EXIT NODES
 # The example job's first line: "job J: N ranks on 3 node(s) (h[1-3]), ...".
 ran_on() { grep -q "$2 ranks on 3 node(s) (h\[1-3\])" "$1"; }
 
-OUT=$WORK/jobs/srun/result.h5
-if submit srun6 0 --nodes=3 --ntasks=6 --ntasks-per-node=2 \
-  --export=ALL,OUT="$OUT" "$REPO/scripts/slurm/shardops-example.sbatch"; then
-  job=$(head -n 1 srun6.jobid)
-  check "srun job: 6 ranks on h1..h3" ran_on srun6.out 6
-  check "srun job: outputs match NumPy" /usr/bin/python3 "$REPO/scripts/check_example.py" "$IN" "$OUT" 16
-  check "srun job: jobcomp.log says COMPLETED on 3 nodes" jobcomp "$job" COMPLETED 0 3
-else
-  check "srun job (shardops-example.sbatch, --nodes=3) exits 0" false
-fi
-
-OUT=$WORK/jobs/mpirun/result.h5
-if submit mpirun3 0 --nodes=3 --ntasks=3 --ntasks-per-node=1 --export=ALL,OUT="$OUT" \
-  "$REPO/scripts/slurm/shardops-example-mpirun.sbatch"; then
-  job=$(head -n 1 mpirun3.jobid)
-  check "mpirun job: 3 ranks on h1..h3" ran_on mpirun3.out 3
-  check "mpirun job: outputs match NumPy" /usr/bin/python3 "$REPO/scripts/check_example.py" "$IN" "$OUT" 16
-  check "mpirun job: jobcomp.log says COMPLETED on 3 nodes" jobcomp "$job" COMPLETED 0 3
-else
-  check "mpirun job (shardops-example-mpirun.sbatch, --nodes=3) exits 0" false
-fi
+# example_job NAME RANKS PER_NODE SCRIPT: submits the example job on 3 nodes and checks it.
+example_job() {
+  local name=$1 ranks=$2 per_node=$3 script=$4 out=$WORK/jobs/$1/result.h5 job
+  if submit "$name" 0 --nodes=3 --ntasks="$ranks" --ntasks-per-node="$per_node" --export=ALL,OUT="$out" \
+    "$REPO/scripts/slurm/$script"; then
+    job=$(head -n 1 "$name.jobid")
+    check "$name: $ranks ranks on h1..h3" ran_on "$name.out" "$ranks"
+    check "$name: outputs match NumPy" /usr/bin/python3 "$REPO/scripts/check_example.py" "$IN" "$out" 16
+    check "$name: jobcomp.log says COMPLETED on 3 nodes" jobcomp "$job" COMPLETED 0 3
+  else
+    check "$name ($script, --nodes=3) exits 0" false
+  fi
+}
+example_job srun6 6 2 shardops-example.sbatch          # srun --mpi=pmix
+example_job mpirun3 3 1 shardops-example-mpirun.sbatch # mpirun, its daemons started by srun
 
 cat >fail.sbatch <<EOF
 #!/bin/bash

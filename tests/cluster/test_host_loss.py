@@ -12,9 +12,9 @@ job must
     stopped host still answers TCP, so only the job's time limit, MPIEXEC_TIMEOUT, ends it),
   * exit non-zero,
   * leave the existing output file byte for byte as it was,
-  * leave no process on the surviving hosts, and no temporary file, or, if one is left,
-    the next job writing the file (on the mended cluster) must remove it, succeed, and keep
-    the file's earlier datasets.
+  * leave no process on the surviving hosts and no temporary file beside the output (the
+    surviving ranks remove it on mpirun's SIGTERM), and the next job writing the file (on the
+    mended cluster) must succeed and keep the file's earlier datasets.
 
 SHARDOPS_TEST_PAUSE=PHASE:SECONDS makes every rank wait at the start of PHASE, so the loss
 lands in that phase; the ranks then go on and need h2's ranks.
@@ -111,8 +111,8 @@ def lose_host(t, sh, cluster, fault, phase):
     took = ended - lost_at
     r = job.result(rc, took)
     t.suite.require(rc is not None, "the job did not end within %d s of losing %s" % (JOB_TIME_LIMIT + 30, LOST), r)
-    print("  %s in %s: ended %.1f s after the loss (%.1f s after the start), exit %d"
-          % (fault, phase, took, ended - started, rc), flush=True)
+    print("  %s in %s: ended %.1f s after the loss (%.1f s after the start), exit %d, left %s"
+          % (fault, phase, took, ended - started, rc, leftovers(t.d)), flush=True)
     if fault == "sigkill":
         t.suite.check(took <= LOSS_BOUND_KILL, "ended %.1f s after the SIGKILL, bound %.1f s" % (took, LOSS_BOUND_KILL), r)
     elif fault == "link_down":
@@ -135,7 +135,10 @@ def lose_host(t, sh, cluster, fault, phase):
         # Cut off, h2's daemon notices mpirun is gone (its own keepalive) and ends its ranks.
         left = cluster.wait_empty(LOST, KEEPALIVE_BOUND + 4.0)
         t.suite.check(not left, "processes on the cut-off %s did not end by themselves: %s" % (LOST, left), r)
+    # The surviving ranks (rank 0, which holds the lock, among them) got mpirun's SIGTERM and
+    # removed the job's new file and lock themselves.
     left_files = leftovers(t.d)
+    t.suite.check(left_files == [], "the lost job left %s" % left_files, r)
     cluster.mend(LOST)
     # The next job on the mended cluster: succeeds, cleans what the lost job left, keeps the file.
     r2 = sh.run(gather_args(inp, e2e.ref(out, "/next")), env={"MPIEXEC_TIMEOUT": str(JOB_TIME_LIMIT)})

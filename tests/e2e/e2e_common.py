@@ -60,7 +60,8 @@ def parse_args(description, default_np, extra=None):
     p.add_argument("--timeout", type=float, default=60.0, help="seconds one shardops run may take")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
     p.add_argument("-v", "--verbose", action="store_true", help="print every command and its time")
-    p.add_argument("--filter", default="", help="run only cases whose name contains this text")
+    p.add_argument("--filter", default="",
+                   help="run only cases whose name contains this text (or one of several, comma-separated)")
     return p.parse_args()
 
 
@@ -152,7 +153,7 @@ class Suite:
         self._notes = []
 
     def wanted(self, case_name):
-        return not self.args.filter or self.args.filter in case_name
+        return not self.args.filter or any(part in case_name for part in self.args.filter.split(","))
 
     def case(self, case_name, fn, *a, **kw):
         """Runs fn(*a, **kw) as one case; an exception or a failed check fails the case."""

@@ -94,9 +94,10 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
     return {range(comm, dtype_from_name(deck_text_or(step, "dtype", "int32")), deck_int_or(step, "start", 0), limit,
                   deck_int_or(step, "delta", 1))};
   }
-  if (op == "equal" || op == "not_equal") {
-    return {compare_scalar(comm, op == "equal" ? CompareOp::Equal : CompareOp::NotEqual, get(env, step, "x"),
-                           deck_scalar(step, "y", Scalar(), true))};
+  for (const CompareOp c : {CompareOp::Equal, CompareOp::NotEqual, CompareOp::Greater, CompareOp::GreaterEqual,
+                            CompareOp::Less, CompareOp::LessEqual}) {
+    if (op == compare_op_name(c))
+      return {compare_scalar(comm, c, get(env, step, "x"), deck_scalar(step, "y", Scalar(), true))};
   }
   if (op == "add" || op == "multiply") {
     return {arith_scalar(comm, op == "add" ? ArithOp::Add : ArithOp::Multiply, get(env, step, "x"),

@@ -114,6 +114,34 @@ def bad_deck(suite, runner, tmp, name, text, needles):
     suite.check(not os.path.exists(os.path.join(folder, "o.h5")), "a failed deck wrote its output", r)
 
 
+def comparisons(suite, runner, tmp):
+    """greater/greater_equal/less/less_equal against a scalar, as NumPy (NaN compares false),
+    feeding a partition; an order of complex values is refused."""
+    x = np.array([1.5, -2.0, np.nan, 0.0, 7.25, 1.5, -0.0], np.float64)
+    path = os.path.join(tmp, "cmp_in.h5")
+    e2e.write_h5(path, {"/x": x, "/z": x.astype(np.complex64)}, mode="w")
+    deck = os.path.join(tmp, "cmp.yaml")
+    with open(deck, "w") as f:
+        f.write("tensors:\n  x: {dataset: cmp_in.h5:/x}\nsteps:\n"
+                "  - {op: greater, x: x, y: 1.5, out: g}\n  - {op: greater_equal, x: x, y: 1.5, out: ge}\n"
+                "  - {op: less, x: x, y: 0, out: l}\n  - {op: less_equal, x: x, y: 0, out: le}\n"
+                "  - {op: dynamic_partition, data: x, partitions: g, num_partitions: 2, out: part}\n"
+                "outputs:\n  g: cmp_out.h5:/g\n  ge: cmp_out.h5:/ge\n  l: cmp_out.h5:/l\n  le: cmp_out.h5:/le\n"
+                "  part/1: cmp_out.h5:/above\n")
+    r = runner.run(["run", deck, "-q"])
+    suite.require(r.rc == 0, "comparison deck failed", r)
+    out = os.path.join(tmp, "cmp_out.h5")
+    for name, expected in (("g", x > 1.5), ("ge", x >= 1.5), ("l", x < 0), ("le", x <= 0)):
+        e2e.same_array(suite, name, e2e.read_h5(out, "/" + name), expected.astype(np.int32), r)
+    e2e.same_array(suite, "above", e2e.read_h5(out, "/above"), x[x > 1.5], r)
+    with open(deck, "w") as f:
+        f.write("tensors:\n  z: {dataset: cmp_in.h5:/z}\nsteps:\n  - {op: less, x: z, y: 1, out: l}\n"
+                "outputs:\n  l: cmp_bad.h5:/l\n")
+    r = runner.run(["run", deck, "-q"])
+    suite.check(r.rc == 2 and "complex64 values have no order" in r.stderr, "less on complex: exit %s" % r.rc, r)
+    suite.check(not os.path.exists(os.path.join(tmp, "cmp_bad.h5")), "an output was written")
+
+
 def bad_set(suite, runner, decks):
     r = runner.run(["run", os.path.join(decks, "pipeline.yaml"), "--set", "colour=red"])
     suite.check(r.rc == 2 and "no parameter 'colour'" in r.stderr, "--set of an unknown parameter", r)
@@ -133,6 +161,7 @@ def main():
         for name, text, needles in BAD_DECKS:
             suite.case("bad deck: " + name, bad_deck, suite, runner, tmp, name, text, needles)
         suite.case("bad --set", bad_set, suite, runner, decks)
+        suite.case("comparisons", comparisons, suite, runner, tmp)
         return suite.finish(runner)
 
 

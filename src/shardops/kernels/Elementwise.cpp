@@ -63,6 +63,23 @@ void compare_values(const T* in, T v, bool equal, std::int32_t* o, std::int64_t 
       KOKKOS_LAMBDA(const std::int64_t i) { o[i] = ((in[i] == v) == equal) ? 1 : 0; });
 }
 
+// Values with an order TF compares: not bool, not complex.
+template <class T>
+struct is_ordered : std::integral_constant<bool, !std::is_same<T, bool>::value> {};
+template <class R>
+struct is_ordered<Kokkos::complex<R>> : std::false_type {};
+
+// x > v (above) or x < v; with \p or_equal also x == v. Only '<' and '==' are asked of
+// T, so a NaN gives false as IEEE comparisons do.
+template <class T>
+void order_values(const T* in, T v, bool above, bool or_equal, std::int32_t* o, std::int64_t n) {
+  Kokkos::parallel_for(
+      "shardops::compare", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+        const bool strict = above ? v < in[i] : in[i] < v;
+        o[i] = (strict || (or_equal && in[i] == v)) ? 1 : 0;
+      });
+}
+
 template <class T>
 void arith_values(const T* in, T v, bool add, T* o, std::int64_t n) {
   Kokkos::parallel_for(
@@ -117,14 +134,39 @@ Tensor range_values(DType dtype, std::int64_t start, std::int64_t delta, std::in
   return out;
 }
 
+const char* compare_op_name(CompareOp op) noexcept {
+  switch (op) {
+    case CompareOp::Equal: return "equal";
+    case CompareOp::NotEqual: return "not_equal";
+    case CompareOp::Greater: return "greater";
+    case CompareOp::GreaterEqual: return "greater_equal";
+    case CompareOp::Less: return "less";
+    case CompareOp::LessEqual: return "less_equal";
+  }
+  return "?";
+}
+
 Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s) {
+  const bool ordered = op != CompareOp::Equal && op != CompareOp::NotEqual;
+  if (ordered && (is_complex(x.dtype()) || x.dtype() == DType::Bool)) {
+    throw InvalidArgument(std::string(compare_op_name(op)) + ": " + dtype_name(x.dtype()) +
+                          " values have no order (TensorFlow has no such kernel)");
+  }
   Tensor out(DType::Int32, x.shape(), Init::Uninitialized, "shardops::compare");
   std::int32_t* o = reinterpret_cast<std::int32_t*>(out.data());
-  const bool equal = op == CompareOp::Equal;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = scalar_as<T>(s);
-    compare_values(reinterpret_cast<const T*>(x.data()), v, equal, o, x.num_elements());
+    const T* in = reinterpret_cast<const T*>(x.data());
+    if constexpr (!is_ordered<T>::value) {
+      compare_values(in, v, op == CompareOp::Equal, o, x.num_elements());
+    } else if (!ordered) {
+      compare_values(in, v, op == CompareOp::Equal, o, x.num_elements());
+    } else {
+      const bool above = op == CompareOp::Greater || op == CompareOp::GreaterEqual;
+      const bool or_equal = op == CompareOp::GreaterEqual || op == CompareOp::LessEqual;
+      order_values(in, v, above, or_equal, o, x.num_elements());
+    }
   });
   ExecSpace().fence();
   return out;

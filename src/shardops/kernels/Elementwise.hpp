@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// \brief The element-wise helpers decks use around the ops (TF's examples build
-/// partition ids with not_equal and indices with range): range, equal/not_equal
-/// against a scalar (int32 0/1 results, ready to be partition ids), add/multiply by
+/// partition ids with not_equal and indices with range): range, comparisons with a
+/// scalar (int32 0/1 results, ready to be partition ids), add/multiply by
 /// a scalar, and a counter-based random fill. Each value depends only on its global
 /// element position, so the results are the same at every rank count.
 
@@ -23,7 +23,7 @@ struct Scalar {
   std::string str() const;
 };
 
-enum class CompareOp { Equal, NotEqual };
+enum class CompareOp { Equal, NotEqual, Greater, GreaterEqual, Less, LessEqual };
 enum class ArithOp { Add, Multiply };
 
 /// int32/int64 values start + (first + i) * delta for i in [0, count). (Integer
@@ -31,8 +31,13 @@ enum class ArithOp { Add, Multiply };
 /// reproduce.)
 Tensor range_values(DType dtype, std::int64_t start, std::int64_t delta, std::int64_t first, std::int64_t count);
 
-/// int32 tensor of x == s (or x != s), element-wise.
+/// \brief int32 tensor of x == s, x != s, x > s, x >= s, x < s or x <= s, element-wise
+/// (a NaN compares false but for !=). \throws InvalidArgument for an ordering of
+/// complex or bool values (TF has no such kernel).
 Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s);
+
+/// The deck's name of \p op ("greater_equal").
+const char* compare_op_name(CompareOp op) noexcept;
 
 /// x + s or x * s in x's dtype (integers wrap, as TF's kernels do in practice).
 Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s);

@@ -299,7 +299,7 @@ def warm_kernels(args, runner, inputs, ranks):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
         path = tmp.name
     try:
-        reps = ["--repeats", "1", "--warmup", "1"] if args.quick else ["--repeats", "5", "--warmup", "1"]
+        reps = ["--repeats", "1", "--warmup", "1"] if args.quick else ["--repeats", "3", "--warmup", "1"]
         runner.run(runner.mpirun(ranks, [args.kernel_bench, "--rows", str(inputs.rows), "--updates",
                                          str(inputs.updates), "--ops", ",".join(args.ops), "--json", path] + reps))
         with open(path) as f:

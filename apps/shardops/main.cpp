@@ -17,6 +17,7 @@
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/Comm.hpp"
+#include "shardops/dist/NodeMemory.hpp"
 
 namespace {
 
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     std::string command;
     try {
       const Comm comm(MPI_COMM_WORLD);
+      share_node_memory(comm);
       Kokkos::Timer timer;
       run_agreed(comm, [&] {
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);

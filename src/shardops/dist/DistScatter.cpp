@@ -28,6 +28,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
   const Tensor* base = tensor ? &tensor->local() : nullptr;
+  if (!tensor) tensor_bytes(g.output, dtype, "shardops::dist::ScatterNd::output");  // the same text at any rank count
   Tensor out =
       tensor ? base->uninitialized_like("shardops::dist::TensorScatter::output")
              : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");

@@ -186,6 +186,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
   const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
+  tensor_bytes(g.output, data[0].dtype(), "shardops::dist::DynamicStitch::merged");  // the same text at any rank count
   const int me = comm.rank();
   phase.emplace("route");
   // Nothing to route when every rank's indices name only rows it owns (always so on

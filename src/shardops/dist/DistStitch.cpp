@@ -263,8 +263,11 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   // output is written once.
   const Schedule schedule = kernels::resolve(options.schedule, space);
   const bool assigns = row_bytes > 0 && total + plan.num_recv() > 0;
-  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), assigns ? Init::Uninitialized : Init::Zero,
-                "shardops::dist::DynamicStitch::merged");
+  Tensor merged;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    merged = Tensor(data[0].dtype(), g.output.with_dim0(out_layout.count(me)),
+                    assigns ? Init::Uninitialized : Init::Zero, "shardops::dist::DynamicStitch::merged");
+  });
   if (assigns) {
     const std::vector<std::int64_t> starts =
         schedule == Schedule::Sequential ? input_starts(space, plan, recv_key, key_base) : std::vector<std::int64_t>();

@@ -1,13 +1,18 @@
 #include "Deck.hpp"
 
+#include <hdf5.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
+#include "DeckScan.hpp"
 #include "shardops/core/Error.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/io/DatasetRef.hpp"
 
 namespace shardops {
@@ -65,6 +70,27 @@ bool is_integer_text(const std::string& t, std::int64_t& v) {
   return true;
 }
 
+// A deck's tensor value has at most as many dimensions as HDF5 can write; the YAML
+// around it (deck, tensors, the tensor's mapping, its value) adds four levels.
+constexpr int kMaxValueRank = H5S_MAX_RANK;
+constexpr int kMaxDeckDepth = kMaxValueRank + 4;
+
+// What one inline value costs once read: its number and text forms (DeckInput) and
+// its element in the tensor (at most a complex128).
+constexpr std::size_t kInlineValueBytes = sizeof(double) + sizeof(std::int64_t) + sizeof(std::string) + 16;
+
+std::string read_deck_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InvalidArgument(path + ": cannot read the deck file");
+  const std::streamoff size = in.tellg();
+  if (size > 0) check_allocation(static_cast<std::size_t>(size), path + ": reading the deck file");
+  in.seekg(0);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InvalidArgument(path + ": cannot read the deck file");
+  return text.str();
+}
+
 bool is_real_text(const std::string& t, double& v) {
   if (t.empty()) return false;
   char* end = nullptr;
@@ -80,12 +106,12 @@ class Loader {
     overrides_ = overrides;
   }
 
-  Deck load() {
+  Deck load(const std::string& text) {
     YAML::Node root;
     try {
-      root = YAML::LoadFile(path_);
-    } catch (const YAML::BadFile&) {
-      throw InvalidArgument(path_ + ": cannot read the deck file");
+      // Duplicate keys, depth and alias expansion first: the tree would hide them.
+      scan_deck(text, path_, DeckScanLimits{kMaxDeckDepth, yaml_tree_node_bytes(), kInlineValueBytes});
+      root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
       throw InvalidArgument(path_ + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
     }
@@ -225,6 +251,10 @@ class Loader {
     std::function<void(const YAML::Node&, std::size_t)> walk = [&](const YAML::Node& n, std::size_t depth) {
       if (n.IsSequence()) {
         if (depth == shape.size()) {
+          if (shape.size() == static_cast<std::size_t>(kMaxValueRank)) {
+            fail(n, "tensor '" + in.name + "': value has more than " + std::to_string(kMaxValueRank) +
+                        " dimensions (HDF5 datasets have at most " + std::to_string(kMaxValueRank) + ")");
+          }
           shape.push_back(static_cast<std::int64_t>(n.size()));
         } else if (depth > shape.size() || shape[depth] != static_cast<std::int64_t>(n.size())) {
           fail(n, "tensor '" + in.name + "': value is not rectangular");
@@ -361,6 +391,12 @@ class Loader {
         }
         step.outputs = out.list;
       } else {
+        try {  // bounded before the names are made
+          check_count(n, sizeof(std::string) + out.text.size() + 12,
+                      "num_partitions " + std::to_string(n) + ": the names of its outputs");
+        } catch (const Error& e) {
+          fail(node["num_partitions"], label + e.what());
+        }
         for (std::int64_t p = 0; p < n; ++p) step.outputs.push_back(out.text + "/" + std::to_string(p));
       }
     } else {
@@ -423,7 +459,11 @@ const DeckValue& arg(const DeckStep& step, const std::string& key) {
 }  // namespace
 
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
-  return Loader(path, overrides).load();
+  return load_deck_text(read_deck_file(path), path, overrides);
+}
+
+Deck load_deck_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+  return Loader(path, overrides).load(text);
 }
 
 std::int64_t deck_int(const DeckStep& step, const std::string& key) {

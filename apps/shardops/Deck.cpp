@@ -143,9 +143,15 @@ class Loader {
     throw InvalidArgument(path_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + message);
   }
 
+  // A mapping's key as text: decks only use plain names as keys.
+  std::string key_text(const YAML::Node& key) const {
+    if (!key.IsScalar()) fail(key, "a key must be a plain name, not a list or a mapping");
+    return key.Scalar();
+  }
+
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what) const {
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_text(kv.first);
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         fail(kv.first, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
       }
@@ -185,7 +191,7 @@ class Loader {
   void load_params(const YAML::Node& params) {
     if (params) {
       if (!params.IsMap()) fail(params, "'params' must be a mapping of names to values");
-      for (const auto& kv : params) params_[kv.first.as<std::string>()] = scalar(kv.second, kv.first.as<std::string>());
+      for (const auto& kv : params) params_[key_text(kv.first)] = scalar(kv.second, key_text(kv.first));
     }
     for (const std::string& o : overrides_) {
       const std::size_t eq = o.find('=');
@@ -207,7 +213,7 @@ class Loader {
       fail(tensors, "'tensors' must map names to datasets (FILE:/path) or {value: ..., dtype: ...}");
     for (const auto& kv : tensors) {
       DeckInput in;
-      in.name = kv.first.as<std::string>();
+      in.name = key_text(kv.first);
       in.line = kv.first.Mark().line + 1;
       const YAML::Node spec = kv.second;
       if (spec.IsScalar()) {
@@ -279,7 +285,7 @@ class Loader {
         in.real_values.push_back(static_cast<double>(i));
       } else if (is_real_text(t, f)) {
         any_number = any_real = true;
-        in.int_values.push_back(static_cast<std::int64_t>(f));
+        in.int_values.push_back(0);  // unused: one real value makes the tensor real (and 1e82 has no int64)
         in.real_values.push_back(f);
       } else {
         any_string = true;
@@ -339,7 +345,7 @@ class Loader {
     if (!node["out"]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing 'out'");
 
     for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_text(kv.first);
       if (key == "op") continue;
       DeckValue v;
       v.line = kv.second.Mark().line + 1;
@@ -436,7 +442,7 @@ class Loader {
     }
     for (const auto& kv : outputs) {
       DeckOutput o;
-      o.name = kv.first.as<std::string>();
+      o.name = key_text(kv.first);
       o.line = kv.first.Mark().line + 1;
       if (!defined_.count(o.name)) fail(kv.first, "output '" + o.name + "' is not a tensor of the deck");
       o.dataset = dataset(kv.second, o.name);
@@ -463,7 +469,11 @@ Deck load_deck(const std::string& path, const std::vector<std::string>& override
 }
 
 Deck load_deck_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
-  return Loader(path, overrides).load(text);
+  try {
+    return Loader(path, overrides).load(text);
+  } catch (const YAML::Exception& e) {  // a node used as what it is not, if a check above missed one
+    throw InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
 }
 
 std::int64_t deck_int(const DeckStep& step, const std::string& key) {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "CommandLine.hpp"
+#include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/io/Io.hpp"

@@ -129,12 +129,15 @@ def cgroup_cases(suite, sh, d, version):
         f["upd"] = np.ones((2, 2), np.float32)
     limit = 256 * MiB
 
+    def scatter_add_in_group(tensor, out, tag):
+        with memory_cgroup(version, limit, tag) as group:
+            return run_in_group(sh, group, ["tensor-scatter-add", "--tensor", ref(src, tensor), "--indices",
+                                            ref(src, "/idx"), "--updates", ref(src, "/upd"), "--out",
+                                            ref(out, "/o")], sh.np)
+
     def too_big():
         out = os.path.join(d, "cg_out_%d.h5" % version)
-        with memory_cgroup(version, limit, "big") as group:
-            res = run_in_group(sh, group, ["tensor-scatter-add", "--tensor", ref(src, "/tensor"), "--indices",
-                                           ref(src, "/idx"), "--updates", ref(src, "/upd"), "--out",
-                                           ref(out, "/o")], sh.np)
+        res = scatter_add_in_group("/tensor", out, "big")
         expect_error(suite, res, 2, [ref(src, "/tensor"), "needs ", "cgroup v%d memory limit" % version,
                                      str(limit) + " bytes", "more ranks"])
         if sh.np > 1:
@@ -143,10 +146,7 @@ def cgroup_cases(suite, sh, d, version):
 
     def fits():
         out = os.path.join(d, "cg_ok_%d.h5" % version)
-        with memory_cgroup(version, limit, "ok") as group:
-            res = run_in_group(sh, group, ["tensor-scatter-add", "--tensor", ref(src, "/small"), "--indices",
-                                           ref(src, "/idx"), "--updates", ref(src, "/upd"), "--out",
-                                           ref(out, "/o")], sh.np)
+        res = scatter_add_in_group("/small", out, "ok")
         suite.require(res.rc == 0, "a small job in the group failed", res)
         with h5py.File(out, "r") as f:
             got = f["o"][()]

@@ -75,9 +75,10 @@ bool is_integer_text(const std::string& t, std::int64_t& v) {
 constexpr int kMaxValueRank = H5S_MAX_RANK;
 constexpr int kMaxDeckDepth = kMaxValueRank + 4;
 
-// What one inline value costs once read: its number and text forms (DeckInput) and
-// its element in the tensor (at most a complex128).
-constexpr std::size_t kInlineValueBytes = sizeof(double) + sizeof(std::int64_t) + sizeof(std::string) + 16;
+// What one inline value costs once read: its number and text forms (DeckInput), twice
+// (a vector's old and new storage are both alive while it grows), and its element in
+// the tensor (at most a complex128).
+constexpr std::size_t kInlineValueBytes = 2 * (sizeof(double) + sizeof(std::int64_t) + sizeof(std::string)) + 16;
 
 std::string read_deck_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);

@@ -7,6 +7,9 @@
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -30,13 +33,31 @@ struct Frame {
   std::map<std::string, int> keys;
 };
 
+/// What reading a deck of \p nodes YAML nodes and \p values values costs: yaml-cpp's
+/// tree and the values read from it live at the same time (saturates at the maximum).
+std::uint64_t deck_bytes(std::uint64_t nodes, std::uint64_t values, const DeckScanLimits& limits) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t tree = limits.tree_node_bytes, value = limits.value_bytes;
+  if ((tree && nodes > kMax / 2 / tree) || (value && values > kMax / 2 / value)) return kMax;
+  return nodes * tree + values * value;
+}
+
+/// check_allocation of a deck's cost, refused with "PATH[:LINE]: ...".
+void check_deck_bytes(std::uint64_t bytes, const std::string& where, const std::string& what) {
+  try {
+    check_allocation(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, std::numeric_limits<std::size_t>::max())),
+                     what);
+  } catch (const Error& e) {
+    throw InvalidArgument(where + ": " + e.what());
+  }
+}
+
 class Scanner : public YAML::EventHandler {
  public:
   Scanner(std::string path, const DeckScanLimits& limits) : path_(std::move(path)), limits_(limits) {
     const MemoryBudget budget = memory_budget();
     const std::uint64_t held = memory_held();
-    const std::uint64_t left = budget.bytes > held ? budget.bytes - held : 0;
-    max_expanded_ = limits_.value_bytes ? left / limits_.value_bytes : left;
+    left_ = budget.bytes > held ? budget.bytes - held : 0;
   }
 
   DeckScan result() const { return {nodes_, expanded_}; }
@@ -53,17 +74,14 @@ class Scanner : public YAML::EventHandler {
     const auto it = anchor_sizes_.find(anchor);
     const std::uint64_t size = it == anchor_sizes_.end() ? 1 : it->second;
     expanded_ += size;
-    if (expanded_ > max_expanded_) {
-      const std::string name = anchor_names_.count(anchor) ? anchor_names_[anchor] : std::to_string(anchor);
-      try {
-        check_count(static_cast<std::int64_t>(expanded_), limits_.value_bytes,
-                    "with this use of alias *" + name + " (" + std::to_string(size) + " values) the deck's " +
-                        std::to_string(expanded_) + " values");
-      } catch (const Error& e) {
-        fail(mark, e.what());
-      }
-    }
     ++nodes_;
+    const std::uint64_t bytes = deck_bytes(nodes_, expanded_, limits_);
+    if (bytes > left_) {  // only then is the message worth making
+      const std::string name = anchor_names_.count(anchor) ? anchor_names_[anchor] : std::to_string(anchor);
+      check_deck_bytes(bytes, path_ + ":" + std::to_string(mark.line + 1),
+                       "with this use of alias *" + name + " (" + std::to_string(size) + " values) the deck's " +
+                           std::to_string(expanded_) + " values");
+    }
     add_to_parent(mark, size, nullptr);
   }
 
@@ -143,7 +161,7 @@ class Scanner : public YAML::EventHandler {
 
   std::string path_;
   DeckScanLimits limits_;
-  std::uint64_t max_expanded_ = 0;
+  std::uint64_t left_ = 0;  ///< bytes of the budget not held yet
   std::uint64_t nodes_ = 0, expanded_ = 0;
   std::vector<Frame> frames_;
   std::vector<YAML::Mark> marks_;
@@ -156,11 +174,15 @@ class Scanner : public YAML::EventHandler {
 
 std::size_t yaml_tree_node_bytes() {
   // A node, its node_ref and node_data, each behind a shared_ptr (a control block
-  // each), and the entry of the document's memory set that keeps the node alive.
+  // each), and the entry of the document's memory set that keeps the node alive: seven
+  // heap blocks, each with malloc's header; and its pointer in its parent's sequence,
+  // twice while that vector grows.
   constexpr std::size_t kControlBlock = 2 * sizeof(long) + sizeof(void*);
   constexpr std::size_t kSetEntry = 4 * sizeof(void*) + sizeof(std::shared_ptr<YAML::detail::node>);
+  constexpr std::size_t kBlocks = 7;
+  constexpr std::size_t kMallocHeader = alignof(std::max_align_t);
   return sizeof(YAML::detail::node) + sizeof(YAML::detail::node_ref) + sizeof(YAML::detail::node_data) +
-         3 * kControlBlock + kSetEntry;
+         3 * kControlBlock + kSetEntry + kBlocks * kMallocHeader + 2 * sizeof(void*);
 }
 
 DeckScan scan_deck(const std::string& text, const std::string& path, const DeckScanLimits& limits) {
@@ -169,12 +191,9 @@ DeckScan scan_deck(const std::string& text, const std::string& path, const DeckS
   Scanner scanner(path, limits);
   parser.HandleNextDocument(scanner);
   const DeckScan scan = scanner.result();
-  try {
-    check_count(static_cast<std::int64_t>(scan.nodes), limits.tree_node_bytes,
-                "parsing its " + std::to_string(scan.nodes) + " YAML nodes");
-  } catch (const Error& e) {
-    throw InvalidArgument(path + ": " + e.what());
-  }
+  check_deck_bytes(deck_bytes(scan.nodes, scan.expanded, limits), path,
+                   "reading its " + std::to_string(scan.nodes) + " YAML nodes (" + std::to_string(scan.expanded) +
+                       " values with aliases expanded)");
   return scan;
 }
 

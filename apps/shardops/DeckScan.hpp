@@ -12,7 +12,8 @@
 ///   bytes of anchors that stand for 10^9 values). The values with every alias
 ///   expanded are counted from the anchors' sizes as the events arrive, and refused at
 ///   the alias that makes them more than this rank's memory budget holds.
-/// - Size: the nodes of the tree yaml-cpp would build, against the budget too.
+/// - Size: the nodes of the tree yaml-cpp would build and the values read from it,
+///   together, against the budget too.
 
 #include <cstddef>
 #include <cstdint>

@@ -154,8 +154,19 @@ def cgroup_cases(suite, sh, d, version):
         want[[0, 3]] += 1
         suite.check(np.array_equal(got, want), "wrong output", res)
 
+    def big_deck():
+        # A million inline values (5 MB of YAML) cost yaml-cpp's tree and the values read
+        # from it several hundred MB: refused before the tree is built.
+        deck = os.path.join(d, "cg_deck_%d.yaml" % version)
+        with open(deck, "w") as f:
+            f.write(inline_deck("[" + ", ".join(["0.5"] * 1000000) + "]", "cg_deck_out.h5"))
+        with memory_cgroup(version, limit, "deck") as group:
+            res = run_in_group(sh, group, ["run", deck], sh.np)
+        expect_error(suite, res, 2, [deck + ": reading its 1000", "YAML nodes", "cgroup v%d memory limit" % version])
+
     suite.case(name + "_input_beyond_the_limit", too_big)
     suite.case(name + "_small_job_runs", fits)
+    suite.case(name + "_deck_beyond_the_limit", big_deck)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 #include "shardops/core/HostMemory.hpp"
 
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <type_traits>

@@ -3,7 +3,8 @@
 #   1. Debian packages: compiler, CMake, Kokkos, Open MPI, parallel HDF5, test/bench libraries,
 #      clang-format 14, Python 3 with NumPy and h5py (the tests make their HDF5 files with h5py),
 #      and slurm-wlm + munge (the slurm_sbatch test starts a single-node Slurm to run the
-#      sbatch scripts in scripts/slurm; nothing is started here).
+#      sbatch scripts in scripts/slurm; nothing is started here), and clang 14 with its
+#      sanitizer and libFuzzer runtimes (the fuzz tests build fuzz/ with it).
 #   2. Optionally (SHARDOPS_WITH_TF=1, the default) a venv with tensorflow-cpu at
 #      $SHARDOPS_TF_VENV (default: <repo>/.venv-tf), the reference for the TensorFlow
 #      comparison tests. Without network access this step prints a note and those tests are skipped.
@@ -16,7 +17,7 @@ PACKAGES=(
   g++ make cmake git ca-certificates
   libtrilinos-kokkos-dev libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libyaml-cpp-dev
-  clang-format
+  clang-format clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-venv python3-pip python3-matplotlib
   slurm-wlm munge
   hdf5-plugin-lzf liblzf1 nlohmann-json3-dev

@@ -14,8 +14,5 @@ namespace app {
 /// CLI11's message. Only \p print ranks write to stdout.
 std::optional<Request> parse_command_line(int argc, char** argv, bool print);
 
-/// Parses "4,4,4" into dims (exact: no spaces, no empty items, integers only).
-std::vector<std::int64_t> parse_shape(const std::string& text);
-
 }  // namespace app
 }  // namespace shardops

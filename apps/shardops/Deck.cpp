@@ -1,13 +1,18 @@
 #include "Deck.hpp"
 
+#include <hdf5.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
+#include "DeckScan.hpp"
 #include "shardops/core/Error.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/io/DatasetRef.hpp"
 
 namespace shardops {
@@ -69,6 +74,28 @@ bool is_integer_text(const std::string& t, std::int64_t& v) {
   return true;
 }
 
+// A deck's tensor value has at most as many dimensions as HDF5 can write; the YAML
+// around it (deck, tensors, the tensor's mapping, its value) adds four levels.
+constexpr int kMaxValueRank = H5S_MAX_RANK;
+constexpr int kMaxDeckDepth = kMaxValueRank + 4;
+
+// What one inline value costs once read: its number and text forms (DeckInput), twice
+// (a vector's old and new storage are both alive while it grows), and its element in
+// the tensor (at most a complex128).
+constexpr std::size_t kInlineValueBytes = 2 * (sizeof(double) + sizeof(std::int64_t) + sizeof(std::string)) + 16;
+
+std::string read_deck_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InvalidArgument(path + ": cannot read the deck file");
+  const std::streamoff size = in.tellg();
+  if (size > 0) check_allocation(static_cast<std::size_t>(size), path + ": reading the deck file");
+  in.seekg(0);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InvalidArgument(path + ": cannot read the deck file");
+  return text.str();
+}
+
 bool is_real_text(const std::string& t, double& v) {
   if (t.empty()) return false;
   char* end = nullptr;
@@ -84,12 +111,12 @@ class Loader {
     overrides_ = overrides;
   }
 
-  Deck load() {
+  Deck load(const std::string& text) {
     YAML::Node root;
     try {
-      root = YAML::LoadFile(path_);
-    } catch (const YAML::BadFile&) {
-      throw InvalidArgument(path_ + ": cannot read the deck file");
+      // Duplicate keys, depth and alias expansion first: the tree would hide them.
+      scan_deck(text, path_, DeckScanLimits{kMaxDeckDepth, yaml_tree_node_bytes(), kInlineValueBytes});
+      root = YAML::Load(text);
     } catch (const YAML::Exception& e) {
       throw InvalidArgument(path_ + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
     }
@@ -121,9 +148,15 @@ class Loader {
     throw InvalidArgument(path_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + message);
   }
 
+  // A mapping's key as text: decks only use plain names as keys.
+  std::string key_text(const YAML::Node& key) const {
+    if (!key.IsScalar()) fail(key, "a key must be a plain name, not a list or a mapping");
+    return key.Scalar();
+  }
+
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what) const {
     for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_text(kv.first);
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         fail(kv.first, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
       }
@@ -163,7 +196,7 @@ class Loader {
   void load_params(const YAML::Node& params) {
     if (params) {
       if (!params.IsMap()) fail(params, "'params' must be a mapping of names to values");
-      for (const auto& kv : params) params_[kv.first.as<std::string>()] = scalar(kv.second, kv.first.as<std::string>());
+      for (const auto& kv : params) params_[key_text(kv.first)] = scalar(kv.second, key_text(kv.first));
     }
     for (const std::string& o : overrides_) {
       const std::size_t eq = o.find('=');
@@ -185,7 +218,7 @@ class Loader {
       fail(tensors, "'tensors' must map names to datasets (FILE:/path) or {value: ..., dtype: ...}");
     for (const auto& kv : tensors) {
       DeckInput in;
-      in.name = kv.first.as<std::string>();
+      in.name = key_text(kv.first);
       in.line = kv.first.Mark().line + 1;
       const YAML::Node spec = kv.second;
       if (spec.IsScalar()) {
@@ -229,6 +262,10 @@ class Loader {
     std::function<void(const YAML::Node&, std::size_t)> walk = [&](const YAML::Node& n, std::size_t depth) {
       if (n.IsSequence()) {
         if (depth == shape.size()) {
+          if (shape.size() == static_cast<std::size_t>(kMaxValueRank)) {
+            fail(n, "tensor '" + in.name + "': value has more than " + std::to_string(kMaxValueRank) +
+                        " dimensions (HDF5 datasets have at most " + std::to_string(kMaxValueRank) + ")");
+          }
           shape.push_back(static_cast<std::int64_t>(n.size()));
         } else if (depth > shape.size() || shape[depth] != static_cast<std::int64_t>(n.size())) {
           fail(n, "tensor '" + in.name + "': value is not rectangular");
@@ -253,7 +290,7 @@ class Loader {
         in.real_values.push_back(static_cast<double>(i));
       } else if (is_real_text(t, f)) {
         any_number = any_real = true;
-        in.int_values.push_back(static_cast<std::int64_t>(f));
+        in.int_values.push_back(0);  // unused: one real value makes the tensor real (and 1e82 has no int64)
         in.real_values.push_back(f);
       } else {
         any_string = true;
@@ -313,7 +350,7 @@ class Loader {
     if (!node["out"]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing 'out'");
 
     for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = key_text(kv.first);
       if (key == "op") continue;
       DeckValue v;
       v.line = kv.second.Mark().line + 1;
@@ -365,6 +402,12 @@ class Loader {
         }
         step.outputs = out.list;
       } else {
+        try {  // bounded before the names are made
+          check_count(n, sizeof(std::string) + out.text.size() + 12,
+                      "num_partitions " + std::to_string(n) + ": the names of its outputs");
+        } catch (const Error& e) {
+          fail(node["num_partitions"], label + e.what());
+        }
         for (std::int64_t p = 0; p < n; ++p) step.outputs.push_back(out.text + "/" + std::to_string(p));
       }
     } else {
@@ -404,7 +447,7 @@ class Loader {
     }
     for (const auto& kv : outputs) {
       DeckOutput o;
-      o.name = kv.first.as<std::string>();
+      o.name = key_text(kv.first);
       o.line = kv.first.Mark().line + 1;
       if (!defined_.count(o.name)) fail(kv.first, "output '" + o.name + "' is not a tensor of the deck");
       o.dataset = dataset(kv.second, o.name);
@@ -427,7 +470,15 @@ const DeckValue& arg(const DeckStep& step, const std::string& key) {
 }  // namespace
 
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides) {
-  return Loader(path, overrides).load();
+  return load_deck_text(read_deck_file(path), path, overrides);
+}
+
+Deck load_deck_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides) {
+  try {
+    return Loader(path, overrides).load(text);
+  } catch (const YAML::Exception& e) {  // a node used as what it is not, if a check above missed one
+    throw InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
 }
 
 std::int64_t deck_int(const DeckStep& step, const std::string& key) {

@@ -66,6 +66,9 @@ struct Deck {
 /// \throws InvalidArgument with "FILE:LINE: ..." for anything wrong.
 Deck load_deck(const std::string& path, const std::vector<std::string>& overrides);
 
+/// load_deck of a deck's \p text, named \p path (its folder anchors relative datasets).
+Deck load_deck_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides);
+
 /// Step keys as numbers, with the step's location in messages.
 std::int64_t deck_int(const DeckStep& step, const std::string& key);
 std::int64_t deck_int_or(const DeckStep& step, const std::string& key, std::int64_t fallback);

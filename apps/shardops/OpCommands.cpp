@@ -4,6 +4,7 @@
 #include <map>
 
 #include "CommandLine.hpp"
+#include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/dist/DistOps.hpp"
 #include "shardops/io/Io.hpp"
@@ -84,6 +85,9 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
 
   if (r.command == "dynamic-partition") {
     DistTensor partitions, data;
+    // Bounded before any work: every partition is an output tensor and a dataset.
+    check_tensor_count(comm, r.num_partitions,
+                       "--num-partitions " + std::to_string(r.num_partitions) + " (one output tensor each)");
     {
       ScopedPhase phase("read");
       partitions = read_input(comm, "partitions", "--partitions", r.partitions, inputs, record);
@@ -94,6 +98,8 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
     record.options += ", num_partitions=" + std::to_string(r.num_partitions);
   } else if (r.command == "dynamic-stitch" || r.command == "parallel-dynamic-stitch") {
     std::vector<DistTensor> indices, data;
+    check_tensor_count(comm, 2 * static_cast<std::int64_t>(r.indices_list.size()),
+                       std::to_string(r.indices_list.size()) + " pairs of --indices and --data inputs");
     {
       ScopedPhase phase("read");
       for (std::size_t m = 0; m < r.indices_list.size(); ++m) {

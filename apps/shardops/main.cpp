@@ -23,6 +23,7 @@
 #include "shardops/core/Progress.hpp"
 #include "shardops/dist/Comm.hpp"
 #include "shardops/io/StopSignals.hpp"
+#include "shardops/dist/NodeMemory.hpp"
 
 namespace {
 
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
     std::string command;
     try {
       const Comm comm(MPI_COMM_WORLD);
+      share_node_memory(comm);
       Kokkos::Timer timer;
       run_agreed(comm, [&] {
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);

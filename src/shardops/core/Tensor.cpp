@@ -3,45 +3,28 @@
 #include "shardops/core/HostMemory.hpp"
 
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <type_traits>
 
 namespace shardops {
 
-std::size_t available_host_memory() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::size_t value = 0;
-  std::string unit;
-  while (meminfo >> key >> value >> unit) {
-    if (key == "MemAvailable:") return value * 1024;
+std::int64_t tensor_bytes(const Shape& shape, DType dtype, const std::string& label) {
+  std::int64_t bytes = 0;
+  if (!checked_multiply(shape.num_elements(), static_cast<std::int64_t>(dtype_size(dtype)), bytes)) {
+    throw InvalidArgument(label + " of shape " + shape.str() + " and dtype " + dtype_name(dtype) +
+                          " has more bytes than fit in int64");
   }
-  return std::numeric_limits<std::size_t>::max() / 2;
-}
-
-void check_allocation(std::size_t nbytes, const std::string& what) {
-  // Only host memory can be checked up front; a device allocation that fails
-  // raises from Kokkos and is turned into the same error by the caller.
-  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return;
-  const std::size_t available = available_host_memory();
-  if (nbytes > available) {
-    throw InvalidArgument(what + " needs " + std::to_string(nbytes) + " bytes, more than the " +
-                          std::to_string(available) + " bytes of memory available");
-  }
+  return bytes;
 }
 
 Tensor::Tensor() = default;
 
 Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
     : dtype_(dtype), shape_(std::move(shape)) {
-  std::int64_t bytes = 0;
-  if (!checked_multiply(shape_.num_elements(), static_cast<std::int64_t>(dtype_size(dtype)), bytes)) {
-    throw InvalidArgument(label + " of shape " + shape_.str() + " and dtype " + dtype_name(dtype) +
-                          " has more bytes than fit in int64");
-  }
+  const std::int64_t bytes = tensor_bytes(shape_, dtype, label);
   check_allocation(static_cast<std::size_t>(bytes), label + " " + shape_.str() + " " + dtype_name(dtype));
+  held_ = hold_memory(static_cast<std::size_t>(bytes));
   try {
     // A large host tensor: a block kept from an earlier tensor of this size, or fresh
     // pages from the OS, which read as zero (HostMemory.hpp says why).

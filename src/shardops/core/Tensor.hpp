@@ -11,6 +11,7 @@
 #include "shardops/core/DType.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/core/StringPool.hpp"
 
@@ -107,14 +108,14 @@ class Tensor {
   Kokkos::View<unsigned char*, MemSpace> storage_;
   std::size_t offset_ = 0;
   std::shared_ptr<unsigned char> owner_;  ///< owns storage_ when it came from reusable_pages()
+  std::shared_ptr<void> held_;            ///< counts storage_ against the memory budget
   StringPool strings_;
 };
 
-/// \throws InvalidArgument if \p nbytes cannot be allocated in MemSpace (more than
-/// the memory available); \p what names the tensor in the message.
-void check_allocation(std::size_t nbytes, const std::string& what);
-
-/// Bytes of host memory available now (MemAvailable), or a large number if unknown.
-std::size_t available_host_memory();
+/// \brief The bytes of a tensor of \p shape and \p dtype. \throws InvalidArgument
+/// ("LABEL of shape S and dtype D has more bytes than fit in int64") when they do not
+/// fit; check a distributed tensor's global shape with it first, so the message is the
+/// same at every rank count.
+std::int64_t tensor_bytes(const Shape& shape, DType dtype, const std::string& label);
 
 }  // namespace shardops

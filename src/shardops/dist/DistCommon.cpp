@@ -8,6 +8,15 @@ namespace {
 std::int64_t g_last_bytes_sent = 0;
 }
 
+std::size_t per_tensor_overhead_bytes(int ranks) {
+  const auto per_rank = static_cast<std::size_t>(ranks) + 1;
+  return sizeof(DistTensor) + sizeof(Tensor) + 3 * sizeof(std::int64_t) * per_rank + 2 * sizeof(std::string);
+}
+
+void check_tensor_count(const Comm& comm, std::int64_t count, const std::string& what) {
+  run_agreed(comm, [&] { check_count(count, per_tensor_overhead_bytes(comm.size()), what); });
+}
+
 std::int64_t last_bytes_sent() { return g_last_bytes_sent; }
 void set_last_bytes_sent(std::int64_t bytes) { g_last_bytes_sent = bytes; }
 

@@ -94,8 +94,12 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                                     : g.output.with_dim0(out_layout.count(me));
   // Index depth 0 copies params into it; otherwise every row is written (a gathered
   // row, or zeros for an ignored bad index), so it need not be zeroed first.
-  Tensor out(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
-             "shardops::dist::GatherNd::output");
+  tensor_bytes(g.output, params.dtype(), "shardops::dist::GatherNd::output");  // the same text at any rank count
+  Tensor out;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
+                 "shardops::dist::GatherNd::output");
+  });
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
 
   if (g.index_depth == 0) {

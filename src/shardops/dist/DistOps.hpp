@@ -41,4 +41,12 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
 /// \p data moved to \p index's layout (a scalar index: all of data on rank 0).
 DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index);
 
+/// \brief Host bytes a rank spends on each tensor an op takes or makes, before any of
+/// its data: the tensor objects, its row layout and counts over \p ranks, and the
+/// names of its dataset. Bounds counts such as num_partitions by what the job holds.
+std::size_t per_tensor_overhead_bytes(int ranks);
+
+/// Collective: check_count (core/MemoryBudget.hpp) of \p count tensors, agreed.
+void check_tensor_count(const Comm& comm, std::int64_t count, const std::string& what);
+
 }  // namespace shardops

@@ -14,6 +14,8 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
   const PartitionGeometry g = check_dynamic_partition(data.shape(), partitions.shape(), num_partitions);
+  check_tensor_count(comm, num_partitions,
+                     "num_partitions " + std::to_string(num_partitions) + " (one output tensor each)");
   const DistTensor aligned = align_to(comm, data, partitions);
   const Tensor& ids = partitions.local();
   const std::int64_t local_rows = ids.num_elements();  // a scalar: 1 on rank 0, 0 elsewhere
@@ -36,17 +38,19 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
   phase.emplace("apply");
   // The local rows are partitioned where they are: no data moves between ranks.
   std::vector<Tensor> local;
-  if (local_rows > 0) {
-    OpOptions local_options = options;
-    local_options.bad_indices = BadIndices::Ignore;  // already agreed on
-    local = dynamic_partition(aligned.local(), ids, num_partitions, local_options);
-  } else {
-    for (int p = 0; p < g.num_partitions; ++p) {
-      local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
-      // No rows here, but the string type (fixed or variable length) still travels.
-      if (is_string(data.dtype())) local.back() = local.back().with_strings(aligned.local().strings());
+  run_agreed(comm, [&] {  // the outputs' memory may fit on one rank and not on another
+    if (local_rows > 0) {
+      OpOptions local_options = options;
+      local_options.bad_indices = BadIndices::Ignore;  // already agreed on
+      local = dynamic_partition(aligned.local(), ids, num_partitions, local_options);
+    } else {
+      for (int p = 0; p < g.num_partitions; ++p) {
+        local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
+        // No rows here, but the string type (fixed or variable length) still travels.
+        if (is_string(data.dtype())) local.back() = local.back().with_strings(aligned.local().strings());
+      }
     }
-  }
+  });
   std::vector<std::int64_t> counts(static_cast<std::size_t>(g.num_partitions));
   for (int p = 0; p < g.num_partitions; ++p)
     counts[static_cast<std::size_t>(p)] = local[static_cast<std::size_t>(p)].rows();

@@ -28,9 +28,13 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
   const Tensor* base = tensor ? &tensor->local() : nullptr;
-  Tensor out =
-      tensor ? base->uninitialized_like("shardops::dist::TensorScatter::output")
-             : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::dist::ScatterNd::output");
+  if (!tensor) tensor_bytes(g.output, dtype, "shardops::dist::ScatterNd::output");  // the same text at any rank count
+  Tensor out;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    out = tensor ? base->uninitialized_like("shardops::dist::TensorScatter::output")
+                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero,
+                          "shardops::dist::ScatterNd::output");
+  });
   set_last_bytes_sent(0);
   // ScatterNd's string output keeps the updates' string type, even when empty.
   if (is_string(dtype) && !tensor) out = out.with_strings(updates.local().strings());

@@ -186,6 +186,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
   const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
+  tensor_bytes(g.output, data[0].dtype(), "shardops::dist::DynamicStitch::merged");  // the same text at any rank count
   const int me = comm.rank();
   phase.emplace("route");
   // Nothing to route when every rank's indices name only rows it owns (always so on
@@ -262,8 +263,11 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   // output is written once.
   const Schedule schedule = kernels::resolve(options.schedule, space);
   const bool assigns = row_bytes > 0 && total + plan.num_recv() > 0;
-  Tensor merged(data[0].dtype(), g.output.with_dim0(out_layout.count(me)), assigns ? Init::Uninitialized : Init::Zero,
-                "shardops::dist::DynamicStitch::merged");
+  Tensor merged;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    merged = Tensor(data[0].dtype(), g.output.with_dim0(out_layout.count(me)),
+                    assigns ? Init::Uninitialized : Init::Zero, "shardops::dist::DynamicStitch::merged");
+  });
   if (assigns) {
     const std::vector<std::int64_t> starts =
         schedule == Schedule::Sequential ? input_starts(space, plan, recv_key, key_base) : std::vector<std::int64_t>();

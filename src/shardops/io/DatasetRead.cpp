@@ -7,6 +7,7 @@
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/io/FileAccess.hpp"
+#include "shardops/io/Filters.hpp"
 #include "shardops/io/Hdf5Handle.hpp"
 #include "shardops/io/PathLookup.hpp"
 #include "shardops/io/RowTransfer.hpp"
@@ -170,6 +171,11 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
   const int rank = comm.rank();
   constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
+  // The whole dataset's size first, so that the message does not depend on the rank count.
+  run_agreed(comm, [&] {
+    tensor_bytes(shape, d.info.dtype, "reading " + what);
+    check_filters_available(d.dataset.get(), what);
+  });
   RowLayout chosen;
   if (d.info.dtype == DType::String) {
     run_agreed(comm, [&] { chosen = choose_layout(comm, shape, layout, what); });

@@ -46,6 +46,7 @@ void check_input_file(const std::string& file, const std::string& what) {
   if (::stat(file.c_str(), &st) != 0) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR) throw InvalidArgument(what + ": file '" + file + "' does not exist");
+    if (err == ELOOP) throw InvalidArgument(what + ": file '" + file + "' is a loop of symbolic links");
     throw IOError(what + ": cannot access file '" + file + "': " + errno_text(err));
   }
   if (!S_ISREG(st.st_mode)) throw IOError(what + ": '" + file + "' is not a regular file");
@@ -61,6 +62,9 @@ void check_input_file(const std::string& file, const std::string& what) {
 std::string resolve_output_path(const std::string& file, const std::string& what) {
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(fs::absolute(fs::path(file), ec), ec);
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    throw InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
+  }
   if (ec) resolved = fs::absolute(fs::path(file)).lexically_normal();
   if (resolved.filename().empty()) throw IOError(what + ": output file name '" + file + "' names a directory");
   const std::string target = resolved.string();
@@ -81,7 +85,13 @@ std::string resolve_output_path(const std::string& file, const std::string& what
   if (::stat(target.c_str(), &st) == 0) {
     if (!S_ISREG(st.st_mode))
       throw IOError(what + ": cannot write '" + file + "': it exists and is not a regular file");
-    // It would be replaced by rename, but a read-only file says "leave me alone".
+    // It would be replaced by rename, but a read-only file says "leave me alone". The
+    // mode bits decide, not access(): that always succeeds for root.
+    if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      throw IOError(what + ": cannot write '" + file + "': the existing file is read-only (mode " + mode + ")");
+    }
     if (::access(target.c_str(), R_OK | W_OK) != 0) {
       throw IOError(what + ": cannot write '" + file +
                     "': the existing file is not readable and writable: " + errno_text(errno));

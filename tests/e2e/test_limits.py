@@ -1,0 +1,336 @@
+#!/usr/bin/python3
+"""End-to-end: resource limits and hostile input (ctest e2e_limits_np_N; docs/limits.md).
+
+- Memory: a job in a real memory cgroup (v1 or v2, made here and removed after) whose
+  input is larger than the group's limit fails with exit 2 and a message naming the
+  input, its bytes and the cgroup limit, instead of being OOM-killed; a small job in the
+  same group still runs. Skipped, with the reason, where no cgroup can be made.
+- Counts: --num-partitions near 2^31 and 10^9, and a deck's, fail fast with exit 2.
+- Decks: alias expansion ("billion laughs"), duplicate keys, inline tensors of more
+  dimensions than HDF5 stores and nesting beyond that fail with exit 2 and the line.
+- Exit codes and messages: a loop of symbolic links is bad input (2); a read-only
+  (0444) target is left alone even for root (3); a size that overflows int64 gives the
+  one-rank message at every rank count; a filter HDF5 cannot load is named.
+"""
+
+import contextlib
+import os
+import stat
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import h5py  # noqa: E402
+
+from e2e_common import (SKIP_RC, Result, Shardops, Suite, error_lines, file_state, parse_args, ref,  # noqa: E402
+                        work_dir, write_h5)
+
+MiB = 1 << 20
+
+
+def expect_error(suite, res, rc, texts, max_seconds=None):
+    suite.require(not res.timed_out, "hung", res)
+    suite.check(res.rc == rc, "exit code %s, expected %d" % (res.rc, rc), res)
+    lines = error_lines(res.stderr)
+    suite.check(len(lines) == 1, "expected one 'shardops: error' line, got %d" % len(lines), res)
+    for t in texts:
+        suite.check(t in res.stderr, "stderr lacks %r" % t, res)
+    suite.check("internal error" not in res.stderr, "reported as an internal error", res)
+    if max_seconds:
+        suite.check(res.seconds < max_seconds, "took %.1f s (expected < %d s)" % (res.seconds, max_seconds), res)
+    return lines[0] if lines else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory cgroups
+
+
+def cgroup_v1_parent():
+    p = "/sys/fs/cgroup/memory"
+    return p if os.path.isfile(os.path.join(p, "memory.limit_in_bytes")) else None
+
+
+def cgroup_v2_parent():
+    """A cgroup2 folder whose children get the memory controller, or None and why."""
+    for p in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        controllers = os.path.join(p, "cgroup.controllers")
+        if not os.path.isfile(controllers):
+            continue
+        with open(controllers) as f:
+            if "memory" not in f.read().split():
+                return None, "the cgroup2 tree at %s has no memory controller (memory is bound to v1 here)" % p
+        with open(os.path.join(p, "cgroup.subtree_control")) as f:
+            if "memory" in f.read().split():
+                return p, None
+        try:
+            with open(os.path.join(p, "cgroup.subtree_control"), "w") as f:
+                f.write("+memory")
+            return p, None
+        except OSError as e:
+            return None, "cannot enable the memory controller for children of %s: %s" % (p, e)
+    return None, "no cgroup2 tree is mounted"
+
+
+@contextlib.contextmanager
+def memory_cgroup(version, limit_bytes, tag):
+    """A fresh child memory group with the limit; yields its folder, removes it after."""
+    parent = cgroup_v1_parent() if version == 1 else cgroup_v2_parent()[0]
+    group = os.path.join(parent, "shardops-test-%d-%s" % (os.getpid(), tag))
+    os.mkdir(group)
+    try:
+        limit_file = "memory.limit_in_bytes" if version == 1 else "memory.max"
+        with open(os.path.join(group, limit_file), "w") as f:
+            f.write(str(limit_bytes))
+        yield group
+    finally:
+        for _ in range(50):  # the job's processes leave the group as they exit
+            try:
+                os.rmdir(group)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def run_in_group(sh, group, argv, np):
+    """sh.run, with mpiexec (and so every rank) started inside \p group."""
+    cmd = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, sh.mpiexec, "-n", str(np)] + \
+        sh.flags + [sh.binary] + [str(a) for a in argv]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sh.env, timeout=sh.timeout,
+                           universal_newlines=True, errors="replace")
+        return Result(cmd, p.returncode, p.stdout, p.stderr, time.monotonic() - t0, False)
+    except subprocess.TimeoutExpired as e:
+        return Result(cmd, None, e.stdout or "", e.stderr or "", time.monotonic() - t0, True)
+
+
+def cgroup_cases(suite, sh, d, version):
+    name = "cgroup_v%d" % version
+    if os.geteuid() != 0:
+        suite.skip(name, "making a cgroup needs root")
+        return
+    if version == 1 and cgroup_v1_parent() is None:
+        suite.skip(name, "no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+        return
+    if version == 2:
+        parent, why = cgroup_v2_parent()
+        if parent is None:
+            suite.skip(name, why)
+            return
+    src = os.path.join(d, "cg.h5")
+    with h5py.File(src, "w") as f:
+        # 1 GiB declared, nothing written: the file stays small, reading it would not.
+        f.create_dataset("tensor", shape=(128 * MiB, 2), dtype=np.float32)
+        f["small"] = np.zeros((64, 2), np.float32)
+        f["idx"] = np.array([[0], [3]], np.int32)
+        f["upd"] = np.ones((2, 2), np.float32)
+    limit = 256 * MiB
+
+    def scatter_add_in_group(tensor, out, tag):
+        with memory_cgroup(version, limit, tag) as group:
+            return run_in_group(sh, group, ["tensor-scatter-add", "--tensor", ref(src, tensor), "--indices",
+                                            ref(src, "/idx"), "--updates", ref(src, "/upd"), "--out",
+                                            ref(out, "/o")], sh.np)
+
+    def too_big():
+        out = os.path.join(d, "cg_out_%d.h5" % version)
+        res = scatter_add_in_group("/tensor", out, "big")
+        expect_error(suite, res, 2, [ref(src, "/tensor"), "needs ", "cgroup v%d memory limit" % version,
+                                     str(limit) + " bytes", "more ranks"])
+        if sh.np > 1:
+            suite.check("shared by %d ranks on this node" % sh.np in res.stderr, "no mention of the ranks", res)
+        suite.check(file_state(out) is None, "the output was written", res)
+
+    def fits():
+        out = os.path.join(d, "cg_ok_%d.h5" % version)
+        res = scatter_add_in_group("/small", out, "ok")
+        suite.require(res.rc == 0, "a small job in the group failed", res)
+        with h5py.File(out, "r") as f:
+            got = f["o"][()]
+        want = np.zeros((64, 2), np.float32)
+        want[[0, 3]] += 1
+        suite.check(np.array_equal(got, want), "wrong output", res)
+
+    def big_deck():
+        # A million inline values (5 MB of YAML) cost yaml-cpp's tree and the values read
+        # from it several hundred MB: refused before the tree is built.
+        deck = os.path.join(d, "cg_deck_%d.yaml" % version)
+        with open(deck, "w") as f:
+            f.write(inline_deck("[" + ", ".join(["0.5"] * 1000000) + "]", "cg_deck_out.h5"))
+        with memory_cgroup(version, limit, "deck") as group:
+            res = run_in_group(sh, group, ["run", deck], sh.np)
+        expect_error(suite, res, 2, [deck + ": reading its 1000", "YAML nodes", "cgroup v%d memory limit" % version])
+
+    suite.case(name + "_input_beyond_the_limit", too_big)
+    suite.case(name + "_small_job_runs", fits)
+    suite.case(name + "_deck_beyond_the_limit", big_deck)
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts and decks
+
+BILLION_LAUGHS = """tensors:
+  a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+  g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+  h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]
+  i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h, *h]
+  x: {value: [*i, *i, *i, *i, *i, *i, *i, *i, *i, *i]}
+steps:
+  - {op: add, x: x, y: 1, out: y}
+outputs:
+  y: out.h5:/y
+"""
+
+DUPLICATE_OUTPUT = """tensors:
+  x: {value: [1, 2, 3]}
+steps:
+  - {op: add, x: x, y: 1, out: y}
+outputs:
+  y: out.h5:/y
+  y: out.h5:/y2
+"""
+
+
+def nested(depth):
+    v = "1"
+    for _ in range(depth):
+        v = "[" + v + "]"
+    return v
+
+
+def inline_deck(value, out="out.h5"):
+    return ("tensors:\n  x: {value: %s}\nsteps:\n  - {op: add, x: x, y: 1, out: y}\noutputs:\n  y: %s:/y\n"
+            % (value, out))
+
+
+PARTITION_DECK = """tensors:
+  d: {value: [1, 2, 3]}
+  p: {value: [0, 0, 0]}
+steps:
+  - {op: dynamic_partition, data: d, partitions: p, num_partitions: %d, out: q}
+outputs:
+  q/0: out.h5:/q
+"""
+
+
+def deck_case(suite, sh, d, name, text, texts):
+    path = os.path.join(d, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    res = sh.run(["run", path], timeout=60)
+    expect_error(suite, res, 2, [path + ":"] + texts, max_seconds=30)
+    suite.check(file_state(os.path.join(d, "out.h5")) is None, "the deck wrote its output", res)
+
+
+def count_and_deck_cases(suite, sh, d):
+    src = os.path.join(d, "in.h5")
+    for n in (2147483647, 1000000000):
+        suite.case("num_partitions_%d" % n, lambda n=n: expect_error(
+            suite, sh.run(["dynamic-partition", "--data", ref(src, "/d"), "--partitions", ref(src, "/p"),
+                           "--num-partitions", n, "--out", ref(os.path.join(d, "parts.h5"), "/g")]),
+            2, ["--num-partitions %d (one output tensor each) needs" % n, "memory budget"], max_seconds=30))
+    suite.case("deck_alias_expansion", deck_case, suite, sh, d, "laughs", BILLION_LAUGHS, ["laughs.yaml:", ": with this use of alias *", "needs "])
+    suite.case("deck_duplicate_key", deck_case, suite, sh, d, "dup", DUPLICATE_OUTPUT,
+               ["dup.yaml:7: duplicate key 'y' (first at line 6)"])
+    suite.case("deck_rank_33_value", deck_case, suite, sh, d, "rank33", inline_deck(nested(33)),
+               ["rank33.yaml:2: tensor 'x': value has more than 32 dimensions"])
+    suite.case("deck_rank_32_value_runs", lambda: suite.check(
+        sh.run(["run", write_deck(d, "rank32", inline_deck(nested(32), "out32.h5"))]).rc == 0, "a 32-dimensional value failed"))
+    suite.case("deck_deep_nesting", deck_case, suite, sh, d, "deep", inline_deck(nested(100000)),
+               ["deep.yaml:2: nested more than 36 levels deep"])
+    suite.case("deck_num_partitions", deck_case, suite, sh, d, "parts", PARTITION_DECK % 2147483647,
+               ["num_partitions 2147483647"])
+
+
+def write_deck(d, name, text):
+    path = os.path.join(d, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Exit codes and messages
+
+
+def message_cases(suite, sh, d):
+    src = os.path.join(d, "in.h5")
+
+    def scatter_add(tensor, out, *extra):
+        return ["tensor-scatter-add", "--tensor", tensor, "--indices", ref(src, "/idx"), "--updates",
+                ref(src, "/upd"), "--out", out] + list(extra)
+
+    loop = os.path.join(d, "loop.h5")
+    os.symlink("loop.h5", loop)
+    suite.case("symlink_loop_output", lambda: expect_error(
+        suite, sh.run(scatter_add(ref(src, "/t"), ref(loop, "/o"))), 2, ["loop of symbolic links"]))
+    suite.case("symlink_loop_input", lambda: expect_error(
+        suite, sh.run(scatter_add(ref(loop, "/t"), ref(os.path.join(d, "o.h5"), "/o"))), 2,
+        ["loop of symbolic links"]))
+
+    def read_only():
+        target = os.path.join(d, "ro.h5")
+        write_h5(target, {"/o": np.arange(3)}, mode="w")
+        os.chmod(target, 0o444)
+        before = file_state(target)
+        res = sh.run(scatter_add(ref(src, "/t"), ref(target, "/o"), "--overwrite"))
+        expect_error(suite, res, 3, ["read-only (mode 0444)"])
+        suite.check(file_state(target) == before and stat.S_IMODE(os.stat(target).st_mode) == 0o444,
+                    "the read-only file was replaced", res)
+
+    suite.case("read_only_target", read_only)
+
+    def same_size_message():
+        # 2^61 + 1 rows of 2 float32: the elements fit int64, the bytes do not; one
+        # rank's block would fit, so only a check of the whole shape says the same always.
+        argv = ["scatter-nd", "--indices", ref(src, "/idx"), "--updates", ref(src, "/upd"), "--shape",
+                "2305843009213693953,2", "--out", ref(os.path.join(d, "big.h5"), "/o")]
+        one = expect_error(suite, sh.run(argv, np=1), 2, ["[2305843009213693953,2]", "more bytes than fit in int64"])
+        many = expect_error(suite, sh.run(argv), 2, [])
+        suite.check(one == many, "the message differs between 1 and %d ranks:\n  %s\n  %s" % (sh.np, one, many))
+
+    suite.case("too_large_shape_same_message", same_size_message)
+
+    def missing_filter():
+        plugins = os.path.join(d, "no-plugins")
+        os.makedirs(plugins, exist_ok=True)
+        res = sh.run(scatter_add(ref(src, "/lzf"), ref(os.path.join(d, "o.h5"), "/o")),
+                     env={"HDF5_PLUGIN_PATH": plugins})
+        expect_error(suite, res, 3, [ref(src, "/lzf"), "filter 32000 (lzf)", "hdf5-plugin-lzf"])
+
+    suite.case("missing_filter_named", missing_filter)
+
+
+def main():
+    args = parse_args(__doc__.splitlines()[0], default_np=3)
+    suite = Suite("e2e_limits_np_%d" % args.np, args)
+    sh = Shardops(args)
+    with work_dir(args, "limits") as d:
+        src = os.path.join(d, "in.h5")
+        with h5py.File(src, "w") as f:
+            f["d"] = np.arange(12, dtype=np.float32).reshape(6, 2)
+            f["p"] = np.zeros(6, np.int32)
+            f["t"] = np.zeros((8, 2), np.float32)
+            f["idx"] = np.array([[0], [3]], np.int32)
+            f["upd"] = np.ones((2, 2), np.float32)
+            f.create_dataset("lzf", data=np.zeros((8, 2), np.float32), compression="lzf")
+        for version in (1, 2):
+            cgroup_cases(suite, sh, d, version)
+        count_and_deck_cases(suite, sh, d)
+        message_cases(suite, sh, d)
+    rc = suite.finish(sh)
+    if rc == 0 and suite.passed == 0:
+        return SKIP_RC
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -23,7 +23,7 @@ DType dtype_of(const py::dtype& dt, const std::string& what) {
   auto sized = [&](std::initializer_list<std::pair<py::ssize_t, DType>> table) {
     for (const auto& [bytes, dtype] : table)
       if (bytes == size) return dtype;
-    throw InvalidArgument(what + ": unsupported dtype " + py::str(dt).cast<std::string>());
+    throw InvalidArgument(what + ": unsupported dtype " + py::str(py::handle(dt)).cast<std::string>());
   };
   switch (kind) {
     case 'b': return DType::Bool;
@@ -34,7 +34,7 @@ DType dtype_of(const py::dtype& dt, const std::string& what) {
     case 'S':
     case 'U':
     case 'O': return DType::String;
-    default: throw InvalidArgument(what + ": unsupported dtype " + py::str(dt).cast<std::string>());
+    default: throw InvalidArgument(what + ": unsupported dtype " + py::str(py::handle(dt)).cast<std::string>());
   }
 }
 
@@ -160,7 +160,7 @@ const Tensor& CallInputs::add(const py::handle& obj, const std::string& what) {
   }
   const DType dtype = dtype_of(a.dtype(), what);
   const bool contiguous =
-      (a.flags() & py::array::c_style) != 0 && (a.flags() & py::array::aligned) != 0 && is_native_order(a.dtype());
+      (a.flags() & py::array::c_style) != 0 && a.attr("flags").attr("aligned").cast<bool>() && is_native_order(a.dtype());
   if (!contiguous) {
     // One copy, by NumPy: C order, aligned, native byte order.
     a = py::module_::import("numpy").attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));

@@ -3,12 +3,19 @@ order, so each test's collective calls match across ranks. Tests make all their 
 first and assert afterwards, so that a failed check on one rank cannot leave the others
 waiting in a collective. TensorFlow (a separate venv with its own NumPy) runs once per
 session on rank 0, through tests/e2e/tf_worker.py; without it the TensorFlow tests are
-skipped and the session exits 77 (ctest's SKIP_RETURN_CODE) if nothing failed."""
+skipped and the session exits 77 (ctest's SKIP_RETURN_CODE) if nothing failed.
+TensorFlow's answers are kept in $SHARDOPS_TF_CACHE (ctest: the build folder) under a hash
+of the cases' inputs, the worker and the TensorFlow python, so the runs at 1-4 ranks start
+TensorFlow once."""
 
+import hashlib
+import json
 import os
+import shutil
 import sys
 import tempfile
 
+import numpy as np
 import pytest
 from mpi4py import MPI
 
@@ -35,13 +42,47 @@ def shared_dir():
     yield path
     WORLD.Barrier()
     if WORLD.Get_rank() == 0:
-        import shutil
         shutil.rmtree(path, ignore_errors=True)
 
 
 def tf_cases():
     t = test_tf_oracle
     return t.dtype_cases() + t.bad_index_cases() + t.empty_and_shape_cases() + t.string_cases()
+
+
+def cache_key(tf_python, cases):
+    h = hashlib.sha256(tf_python.encode())
+    with open(os.path.join(REPO, "tests", "e2e", "tf_worker.py"), "rb") as f:
+        h.update(f.read())
+    for c in cases:
+        h.update(repr((c.name, c.op, c.num_partitions, c.shape, c.bad_indices)).encode())
+        for k, v in c.arrays.items():
+            v = np.asarray(v)
+            h.update(repr((k, v.dtype.str, v.shape)).encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+    return h.hexdigest()[:24]
+
+
+def run_tf_cached(tf_python, d, cases):
+    """test_tf_oracle.run_tf, its answers kept in $SHARDOPS_TF_CACHE when set."""
+    cache = os.environ.get("SHARDOPS_TF_CACHE")
+    kept = os.path.join(cache, cache_key(tf_python, cases)) if cache else None
+    if not (kept and os.path.isdir(kept)):
+        test_tf_oracle.run_tf(tf_python, d, cases)
+        if kept:
+            os.makedirs(cache, exist_ok=True)
+            staging = tempfile.mkdtemp(dir=cache)
+            for name in ("results.json", "outputs.npz"):
+                shutil.copy(os.path.join(d, name), staging)
+            try:
+                os.rename(staging, kept)  # another run may have kept the same answers first
+            except OSError:
+                shutil.rmtree(staging, ignore_errors=True)
+    src = kept if kept else d
+    with open(os.path.join(src, "results.json")) as f:
+        results = json.load(f)
+    with np.load(os.path.join(src, "outputs.npz")) as outputs:
+        return results, {k: outputs[k] for k in outputs.files}
 
 
 @pytest.fixture(scope="session")
@@ -57,8 +98,8 @@ def tf_oracle(shared_dir):
             d = os.path.join(shared_dir, "tf")
             os.makedirs(d)
             try:
-                results, outputs = test_tf_oracle.run_tf(tf_python, d, cases)
-                answer = (None, results, {k: outputs[k] for k in outputs.files})
+                results, outputs = run_tf_cached(tf_python, d, cases)
+                answer = (None, results, outputs)
             except BaseException as e:  # noqa: B902 - run_tf exits on a worker failure: tell every rank
                 answer = (None, "the TensorFlow worker failed: %s" % e, None)
     missing, results, outputs = WORLD.bcast(answer, root=0)

@@ -159,8 +159,8 @@ const Tensor& CallInputs::add(const py::handle& obj, const std::string& what) {
     throw InvalidArgument(what + ": not an array (" + e.what() + ")");
   }
   const DType dtype = dtype_of(a.dtype(), what);
-  const bool contiguous =
-      (a.flags() & py::array::c_style) != 0 && a.attr("flags").attr("aligned").cast<bool>() && is_native_order(a.dtype());
+  const bool contiguous = (a.flags() & py::array::c_style) != 0 && a.attr("flags").attr("aligned").cast<bool>() &&
+                          is_native_order(a.dtype());
   if (!contiguous) {
     // One copy, by NumPy: C order, aligned, native byte order.
     a = py::module_::import("numpy").attr("ascontiguousarray")(a, a.dtype().attr("newbyteorder")("="));

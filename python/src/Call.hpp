@@ -32,19 +32,17 @@ class Call {
       convert(inputs_);
       return;
     }
-    PendingError pending;
-    bool failed = false;
-    try {
-      convert(inputs_);
-    } catch (const Error& e) {
-      pending = PendingError{e.kind(), e.what(), 0, e.subject()};
-      failed = true;
-    } catch (const std::exception& e) {
-      pending = PendingError{ErrorKind::InvalidArgument, e.what(), 0};
-      failed = true;
-    }
+    // A Python error while converting (np.asarray failing, say) is bad input too.
+    run_agreed(*comm_, [&] {
+      try {
+        convert(inputs_);
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw InvalidArgument(e.what());
+      }
+    });
     py::gil_scoped_release release;
-    agree_on_error(*comm_, failed ? &pending : nullptr);
     agree_on_signature(*comm_, inputs_.signature());
   }
 

@@ -156,13 +156,13 @@ def table(build, repeats):
             with open(out) as f:
                 rows[np_] = json.load(f)
             with open(cpp) as f:
-                rows[np_]["cpp"] = {w["id"]: w["time_s"] for w in json.load(f)["workloads"]}
+                rows[np_]["cpp"] = {w["id"].lower(): w["time_s"] for w in json.load(f)["workloads"]}
         tf_python = os.path.join(os.environ.get("SHARDOPS_TF_VENV", os.path.join(REPO, ".venv-tf")), "bin", "python")
         peers = rows[1].get("peers", {})
         if os.access(tf_python, os.X_OK):
             tf_out = os.path.join(d, "tf.json")
             subprocess.run([tf_python, __file__, "--tf-peer", tf_out, "--repeats", str(repeats)], check=True,
-                           env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+                           env=dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3"))
             with open(tf_out) as f:
                 for w, v in json.load(f).items():
                     peers.setdefault(w, {}).update(v)

@@ -78,6 +78,18 @@ class Split:
         return full if full.ndim == 0 and rank == 0 else full[start:stop]
 
 
+def outcomes(calls):
+    """Each call's shardops.Error, or None where it returned."""
+    errors = []
+    for call in calls:
+        try:
+            call()
+            errors.append(None)
+        except shardops.Error as e:
+            errors.append(e)
+    return errors
+
+
 def distributable(case):
     """Whether the case's outputs follow the row-layout rules above: index tensors with a
     row axis (a one-row index tensor or a 0-d stitch index maps the whole output to a rank)."""

@@ -13,7 +13,7 @@ import gen
 import shardops
 from conftest import WORLD
 from e2e_common import ALL_DTYPES
-from shards import block, ragged_counts, same
+from shards import block, outcomes, ragged_counts, same
 
 RANK, SIZE = WORLD.Get_rank(), WORLD.Get_size()
 
@@ -114,17 +114,12 @@ def test_existing_dataset_needs_overwrite(shared_dir):
 def test_io_errors_on_every_rank(shared_dir):
     junk = os.path.join(shared_dir, "junk.h5")
     on_rank0(lambda: open(junk, "wb").write(b"not an HDF5 file at all" * 10))
-    errors = []
-    for call in (lambda: shardops.read(junk + ":/x", comm=WORLD),
-                 lambda: shardops.read(os.path.join(shared_dir, "absent.h5") + ":/x", comm=WORLD),
-                 lambda: shardops.read("no-dataset-path", comm=WORLD),
-                 lambda: shardops.write({os.path.join(shared_dir, "nodir", "o.h5") + ":/x": np.zeros(2)},
-                                        comm=WORLD)):
-        try:
-            call()
-            errors.append(None)
-        except shardops.Error as e:
-            errors.append(e)
+    errors = outcomes([
+        lambda: shardops.read(junk + ":/x", comm=WORLD),
+        lambda: shardops.read(os.path.join(shared_dir, "absent.h5") + ":/x", comm=WORLD),
+        lambda: shardops.read("no-dataset-path", comm=WORLD),
+        lambda: shardops.write({os.path.join(shared_dir, "nodir", "o.h5") + ":/x": np.zeros(2)}, comm=WORLD),
+    ])
     texts = [WORLD.allgather(str(e)) for e in errors]
     assert isinstance(errors[0], shardops.IOError) and isinstance(errors[0], OSError), errors[0]
     assert isinstance(errors[1], shardops.InvalidArgumentError), errors[1]

@@ -10,7 +10,7 @@ import pytest
 import gen
 import shardops
 from e2e_common import ALL_DTYPES, OPS
-from shards import Split, distributable, same
+from shards import Split, distributable, outcomes, same
 from test_tf_oracle import rng_for
 
 
@@ -111,13 +111,7 @@ def test_bad_input_on_one_rank_raises_on_all():
         lambda: shardops.scatter_nd(np.zeros((1, 1), np.int32), np.ones(1, np.float32), [3 if last else 2],
                                     comm=comm),
     ]
-    errors = []
-    for call in calls:
-        try:
-            call()
-            errors.append(None)
-        except shardops.Error as e:
-            errors.append(e)
+    errors = outcomes(calls)
     texts = [comm.allgather(str(e)) for e in errors]
     if comm.Get_size() == 1:
         # One rank: only the object array of an int is a bad input.

@@ -95,6 +95,21 @@ def test_scalars_on_whole_tensors():
     same(shardops.gather_nd(np.arange(6, dtype=np.int16).reshape(2, 3), np.array([1, 2])), np.int16(5))
 
 
+def test_scalars_in_row_blocks():
+    """A 0-d input is rank 0's; a 0-d output comes back on rank 0, empty elsewhere."""
+    comm = shardops_world()
+    rank = comm.Get_rank()
+    params = np.arange(6, dtype=np.int16).reshape(3, 2)
+    idx = np.array([2, 1], np.int64)
+    got = shardops.gather_nd(params[slice(*shardops.row_block(3, comm))], idx[slice(*shardops.row_block(2, comm))],
+                             comm=comm)
+    stitched = shardops.dynamic_stitch([np.int32(2), np.array([0, 1], np.int32)[slice(*shardops.row_block(2, comm))]],
+                                       [np.float32(5), np.array([1, 2], np.float32)[slice(*shardops.row_block(2, comm))]],
+                                       comm=comm)
+    same(got, np.int16(5) if rank == 0 else np.zeros((0,), np.int16))
+    same(stitched, np.array([1, 2, 5], np.float32)[slice(*shardops.row_block(3, comm))])
+
+
 def test_bad_input_on_one_rank_raises_on_all():
     """A dtype, a rank or an unconvertible string on one rank only: every rank raises
     InvalidArgumentError with the same text (and no rank is left waiting)."""

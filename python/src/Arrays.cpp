@@ -62,7 +62,7 @@ void append_utf8(std::string& out, std::uint32_t cp, const std::string& what) {
 }
 
 /// A string tensor from a C-contiguous S, U or object array.
-Tensor string_tensor(const py::array& a, const std::string& what) {
+Tensor string_tensor(const py::array& a, const std::string& what, int home) {
   const char kind = a.dtype().kind();
   const auto n = static_cast<std::size_t>(a.size());
   const auto width = static_cast<std::size_t>(a.itemsize());
@@ -108,7 +108,7 @@ Tensor string_tensor(const py::array& a, const std::string& what) {
       }
     }
   }
-  return builder.finish(shape_of(a), 0, format);
+  return builder.finish(shape_of(a), home, format);
 }
 
 /// A Tensor viewing \p a's buffer (host-accessible memory spaces), else a copy of it.
@@ -167,8 +167,9 @@ const Tensor& CallInputs::add(const py::handle& obj, const std::string& what) {
   }
   signature_ +=
       what + ":" + (dtype == DType::String ? "string" : dtype_name(dtype)) + ":" + std::to_string(a.ndim()) + ";";
+  names_.push_back(what);
   if (dtype == DType::String) {
-    tensors_.push_back(string_tensor(a, what));
+    tensors_.push_back(string_tensor(a, what, home_));
   } else {
     tensors_.push_back(view_of(dtype, a));
     const auto* begin = static_cast<const unsigned char*>(a.data());

@@ -30,12 +30,15 @@ namespace py = pybind11;
 /// no output ever aliases an input).
 class CallInputs {
  public:
+  /// \p home: the rank string tensors' pools belong to (DistTensor's rule).
+  explicit CallInputs(int home = 0) : home_(home) {}
   /// Converts \p obj (anything np.asarray takes). \p what names the input in messages.
   /// \throws InvalidArgument for a dtype shardops does not have or a bad string element.
   const Tensor& add(const py::handle& obj, const std::string& what);
   /// Records a non-array argument (the op's attributes) in the signature.
   void note(const std::string& argument) { signature_ += argument + ";"; }
   const std::vector<Tensor>& tensors() const noexcept { return tensors_; }
+  const std::vector<std::string>& names() const noexcept { return names_; }
   /// "name:dtype:ndim;" per input and the noted arguments: what every rank must agree on.
   const std::string& signature() const noexcept { return signature_; }
 
@@ -43,7 +46,9 @@ class CallInputs {
   py::object to_numpy(const Tensor& t) const;
 
  private:
+  int home_ = 0;
   std::vector<Tensor> tensors_;
+  std::vector<std::string> names_;
   std::vector<py::array> wrapped_;
   std::vector<std::pair<const unsigned char*, const unsigned char*>> borrowed_;
   std::string signature_;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "Arrays.hpp"
 #include "Communicator.hpp"
@@ -18,7 +19,7 @@ namespace shardops::python {
 class Call {
  public:
   /// \p comm None or one rank: the one-rank ops on whole tensors.
-  explicit Call(std::optional<Comm> comm) : comm_(std::move(comm)) {}
+  explicit Call(std::optional<Comm> comm) : comm_(std::move(comm)), inputs_(comm_ ? comm_->rank() : 0) {}
 
   const std::optional<Comm>& comm() const noexcept { return comm_; }
   const CallInputs& inputs() const noexcept { return inputs_; }
@@ -46,10 +47,11 @@ class Call {
     agree_on_signature(*comm_, inputs_.signature());
   }
 
-  /// Collective: input \p t as this rank's block (a scalar: rank 0's value).
-  DistTensor dist(const Tensor& t) const {
-    return t.rank() == 0 ? DistTensor::from_replicated(*comm_, t) : DistTensor::from_local(*comm_, t);
-  }
+  /// \brief Collective (after convert()): every input as this rank's block of a
+  /// DistTensor (a 0-d input: rank 0's value). One allgather of all inputs' row counts and
+  /// trailing dims, instead of one DistTensor::from_local (three collectives) per input.
+  /// \throws InvalidArgument (on every rank) if the ranks' trailing dims differ.
+  std::vector<DistTensor> dist_inputs() const;
 
  private:
   std::optional<Comm> comm_;

@@ -45,9 +45,9 @@ void write_py(const py::dict& outputs, const py::object& comm, bool overwrite,
   for (const auto& [key, value] : attributes) provenance[key] = value;
   py::gil_scoped_release release;
   const Comm& c = *call.comm();
+  const std::vector<DistTensor> blocks = call.dist_inputs();
   io::OutputTransaction transaction(c, io::OutputOptions{overwrite, true});
-  for (std::size_t i = 0; i < refs.size(); ++i)
-    transaction.write(refs[i], call.dist(call.inputs().tensors()[i]), provenance);
+  for (std::size_t i = 0; i < refs.size(); ++i) transaction.write(refs[i], blocks[i], provenance);
   transaction.commit();
 }
 

@@ -59,7 +59,8 @@ py::object dynamic_partition_py(const py::object& data, const py::object& partit
   std::vector<Tensor> outs;
   {
     py::gil_scoped_release release;
-    outs = call.comm() ? locals_of(dynamic_partition(*call.comm(), call.dist(t[0]), call.dist(t[1]), num_partitions))
+    const std::vector<DistTensor> d = call.comm() ? call.dist_inputs() : std::vector<DistTensor>{};
+    outs = call.comm() ? locals_of(dynamic_partition(*call.comm(), d[0], d[1], num_partitions))
                        : dynamic_partition(t[0], t[1], num_partitions);
   }
   return arrays_of(call, outs);
@@ -79,10 +80,10 @@ py::object dynamic_stitch_py(const py::sequence& indices, const py::sequence& da
   return single_output(
       call, [&] { return dynamic_stitch(idx, dat); },
       [&] {
-        std::vector<DistTensor> di, dd;
-        for (const Tensor& x : idx) di.push_back(call.dist(x));
-        for (const Tensor& x : dat) dd.push_back(call.dist(x));
-        return dynamic_stitch(*call.comm(), di, dd);
+        const std::vector<DistTensor> d = call.dist_inputs();
+        const auto split = d.begin() + static_cast<std::ptrdiff_t>(m);
+        return dynamic_stitch(*call.comm(), std::vector<DistTensor>(d.begin(), split),
+                              std::vector<DistTensor>(split, d.end()));
       });
 }
 
@@ -101,7 +102,10 @@ py::object scatter_nd_py(const py::object& indices, const py::object& updates, c
   const auto& t = call.inputs().tensors();
   return single_output(
       call, [&] { return scatter_nd(t[0], t[1], dims, options); },
-      [&] { return scatter_nd(*call.comm(), call.dist(t[0]), call.dist(t[1]), dims, options); });
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        return scatter_nd(*call.comm(), d[0], d[1], dims, options);
+      });
 }
 
 py::object tensor_scatter_py(ScatterOp op, const py::object& tensor, const py::object& indices,
@@ -118,7 +122,10 @@ py::object tensor_scatter_py(ScatterOp op, const py::object& tensor, const py::o
   const auto& t = call.inputs().tensors();
   return single_output(
       call, [&] { return tensor_scatter(op, t[0], t[1], t[2], options); },
-      [&] { return tensor_scatter(*call.comm(), op, call.dist(t[0]), call.dist(t[1]), call.dist(t[2]), options); });
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        return tensor_scatter(*call.comm(), op, d[0], d[1], d[2], options);
+      });
 }
 
 py::object gather_nd_py(const py::object& params, const py::object& indices, const py::object& comm,
@@ -134,7 +141,10 @@ py::object gather_nd_py(const py::object& params, const py::object& indices, con
   const auto& t = call.inputs().tensors();
   return single_output(
       call, [&] { return gather_nd(t[0], t[1], options); },
-      [&] { return gather_nd(*call.comm(), call.dist(t[0]), call.dist(t[1]), options); });
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        return gather_nd(*call.comm(), d[0], d[1], options);
+      });
 }
 
 }  // namespace

@@ -111,7 +111,8 @@ def test_scalars_in_row_blocks():
 
 
 def test_bad_input_on_one_rank_raises_on_all():
-    """A dtype, a rank or an unconvertible string on one rank only: every rank raises
+    """A dtype, a rank, a trailing dim, an unconvertible string or an op argument on one
+    rank only: every rank raises
     InvalidArgumentError with the same text (and no rank is left waiting)."""
     comm = shardops_world()
     last = comm.Get_rank() == comm.Get_size() - 1
@@ -123,6 +124,7 @@ def test_bad_input_on_one_rank_raises_on_all():
         lambda: shardops.gather_nd(np.zeros((4, 2) if not last else (4,), np.int8), np.zeros((2, 1), np.int32),
                                    comm=comm),
         lambda: shardops.gather_nd(bad_strings, np.zeros((1, 1), np.int32), comm=comm),
+        lambda: shardops.gather_nd(np.zeros((2, 3 if last else 2)), np.zeros((1, 1), np.int32), comm=comm),
         lambda: shardops.scatter_nd(np.zeros((1, 1), np.int32), np.ones(1, np.float32), [3 if last else 2],
                                     comm=comm),
     ]

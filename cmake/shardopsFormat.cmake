@@ -5,7 +5,8 @@ if(SHARDOPS_CLANG_FORMAT)
     ${PROJECT_SOURCE_DIR}/src/*.hpp ${PROJECT_SOURCE_DIR}/src/*.cpp
     ${PROJECT_SOURCE_DIR}/apps/*.hpp ${PROJECT_SOURCE_DIR}/apps/*.cpp
     ${PROJECT_SOURCE_DIR}/tests/*.hpp ${PROJECT_SOURCE_DIR}/tests/*.cpp
-    ${PROJECT_SOURCE_DIR}/bench/*.hpp ${PROJECT_SOURCE_DIR}/bench/*.cpp)
+    ${PROJECT_SOURCE_DIR}/bench/*.hpp ${PROJECT_SOURCE_DIR}/bench/*.cpp
+    ${PROJECT_SOURCE_DIR}/python/*.hpp ${PROJECT_SOURCE_DIR}/python/*.cpp)
   add_custom_target(format-check
     COMMAND ${SHARDOPS_CLANG_FORMAT} --dry-run --Werror ${_shardops_format_files}
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} COMMENT "clang-format --dry-run --Werror")

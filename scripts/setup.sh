@@ -2,6 +2,7 @@
 # Installs what shardops needs on Debian 12; safe to run again (does nothing when all is there).
 #   1. Debian packages: compiler, CMake, Kokkos, Open MPI, parallel HDF5, test/bench libraries,
 #      clang-format 14, Python 3 with NumPy and h5py (the tests make their HDF5 files with h5py),
+#      pybind11, mpi4py and pytest (the Python module, python/, and its tests),
 #      and slurm-wlm + munge (the slurm_sbatch test starts a single-node Slurm to run the
 #      sbatch scripts in scripts/slurm; nothing is started here), and clang 14 with its
 #      sanitizer and libFuzzer runtimes (the fuzz tests build fuzz/ with it).
@@ -19,6 +20,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libyaml-cpp-dev
   clang-format clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-venv python3-pip python3-matplotlib
+  python3-dev pybind11-dev python3-mpi4py python3-pytest
   slurm-wlm munge
   hdf5-plugin-lzf liblzf1 nlohmann-json3-dev
 )

@@ -1,0 +1,16 @@
+#pragma once
+/// \file
+/// \brief The functions of shardops._shardops, by group (the Python package wraps them).
+
+#include <pybind11/pybind11.h>
+
+namespace shardops::python {
+
+namespace py = pybind11;
+
+/// dynamic_partition, dynamic_stitch, scatter_nd, tensor_scatter_nd_*, gather_nd.
+void bind_ops(py::module_& m);
+/// read, write, row_block.
+void bind_io(py::module_& m);
+
+}  // namespace shardops::python

@@ -1,0 +1,61 @@
+#pragma once
+/// \file
+/// \brief One call of an op or of I/O from Python: its communicator, its converted
+/// inputs, and the agreement that makes a bad input on one rank an error on all.
+
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "Arrays.hpp"
+#include "Communicator.hpp"
+#include "shardops/dist/DistTensor.hpp"
+
+namespace shardops::python {
+
+class Call {
+ public:
+  /// \p comm None or one rank: the one-rank ops on whole tensors.
+  explicit Call(std::optional<Comm> comm) : comm_(std::move(comm)), inputs_(comm_ ? comm_->rank() : 0) {}
+
+  const std::optional<Comm>& comm() const noexcept { return comm_; }
+  const CallInputs& inputs() const noexcept { return inputs_; }
+
+  /// \brief Runs \p convert (which adds the inputs to inputs()); distributed, then
+  /// collectively: an error on any rank is raised on all (the lowest rank's), and all
+  /// ranks must pass the same input names, dtypes and ranks and the same noted arguments.
+  template <class Convert>
+  void convert(Convert&& convert) {
+    if (!comm_) {
+      convert(inputs_);
+      return;
+    }
+    // A Python error while converting (np.asarray failing, say) is bad input too.
+    run_agreed(*comm_, [&] {
+      try {
+        convert(inputs_);
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw InvalidArgument(e.what());
+      }
+    });
+    py::gil_scoped_release release;
+    agree_on_signature(*comm_, inputs_.signature());
+  }
+
+  /// \brief Collective (after convert()): every input as this rank's block of a
+  /// DistTensor (a 0-d input: rank 0's value). One allgather of all inputs' row counts and
+  /// trailing dims, instead of one DistTensor::from_local (three collectives) per input.
+  /// \throws InvalidArgument (on every rank) if the ranks' trailing dims differ.
+  std::vector<DistTensor> dist_inputs() const;
+
+ private:
+  std::optional<Comm> comm_;
+  CallInputs inputs_;
+};
+
+}  // namespace shardops::python

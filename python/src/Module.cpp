@@ -1,0 +1,57 @@
+/// \file
+/// \brief shardops._shardops: starts Kokkos, maps shardops' errors to the package's
+/// exception classes (shardops/_errors.py) and binds the ops and I/O.
+
+#include <Kokkos_Core.hpp>
+
+#include "Bindings.hpp"
+#include "Communicator.hpp"
+#include "shardops/Version.hpp"
+#include "shardops/core/Error.hpp"
+#include "shardops/core/HostMemory.hpp"
+
+namespace shardops::python {
+namespace {
+
+const char* exception_class(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::InvalidArgument: return "InvalidArgumentError";
+    case ErrorKind::IO: return "IOError";
+    case ErrorKind::Internal: break;
+  }
+  return "InternalError";
+}
+
+void raise_as_python(const Error& e) {
+  const py::object cls = py::module_::import("shardops._errors").attr(exception_class(e.kind()));
+  const py::object error = cls(e.what());
+  error.attr("subject") = e.subject();
+  PyErr_SetObject(cls.ptr(), error.ptr());
+}
+
+/// Kokkos lives as long as the interpreter: started at import, finalized at exit
+/// (atexit, registered by the package), after the memory kept for reuse is returned.
+void finalize_kokkos() {
+  release_kept_memory();
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+}
+
+}  // namespace
+}  // namespace shardops::python
+
+PYBIND11_MODULE(_shardops, m) {
+  using namespace shardops::python;
+  py::module_::import("mpi4py.MPI");  // MPI is started by mpi4py, before Kokkos
+  if (!Kokkos::is_initialized()) Kokkos::initialize();
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const shardops::Error& e) {
+      raise_as_python(e);
+    }
+  });
+  m.def("_finalize", &finalize_kokkos);
+  m.attr("__version__") = SHARDOPS_VERSION_STRING;
+  bind_ops(m);
+  bind_io(m);
+}

@@ -1,0 +1,175 @@
+#include <pybind11/stl.h>
+
+#include "Bindings.hpp"
+#include "Call.hpp"
+#include "shardops/dist/DistOps.hpp"
+
+namespace shardops::python {
+namespace {
+
+OpOptions options_for(const std::string& bad_indices) { return OpOptions{bad_indices_from_string(bad_indices)}; }
+
+py::list arrays_of(const Call& call, const std::vector<Tensor>& tensors) {
+  py::list out;
+  for (const Tensor& t : tensors) out.append(call.inputs().to_numpy(t));
+  return out;
+}
+
+std::vector<Tensor> locals_of(const std::vector<DistTensor>& tensors) {
+  std::vector<Tensor> out;
+  for (const DistTensor& t : tensors) out.push_back(t.local());
+  return out;
+}
+
+/// The op's output: \p local() on whole tensors, else \p dist() on this rank's blocks,
+/// without the GIL.
+template <class Local, class Dist>
+py::object single_output(const Call& call, Local&& local, Dist&& dist) {
+  Tensor out;
+  {
+    py::gil_scoped_release release;
+    out = call.comm() ? dist().local() : local();
+  }
+  return call.inputs().to_numpy(out);
+}
+
+std::vector<std::int64_t> shape_argument(const py::handle& shape) {
+  try {
+    return py::module_::import("numpy").attr("asarray")(shape).attr("tolist")().cast<std::vector<std::int64_t>>();
+  } catch (const std::exception& e) {
+    throw InvalidArgument(std::string("shape: expected a sequence of ints (") + e.what() + ")");
+  }
+}
+
+std::string join(const std::vector<std::int64_t>& values) {
+  std::string s;
+  for (const auto v : values) s += std::to_string(v) + ",";
+  return s;
+}
+
+py::object dynamic_partition_py(const py::object& data, const py::object& partitions, std::int64_t num_partitions,
+                                const py::object& comm) {
+  Call call(distributed_comm(comm));
+  call.convert([&](CallInputs& in) {
+    in.add(data, "data");
+    in.add(partitions, "partitions");
+    in.note("num_partitions=" + std::to_string(num_partitions));
+  });
+  const auto& t = call.inputs().tensors();
+  std::vector<Tensor> outs;
+  {
+    py::gil_scoped_release release;
+    const std::vector<DistTensor> d = call.comm() ? call.dist_inputs() : std::vector<DistTensor>{};
+    outs = call.comm() ? locals_of(dynamic_partition(*call.comm(), d[0], d[1], num_partitions))
+                       : dynamic_partition(t[0], t[1], num_partitions);
+  }
+  return arrays_of(call, outs);
+}
+
+py::object dynamic_stitch_py(const py::sequence& indices, const py::sequence& data, const py::object& comm) {
+  Call call(distributed_comm(comm));
+  const auto m = static_cast<std::size_t>(py::len(indices));
+  const auto n = static_cast<std::size_t>(py::len(data));
+  call.convert([&](CallInputs& in) {
+    for (std::size_t i = 0; i < m; ++i) in.add(indices[i], "indices[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < n; ++i) in.add(data[i], "data[" + std::to_string(i) + "]");
+  });
+  const auto& t = call.inputs().tensors();
+  const std::vector<Tensor> idx(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(m));
+  const std::vector<Tensor> dat(t.begin() + static_cast<std::ptrdiff_t>(m), t.end());
+  return single_output(
+      call, [&] { return dynamic_stitch(idx, dat); },
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        const auto split = d.begin() + static_cast<std::ptrdiff_t>(m);
+        return dynamic_stitch(*call.comm(), std::vector<DistTensor>(d.begin(), split),
+                              std::vector<DistTensor>(split, d.end()));
+      });
+}
+
+py::object scatter_nd_py(const py::object& indices, const py::object& updates, const py::object& shape,
+                         const py::object& comm, const std::string& bad_indices) {
+  Call call(distributed_comm(comm));
+  std::vector<std::int64_t> dims;
+  OpOptions options;
+  call.convert([&](CallInputs& in) {
+    in.add(indices, "indices");
+    in.add(updates, "updates");
+    dims = shape_argument(shape);
+    options = options_for(bad_indices);
+    in.note("shape=" + join(dims) + " bad_indices=" + bad_indices);
+  });
+  const auto& t = call.inputs().tensors();
+  return single_output(
+      call, [&] { return scatter_nd(t[0], t[1], dims, options); },
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        return scatter_nd(*call.comm(), d[0], d[1], dims, options);
+      });
+}
+
+py::object tensor_scatter_py(ScatterOp op, const py::object& tensor, const py::object& indices,
+                             const py::object& updates, const py::object& comm, const std::string& bad_indices) {
+  Call call(distributed_comm(comm));
+  OpOptions options;
+  call.convert([&](CallInputs& in) {
+    in.add(tensor, "tensor");
+    in.add(indices, "indices");
+    in.add(updates, "updates");
+    options = options_for(bad_indices);
+    in.note("bad_indices=" + bad_indices);
+  });
+  const auto& t = call.inputs().tensors();
+  return single_output(
+      call, [&] { return tensor_scatter(op, t[0], t[1], t[2], options); },
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        return tensor_scatter(*call.comm(), op, d[0], d[1], d[2], options);
+      });
+}
+
+py::object gather_nd_py(const py::object& params, const py::object& indices, const py::object& comm,
+                        const std::string& bad_indices) {
+  Call call(distributed_comm(comm));
+  OpOptions options;
+  call.convert([&](CallInputs& in) {
+    in.add(params, "params");
+    in.add(indices, "indices");
+    options = options_for(bad_indices);
+    in.note("bad_indices=" + bad_indices);
+  });
+  const auto& t = call.inputs().tensors();
+  return single_output(
+      call, [&] { return gather_nd(t[0], t[1], options); },
+      [&] {
+        const std::vector<DistTensor> d = call.dist_inputs();
+        return gather_nd(*call.comm(), d[0], d[1], options);
+      });
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  m.def("dynamic_partition", &dynamic_partition_py, py::arg("data"), py::arg("partitions"), py::arg("num_partitions"),
+        py::arg("comm"));
+  m.def("dynamic_stitch", &dynamic_stitch_py, py::arg("indices"), py::arg("data"), py::arg("comm"));
+  m.def("scatter_nd", &scatter_nd_py, py::arg("indices"), py::arg("updates"), py::arg("shape"), py::arg("comm"),
+        py::arg("bad_indices"));
+  const std::pair<const char*, ScatterOp> scatters[] = {
+      {"tensor_scatter_nd_update", ScatterOp::Update}, {"tensor_scatter_nd_add", ScatterOp::Add},
+      {"tensor_scatter_nd_sub", ScatterOp::Sub},       {"tensor_scatter_nd_min", ScatterOp::Min},
+      {"tensor_scatter_nd_max", ScatterOp::Max},
+  };
+  for (const auto& [name, op] : scatters) {
+    m.def(
+        name,
+        [op = op](const py::object& tensor, const py::object& indices, const py::object& updates,
+                  const py::object& comm, const std::string& bad_indices) {
+          return tensor_scatter_py(op, tensor, indices, updates, comm, bad_indices);
+        },
+        py::arg("tensor"), py::arg("indices"), py::arg("updates"), py::arg("comm"), py::arg("bad_indices"));
+  }
+  m.def("gather_nd", &gather_nd_py, py::arg("params"), py::arg("indices"), py::arg("comm"), py::arg("bad_indices"));
+}
+
+}  // namespace shardops::python

@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""The standard workloads W1-W5 (SPEC section 7: float32 rows of D=16, N=2^20 rows, M=2^21
+random index rows, P=16) called from Python, against NumPy, PyTorch and TensorFlow on the
+same arrays in one process and against the C++ op (shardops_bench: the call overhead).
+
+    mpirun -n R python3 scripts/bench/python_bench.py [--build build] [--repeats 7] [--peers]
+    python3 scripts/bench/python_bench.py --table   # runs R = 1 and 2 and prints docs/python.md's table
+
+Times are medians over the repeats (after one warm-up) of the slowest rank's time per call.
+Each rank makes the same global arrays (one seed) and passes its balanced block. --peers
+(rank 0, R = 1) also times NumPy and PyTorch here and TensorFlow in $SHARDOPS_TF_VENV (the
+peer formulations of shared/bench/peers.py).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+N, M, D, P = 1 << 20, 1 << 21, 16, 16
+NAMES = {"w1": "W1 scatter_nd(sum)", "w2": "W2 tensor_scatter_update", "w3": "W3 gather_nd",
+         "w4": "W4 dynamic_partition", "w5": "W5 dynamic_stitch"}
+
+
+def workload_arrays():
+    rng = np.random.default_rng(7)
+    idx = rng.integers(0, N, M).astype(np.int64)
+    upd = rng.standard_normal((M, D)).astype(np.float32)
+    base = rng.standard_normal((N, D)).astype(np.float32)
+    parts = rng.integers(0, P, N).astype(np.int32)
+    perm_idx = [np.nonzero(parts == p)[0].astype(np.int32) for p in range(P)]
+    return idx, upd, base, parts, perm_idx, [base[i] for i in perm_idx]
+
+
+def timed(fn, repeats, comm=None):
+    fn()
+    ts = []
+    for _ in range(repeats):
+        if comm is not None:
+            comm.Barrier()
+        t = time.perf_counter()
+        fn()
+        t = time.perf_counter() - t
+        ts.append(comm.allreduce(t, op=MPI_MAX) if comm is not None else t)
+    return statistics.median(ts)
+
+
+def shardops_times(repeats):
+    import shardops
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    global MPI_MAX
+    MPI_MAX = MPI.MAX
+    idx, upd, base, parts, perm_idx, perm_dat = workload_arrays()
+    mine = lambda a: a[slice(*shardops.row_block(a.shape[0], comm))]
+    c = comm if comm.Get_size() > 1 else None
+    i2, u, b, pt = mine(idx.reshape(-1, 1)), mine(upd), mine(base), mine(parts)
+    pi, pd = [mine(a) for a in perm_idx], [mine(a) for a in perm_dat]
+    calls = {
+        "w1": lambda: shardops.scatter_nd(i2, u, (N, D), comm=c),
+        "w2": lambda: shardops.tensor_scatter_nd_update(b, i2, u, comm=c),
+        "w3": lambda: shardops.gather_nd(b, i2, comm=c),
+        "w4": lambda: shardops.dynamic_partition(b, pt, P, comm=c),
+        "w5": lambda: shardops.dynamic_stitch(pi, pd, comm=c),
+    }
+    return {w: timed(f, repeats, comm) for w, f in calls.items()}
+
+
+def peer_times(repeats):
+    """NumPy and PyTorch (Debian) here; Heat if it imports."""
+    idx, upd, base, parts, perm_idx, perm_dat = workload_arrays()
+    out = {}
+
+    def np_part():
+        order = np.argsort(parts, kind="stable")
+        return np.split(base[order], np.cumsum(np.bincount(parts, minlength=P))[:-1])
+
+    def np_stitch():
+        o = np.empty_like(base)
+        for i, d in zip(perm_idx, perm_dat):
+            o[i] = d
+        return o
+    cases = {"w1": ("numpy add.at", lambda: np.add.at(np.zeros((N, D), np.float32), idx, upd)),
+             "w2": ("numpy fancy assign", lambda: np.copy(base).__setitem__(idx, upd)),
+             "w3": ("numpy take", lambda: np.take(base, idx, axis=0)),
+             "w4": ("numpy argsort+split", np_part), "w5": ("numpy fancy assign", np_stitch)}
+    for w, (name, f) in cases.items():
+        out.setdefault(w, {})[name] = timed(f, repeats)
+    try:
+        import torch
+        torch.set_num_threads(1)
+        ti, tu, tb, tp = map(torch.from_numpy, (idx, upd, base, parts))
+        tpi = [torch.from_numpy(i.astype(np.int64)) for i in perm_idx]
+        tpd = [torch.from_numpy(d) for d in perm_dat]
+
+        def t_stitch():
+            o = torch.empty_like(tb)
+            for i, d in zip(tpi, tpd):
+                o.index_copy_(0, i, d)
+            return o
+        tcases = {"w1": ("torch index_put_(acc)", lambda: torch.zeros(N, D).index_put_((ti,), tu, accumulate=True)),
+                  "w2": ("torch index_copy_", lambda: tb.clone().index_copy_(0, ti, tu)),
+                  "w3": ("torch index_select", lambda: torch.index_select(tb, 0, ti)),
+                  "w4": ("torch argsort+split", lambda: torch.split(tb[torch.argsort(tp, stable=True)],
+                                                                    torch.bincount(tp, minlength=P).tolist())),
+                  "w5": ("torch index_copy_", t_stitch)}
+        for w, (name, f) in tcases.items():
+            out[w][name] = timed(f, repeats)
+    except ImportError:
+        pass
+    return out
+
+
+def tf_times(repeats):
+    """Run by the TensorFlow venv's python (--tf-peer)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    idx, upd, base, parts, perm_idx, perm_dat = workload_arrays()
+    i2 = tf.constant(idx.reshape(-1, 1))
+    u, b, pt = tf.constant(upd), tf.constant(base), tf.constant(parts)
+    pi, pd = [tf.constant(a) for a in perm_idx], [tf.constant(a) for a in perm_dat]
+    cases = {"w1": lambda: tf.scatter_nd(i2, u, (N, D)), "w2": lambda: tf.tensor_scatter_nd_update(b, i2, u),
+             "w3": lambda: tf.gather_nd(b, i2), "w4": lambda: tf.dynamic_partition(b, pt, P),
+             "w5": lambda: tf.dynamic_stitch(pi, pd)}
+    return {w: {"tf " + n: timed(f, repeats)} for w, f, n in
+            [(w, f, {"w1": "scatter_nd", "w2": "tensor_scatter_nd_update", "w3": "gather_nd",
+                     "w4": "dynamic_partition", "w5": "dynamic_stitch"}[w]) for w, f in cases.items()]}
+
+
+def mpirun(np_, args, env=None):
+    cmd = ["mpirun", "-n", str(np_), "--oversubscribe", "--allow-run-as-root"] + args
+    env = dict(os.environ, OMPI_MCA_pml="ob1", OMPI_MCA_btl="self,vader", OMP_NUM_THREADS="1", **(env or {}))
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, universal_newlines=True, env=env).stdout
+
+
+def table(build, repeats):
+    rows = {}
+    with tempfile.TemporaryDirectory() as d:
+        for np_ in (1, 2):
+            out = os.path.join(d, "py%d.json" % np_)
+            mpirun(np_, [sys.executable, __file__, "--json", out, "--repeats", str(repeats)] +
+                   (["--peers"] if np_ == 1 else []),
+                   env={"PYTHONPATH": os.path.join(build, "python")})
+            cpp = os.path.join(d, "cpp%d.json" % np_)
+            mpirun(np_, [os.path.join(build, "bench", "shardops_bench"), "--repeats", str(repeats), "--json", cpp])
+            with open(out) as f:
+                rows[np_] = json.load(f)
+            with open(cpp) as f:
+                rows[np_]["cpp"] = {w["id"].lower(): w["time_s"] for w in json.load(f)["workloads"]}
+        tf_python = os.path.join(os.environ.get("SHARDOPS_TF_VENV", os.path.join(REPO, ".venv-tf")), "bin", "python")
+        peers = rows[1].get("peers", {})
+        if os.access(tf_python, os.X_OK):
+            tf_out = os.path.join(d, "tf.json")
+            subprocess.run([tf_python, __file__, "--tf-peer", tf_out, "--repeats", str(repeats)], check=True,
+                           env=dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3"))
+            with open(tf_out) as f:
+                for w, v in json.load(f).items():
+                    peers.setdefault(w, {}).update(v)
+    print("| workload | Python 1 rank (ms) | C++ 1 rank (ms) | Python 2 ranks (ms) | C++ 2 ranks (ms) |"
+          " best in-process peer (ms) | Python 1 / 2 ranks vs best peer |")
+    print("|---|---|---|---|---|---|---|")
+    for w, name in NAMES.items():
+        best = min(peers.get(w, {}).items(), key=lambda kv: kv[1], default=(None, None))
+        p1, p2 = rows[1]["python"][w], rows[2]["python"][w]
+        c1, c2 = rows[1]["cpp"][w], rows[2]["cpp"][w]
+        peer = "%.1f (%s)" % (best[1] * 1e3, best[0]) if best[0] else "-"
+        speed = "%.2fx / %.2fx" % (best[1] / p1, best[1] / p2) if best[0] else "-"
+        print("| %s | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (name, p1 * 1e3, c1 * 1e3, p2 * 1e3, c2 * 1e3, peer,
+                                                               speed))
+    print("\nAll peers (ms, one process, one thread): " + "; ".join(
+        "%s: %s" % (w, ", ".join("%s %.1f" % (n, t * 1e3) for n, t in sorted(v.items())))
+        for w, v in sorted(peers.items())))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--json", help="(under mpirun) write the times here")
+    ap.add_argument("--peers", action="store_true")
+    ap.add_argument("--tf-peer", help="(TensorFlow's python) write TensorFlow's times here")
+    ap.add_argument("--table", action="store_true")
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    a = ap.parse_args()
+    if a.tf_peer:
+        with open(a.tf_peer, "w") as f:
+            json.dump(tf_times(a.repeats), f)
+        return
+    if a.table:
+        table(os.path.abspath(a.build), a.repeats)
+        return
+    result = {"python": shardops_times(a.repeats)}
+    from mpi4py import MPI
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        if a.peers:
+            result["peers"] = peer_times(a.repeats)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(result, f)
+        else:
+            print(json.dumps(result, indent=1))
+
+
+MPI_MAX = None
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Splitting whole test tensors into ragged row blocks, calling shardops on them, and the
+block of a whole expected output that a rank must get back (the layouts of
+docs/python.md: DynamicPartition's outputs where their rows were, DynamicStitch and
+ScatterNd balanced, TensorScatter* in the layout of tensor, GatherNd in that of indices)."""
+
+import zlib
+
+import numpy as np
+
+import shardops
+
+
+def ragged_counts(rows, size, key):
+    """Row counts per rank summing to rows, uneven and with empty blocks, fixed by key."""
+    rng = np.random.default_rng(zlib.crc32(key.encode()) + size)
+    cuts = np.sort(rng.integers(0, rows + 1, size - 1))
+    return np.diff(np.r_[0, cuts, rows]).astype(int).tolist()
+
+
+def block(array, counts, rank):
+    """Rank's block of array (a 0-d array is passed whole: shardops takes rank 0's)."""
+    if array.ndim == 0:
+        return array
+    start = sum(counts[:rank])
+    return array[start:start + counts[rank]]
+
+
+class Split:
+    """One case's inputs split over comm: counts[name] per input (None without comm)."""
+
+    def __init__(self, case, comm):
+        self.case, self.comm = case, comm
+        size = 1 if comm is None else comm.Get_size()
+        self.counts = {k: ragged_counts(v.shape[0] if v.ndim else 1, size, case.name + k)
+                       for k, v in case.arrays.items()}
+
+    def mine(self, key):
+        a = self.case.arrays[key]
+        return a if self.comm is None else block(a, self.counts[key], self.comm.Get_rank())
+
+    def run(self):
+        """The op on this rank's blocks: its outputs as a list."""
+        c, m, comm = self.case, self.mine, self.comm
+        bad = c.bad_indices or "error"
+        if c.op == "dynamic-partition":
+            return shardops.dynamic_partition(m("data"), m("partitions"), c.num_partitions, comm=comm)
+        if c.op in ("dynamic-stitch", "parallel-dynamic-stitch"):
+            fn = shardops.dynamic_stitch if c.op == "dynamic-stitch" else shardops.parallel_dynamic_stitch
+            n = c.stitch_count()
+            return [fn([m("i%d" % j) for j in range(n)], [m("d%d" % j) for j in range(n)], comm=comm)]
+        if c.op == "scatter-nd":
+            return [shardops.scatter_nd(m("indices"), m("updates"), c.shape, comm=comm, bad_indices=bad)]
+        if c.op.startswith("tensor-scatter-"):
+            fn = getattr(shardops, "tensor_scatter_nd_" + c.op[len("tensor-scatter-"):])
+            return [fn(m("tensor"), m("indices"), m("updates"), comm=comm, bad_indices=bad)]
+        if c.op == "gather-nd":
+            return [shardops.gather_nd(m("params"), m("indices"), comm=comm, bad_indices=bad)]
+        raise ValueError(c.op)
+
+    def expected_block(self, k, full):
+        """This rank's block of whole output k."""
+        if self.comm is None:
+            return full
+        rank, c = self.comm.Get_rank(), self.case
+        if c.op == "dynamic-partition":
+            parts = c.arrays["partitions"]
+            per_row = int(np.prod(parts.shape[1:], dtype=np.int64))
+            start = sum(self.counts["partitions"][:rank]) * per_row
+            stop = start + self.counts["partitions"][rank] * per_row
+            flat = parts.reshape(-1)
+            before = int(np.count_nonzero(flat[:start] == k))
+            return full[before:before + int(np.count_nonzero(flat[start:stop] == k))]
+        if c.op.startswith("tensor-scatter-"):
+            return block(full, self.counts["tensor"], rank)
+        if c.op == "gather-nd":
+            return block(full, self.counts["indices"], rank)
+        start, stop = shardops.row_block(full.shape[0] if full.ndim else 1, self.comm)
+        return full if full.ndim == 0 and rank == 0 else full[start:stop]
+
+
+def outcomes(calls):
+    """Each call's shardops.Error, or None where it returned."""
+    errors = []
+    for call in calls:
+        try:
+            call()
+            errors.append(None)
+        except shardops.Error as e:
+            errors.append(e)
+    return errors
+
+
+def distributable(case):
+    """Whether the case's outputs follow the row-layout rules above: index tensors with a
+    row axis (a one-row index tensor or a 0-d stitch index maps the whole output to a rank)."""
+    a = case.arrays
+    if case.op in ("dynamic-stitch", "parallel-dynamic-stitch"):
+        return all(a["i%d" % j].ndim >= 1 for j in range(case.stitch_count()))
+    if case.op == "dynamic-partition":
+        return a["partitions"].ndim >= 1
+    return a["indices"].ndim >= 2
+
+
+def same(actual, expected, strip_nul=False):
+    """dtype, shape and bytes equal; strings (object arrays of bytes) by value."""
+    expected = np.asarray(expected)
+    if expected.dtype.kind in "SO":
+        assert actual.dtype == object, "strings came back as %s" % actual.dtype
+        got = [v.rstrip(b"\0") if strip_nul else v for v in actual.reshape(-1).tolist()]
+        want = [bytes(v) for v in expected.reshape(-1).tolist()]
+        assert actual.shape == expected.shape and got == want, (actual.shape, expected.shape, got[:5], want[:5])
+        return
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert np.ascontiguousarray(actual).tobytes() == np.ascontiguousarray(expected).tobytes(), (actual, expected)

@@ -1,0 +1,139 @@
+"""HDF5 through shardops.read / shardops.write against files h5py makes and reads:
+every dtype and strings (variable and fixed length) round trip at any rank count with
+ragged blocks, balanced reads (row_block), provenance attributes, overwrite refused
+without overwrite=True (the file left as it was), and I/O errors on every rank."""
+
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+import gen
+import shardops
+from conftest import WORLD
+from e2e_common import ALL_DTYPES
+from shards import block, outcomes, ragged_counts, same
+
+RANK, SIZE = WORLD.Get_rank(), WORLD.Get_size()
+
+
+def on_rank0(fn):
+    """fn() on rank 0 between barriers (h5py here is serial); its failure fails every rank."""
+    WORLD.Barrier()
+    value, failure = None, None
+    if RANK == 0:
+        try:
+            value = fn()
+        except Exception as e:  # noqa: B902 - reported on every rank below
+            failure = "%s: %s" % (type(e).__name__, e)
+    value, failure = WORLD.bcast((value, failure), root=0)
+    if failure:
+        pytest.fail("on rank 0: " + failure)
+    return value
+
+
+def arrays_of_every_dtype():
+    rng = np.random.default_rng(11)
+    out = {"/%s" % d: gen.values(rng, d, (int(rng.integers(0, 13)), 3), specials=True) for d in ALL_DTYPES}
+    out["/scalar"] = np.float64(2.5)
+    return out
+
+
+def test_read_h5py_files(shared_dir):
+    path = os.path.join(shared_dir, "read.h5")
+    arrays = arrays_of_every_dtype()
+    words = [b"", b"a", "\u00f6".encode(), b"long" * 40, b"x\x00y"]
+    vlen_words = words[:-1] + [b"xy"]  # HDF5's variable-length strings cannot hold NULs
+
+    def make():
+        with h5py.File(path, "w") as f:
+            for name, a in arrays.items():
+                f[name] = a
+            f.create_dataset("/s/vlen", data=np.array(vlen_words, dtype=object), dtype=h5py.string_dtype())
+            f["/s/fixed"] = np.array(words, dtype="S")
+    on_rank0(make)
+    got = {name: shardops.read("%s:%s" % (path, name), comm=WORLD) for name in arrays}
+    vlen = shardops.read(path + ":/s/vlen", comm=WORLD)
+    fixed = shardops.read(path + ":/s/fixed", comm=WORLD)
+    whole = shardops.read(path + ":/s/fixed")
+    for name, a in arrays.items():
+        if a.ndim == 0:
+            if RANK == 0:
+                same(got[name], a)
+            continue
+        start, stop = shardops.row_block(a.shape[0], WORLD)
+        same(got[name], a[start:stop])
+    start, stop = shardops.row_block(len(words), WORLD)
+    same(vlen, np.array(vlen_words[start:stop], dtype=object))
+    same(fixed, np.array(words[start:stop], dtype=object))
+    same(whole, np.array(words, dtype=object))
+
+
+def test_write_round_trip(shared_dir):
+    path = os.path.join(shared_dir, "write.h5")
+    arrays = arrays_of_every_dtype()
+    strings = {"/s/vlen": np.array(["", "a", "\u00f6l", "x" * 300, "b"], dtype=object),
+               "/s/fixed": np.array([b"", b"ab", b"c\x00d", b"e"], dtype="S4")}
+    outputs = {}
+    for name, a in list(arrays.items()) + list(strings.items()):
+        outputs[path + ":" + name] = a if a.ndim == 0 else block(a, ragged_counts(a.shape[0], SIZE, name), RANK)
+    shardops.write(outputs, comm=WORLD, attributes={"run": "test"})
+
+    def check():
+        with h5py.File(path, "r") as f:
+            for name, a in arrays.items():
+                same(f[name][()], a)
+                attrs = dict(f[name].attrs)
+                assert attrs["writer"] == "shardops Python module" and attrs["run"] == "test", attrs
+                assert attrs["shardops_version"] == shardops.__version__, attrs
+            assert [s.decode() for s in f["/s/vlen"][()]] == strings["/s/vlen"].tolist()
+            assert h5py.check_string_dtype(f["/s/vlen"].dtype).length is None
+            assert f["/s/fixed"].dtype.kind == "S" and f["/s/fixed"][()].tolist() == strings["/s/fixed"].tolist()
+        return True
+    assert on_rank0(check)
+
+
+def test_existing_dataset_needs_overwrite(shared_dir):
+    path = os.path.join(shared_dir, "overwrite.h5")
+    target = path + ":/x"
+    counts = ragged_counts(7, SIZE, "overwrite")
+    first, second = np.arange(7, dtype=np.int32), np.arange(7, dtype=np.int32) * 10
+    shardops.write({target: block(first, counts, RANK)}, comm=WORLD)
+    with pytest.raises(shardops.InvalidArgumentError) as refused:
+        shardops.write({target: block(second, counts, RANK)}, comm=WORLD)
+    texts = WORLD.allgather(str(refused.value))
+    kept = on_rank0(lambda: h5py.File(path, "r")["/x"][()].tolist())
+    shardops.write({target: block(second, counts, RANK)}, comm=WORLD, overwrite=True)
+    replaced = on_rank0(lambda: h5py.File(path, "r")["/x"][()].tolist())
+    assert len(set(texts)) == 1 and "overwrite" in texts[0], texts
+    assert kept == first.tolist() and replaced == second.tolist()
+    assert not [n for n in os.listdir(shared_dir) if "shardops-tmp" in n]
+
+
+def test_io_errors_on_every_rank(shared_dir):
+    junk = os.path.join(shared_dir, "junk.h5")
+    on_rank0(lambda: open(junk, "wb").write(b"not an HDF5 file at all" * 10))
+    errors = outcomes([
+        lambda: shardops.read(junk + ":/x", comm=WORLD),
+        lambda: shardops.read(os.path.join(shared_dir, "absent.h5") + ":/x", comm=WORLD),
+        lambda: shardops.read("no-dataset-path", comm=WORLD),
+        lambda: shardops.write({os.path.join(shared_dir, "nodir", "o.h5") + ":/x": np.zeros(2)}, comm=WORLD),
+    ])
+    texts = [WORLD.allgather(str(e)) for e in errors]
+    assert isinstance(errors[0], shardops.IOError) and isinstance(errors[0], OSError), errors[0]
+    assert isinstance(errors[1], shardops.InvalidArgumentError), errors[1]
+    assert isinstance(errors[2], shardops.InvalidArgumentError), errors[2]
+    assert isinstance(errors[3], shardops.IOError), errors[3]
+    for t in texts:
+        assert len(set(t)) == 1, t
+
+
+def test_row_block():
+    blocks = WORLD.allgather(shardops.row_block(10, WORLD))
+    assert blocks[0][0] == 0 and blocks[-1][1] == 10
+    assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert max(b - a for a, b in blocks) - min(b - a for a, b in blocks) <= 1
+    assert shardops.row_block(10) == (0, 10)
+    with pytest.raises(shardops.InvalidArgumentError):
+        shardops.row_block(-1)

@@ -1,0 +1,149 @@
+"""Every op on every dtype shardops has (including those TensorFlow has no kernel for)
+and strings against the NumPy reference (tests/e2e/npref.py), on whole tensors and on
+ragged row blocks; the input forms (S, U and object strings, strided, big-endian,
+read-only, lists); inputs never written, outputs never aliasing them; a bad input on one
+rank raising on all."""
+
+import numpy as np
+import pytest
+
+import gen
+import shardops
+from e2e_common import ALL_DTYPES, OPS
+from shards import Split, distributable, outcomes, same
+from test_tf_oracle import rng_for
+
+
+def numpy_cases():
+    cases = []
+    for op in OPS:
+        for j, dtype in enumerate(ALL_DTYPES + ["S"]):
+            if dtype != "S" and not gen.supported(op, dtype):
+                continue
+            # The reference's string support: gathers and partitions (fixed-width NumPy strings
+            # would truncate stitched, scattered or concatenated ones); TensorFlow checks the rest.
+            if dtype == "S" and op not in ("gather-nd", "dynamic-partition"):
+                continue
+            name = "np_%s_%s" % (op, dtype)
+            cases.append(gen.random_case(name, rng_for(name), op, dtype, "int32" if j % 2 else "int64"))
+    return cases
+
+
+def test_ops_against_numpy(comm):
+    runs = []
+    for case in numpy_cases():
+        if comm is not None and not distributable(case):
+            continue
+        split = Split(case, comm)
+        before = {k: v.copy() for k, v in case.arrays.items()}
+        runs.append((case, split, split.run(), before))
+    assert len(runs) > 100
+    for case, split, got, before in runs:
+        expected = case.expected()
+        assert len(got) == len(expected), case.name
+        for k, actual in enumerate(got):
+            same(actual, split.expected_block(k, expected[k]))
+            for name, a in case.arrays.items():
+                assert not np.shares_memory(actual, a), "%s: output %d aliases input %s" % (case.name, k, name)
+        for name, a in case.arrays.items():
+            assert a.tobytes() == before[name].tobytes(), "%s: input %s was written" % (case.name, name)
+
+
+def test_string_input_forms(comm):
+    """S, U and object arrays (bytes or str) give the same strings; outputs are bytes."""
+    words = ["", "a", "bc", "\u00f6l", "\u65e5\u672c", "x y"]
+    forms = [np.array([w.encode() for w in words], dtype="S"), np.array(words, dtype="U"),
+             np.array(words, dtype=object), np.array([w.encode() for w in words], dtype=object)]
+    idx = np.array([[5], [0], [3], [3], [1]], np.int64)
+    results = []
+    for params in forms:
+        case = gen.Case("forms", "gather-nd", {"params": params, "indices": idx})
+        split = Split(case, comm)
+        results.append((split, split.run()[0]))
+    expected = np.array([words[i].encode() for i in idx[:, 0]], dtype=object)
+    for split, got in results:
+        same(got, split.expected_block(0, expected))
+        assert all(type(v) is bytes for v in got.tolist())
+
+
+def test_numeric_input_forms(comm):
+    """Strided, big-endian, read-only and list inputs give the contiguous array's result."""
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((12, 6)).astype(np.float64)
+    idx = rng.integers(0, 12, (9, 1)).astype(np.int32)
+    strided = np.asfortranarray(base)
+    big = base.astype(">f8")
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    forms = [base, strided, big, readonly, base.tolist()]
+    results = []
+    for params in forms:
+        case = gen.Case("numeric_forms", "gather-nd", {"params": np.asarray(params), "indices": idx})
+        split = Split(case, comm)
+        case.arrays["params"] = params if comm is None else np.asarray(params)
+        results.append((split, split.run()[0]))
+    expected = base[idx[:, 0]]
+    for split, got in results:
+        same(got, split.expected_block(0, expected))
+
+
+def test_scalars_on_whole_tensors():
+    """0-d inputs and outputs (comm=None)."""
+    got = shardops.dynamic_stitch([np.int32(2), np.array([0, 1], np.int32)],
+                                  [np.float32(5), np.array([1, 2], np.float32)])
+    same(got, np.array([1, 2, 5], np.float32))
+    same(shardops.gather_nd(np.arange(6, dtype=np.int16).reshape(2, 3), np.array([1, 2])), np.int16(5))
+
+
+def test_scalars_in_row_blocks():
+    """A 0-d input is rank 0's; a 0-d output comes back on rank 0, empty elsewhere."""
+    comm = shardops_world()
+    rank = comm.Get_rank()
+    params = np.arange(6, dtype=np.int16).reshape(3, 2)
+    idx = np.array([2, 1], np.int64)
+    got = shardops.gather_nd(params[slice(*shardops.row_block(3, comm))], idx[slice(*shardops.row_block(2, comm))],
+                             comm=comm)
+    stitched = shardops.dynamic_stitch([np.int32(2), np.array([0, 1], np.int32)[slice(*shardops.row_block(2, comm))]],
+                                       [np.float32(5), np.array([1, 2], np.float32)[slice(*shardops.row_block(2, comm))]],
+                                       comm=comm)
+    same(got, np.int16(5) if rank == 0 else np.zeros((0,), np.int16))
+    same(stitched, np.array([1, 2, 5], np.float32)[slice(*shardops.row_block(3, comm))])
+
+
+def test_bad_input_on_one_rank_raises_on_all():
+    """A dtype, a rank, a trailing dim, an unconvertible string or an op argument on one
+    rank only: every rank raises
+    InvalidArgumentError with the same text (and no rank is left waiting)."""
+    comm = shardops_world()
+    last = comm.Get_rank() == comm.Get_size() - 1
+    data = np.arange(8, dtype=np.float64 if last else np.float32).reshape(4, 2)
+    parts = np.array([0, 1, 0, 1], np.int32)
+    bad_strings = np.array([b"a", 3] if last else [b"a", b"b"], dtype=object)
+    calls = [
+        lambda: shardops.dynamic_partition(data, parts, 2, comm=comm),
+        lambda: shardops.gather_nd(np.zeros((4, 2) if not last else (4,), np.int8), np.zeros((2, 1), np.int32),
+                                   comm=comm),
+        lambda: shardops.gather_nd(bad_strings, np.zeros((1, 1), np.int32), comm=comm),
+        lambda: shardops.gather_nd(np.zeros((2, 3 if last else 2)), np.zeros((1, 1), np.int32), comm=comm),
+        lambda: shardops.scatter_nd(np.zeros((1, 1), np.int32), np.ones(1, np.float32), [3 if last else 2],
+                                    comm=comm),
+    ]
+    errors = outcomes(calls)
+    texts = [comm.allgather(str(e)) for e in errors]
+    if comm.Get_size() == 1:
+        # One rank: only the object array of an int is a bad input.
+        assert isinstance(errors[2], shardops.InvalidArgumentError), errors
+        return
+    for e, t in zip(errors, texts):
+        assert isinstance(e, shardops.InvalidArgumentError), errors
+        assert len(set(t)) == 1, t
+
+
+def test_bad_indices_policy_is_checked():
+    with pytest.raises(shardops.InvalidArgumentError):
+        shardops.gather_nd(np.zeros(3), np.zeros((1, 1), np.int32), bad_indices="sometimes")
+
+
+def shardops_world():
+    from mpi4py import MPI
+    return MPI.COMM_WORLD

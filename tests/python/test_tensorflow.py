@@ -1,0 +1,41 @@
+"""Every op and dtype TensorFlow has a CPU kernel for, strings, bad indices (both
+policies), empty tensors and shape errors: shardops' result on whole tensors and on
+ragged row blocks equals TensorFlow's, and where TensorFlow raises, every rank raises
+InvalidArgumentError with TensorFlow's message (the cases of tests/e2e/test_tf_oracle.py)."""
+
+import shardops
+from shards import Split, distributable, same
+from test_tf_oracle import strip_tf_message
+
+
+def outcome(split):
+    try:
+        return split.run(), None
+    except shardops.Error as e:
+        return None, e
+
+
+def test_ops_against_tensorflow(comm, tf_oracle):
+    cases, results, outputs = tf_oracle
+    checked = []
+    for case in cases:
+        verdict = results[case.name]
+        if verdict["status"] == "unsupported" or (comm is not None and not distributable(case)):
+            continue
+        split = Split(case, comm)
+        got, error = outcome(split)
+        texts = [str(error)] if comm is None else comm.allgather(str(error))
+        checked.append((case, split, verdict, got, error, texts))
+    assert len(checked) > 100
+    for case, split, verdict, got, error, texts in checked:
+        if verdict["status"] == "ok":
+            assert error is None, "%s: TensorFlow succeeded, shardops raised %r" % (case.name, error)
+            assert len(got) == verdict["outputs"], case.name
+            for k, actual in enumerate(got):
+                # tf_worker hands strings over as NumPy S (trailing NULs dropped).
+                same(actual, split.expected_block(k, outputs["%s/%d" % (case.name, k)]), strip_nul=True)
+        else:
+            assert isinstance(error, shardops.InvalidArgumentError) and isinstance(error, ValueError), \
+                "%s: TensorFlow raised %s, shardops %r" % (case.name, verdict["error_class"], error)
+            assert strip_tf_message(verdict["message"]) in str(error), (case.name, str(error), verdict["message"])
+            assert len(set(texts)) == 1, "%s: the ranks raised different errors: %r" % (case.name, texts)

@@ -45,6 +45,7 @@ const std::vector<OpSpec>& op_specs() {
         {"greater_equal", {"x"}, {}, {"y"}, {"x", "y"}},
         {"less", {"x"}, {}, {"y"}, {"x", "y"}},
         {"less_equal", {"x"}, {}, {"y"}, {"x", "y"}},
+        {"cast", {"x"}, {}, {"dtype"}, {"x", "dtype"}},
         {"add", {"x"}, {}, {"y"}, {"x", "y"}},
         {"multiply", {"x"}, {}, {"y"}, {"x", "y"}},
         {"random_uniform", {}, {}, {"shape", "dtype", "minval", "maxval", "seed"}, {"shape"}},

@@ -99,6 +99,7 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
     if (op == compare_op_name(c))
       return {compare_scalar(comm, c, get(env, step, "x"), deck_scalar(step, "y", Scalar(), true))};
   }
+  if (op == "cast") return {cast(comm, get(env, step, "x"), dtype_from_name(deck_text_or(step, "dtype", "")))};
   if (op == "add" || op == "multiply") {
     return {arith_scalar(comm, op == "add" ? ArithOp::Add : ArithOp::Multiply, get(env, step, "x"),
                          deck_scalar(step, "y", Scalar(), true))};

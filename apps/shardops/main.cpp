@@ -22,8 +22,8 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
 #include "shardops/dist/Comm.hpp"
-#include "shardops/io/StopSignals.hpp"
 #include "shardops/dist/NodeMemory.hpp"
+#include "shardops/io/StopSignals.hpp"
 
 namespace {
 

@@ -42,7 +42,7 @@ void write_py(const py::dict& outputs, const py::object& comm, bool overwrite,
     in.note(overwrite ? "overwrite" : "no overwrite");
   });
   io::Attributes provenance{{"op", "write"}, {"writer", "shardops Python module"}};
-  for (const auto& [key, value] : attributes) provenance[key] = value;
+  for (const auto& [key, value] : attributes) provenance.insert_or_assign(key, io::AttributeValue(value));
   py::gil_scoped_release release;
   const Comm& c = *call.comm();
   const std::vector<DistTensor> blocks = call.dist_inputs();

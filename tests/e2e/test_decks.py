@@ -142,6 +142,38 @@ def comparisons(suite, runner, tmp):
     suite.check(not os.path.exists(os.path.join(tmp, "cmp_bad.h5")), "an output was written")
 
 
+def casts(suite, runner, tmp):
+    """cast to a dtype, as tf.cast: truncation toward zero, real parts, x != 0 for bool; a NaN
+    or out-of-range value cast to an integer is refused naming its element."""
+    x = np.array([1.75, -2.5, 0.0, 3e9, -0.0, 255.9], np.float64)  # 3e9 is inf in float16
+    z = (x + 1j * np.arange(6)).astype(np.complex128)
+    path = os.path.join(tmp, "cast_in.h5")
+    e2e.write_h5(path, {"/x": x, "/z": z, "/n": np.array([1.0, np.nan], np.float32)}, mode="w")
+    deck = os.path.join(tmp, "cast.yaml")
+    with open(deck, "w") as f:
+        f.write("tensors:\n  x: {dataset: cast_in.h5:/x}\n  z: {dataset: cast_in.h5:/z}\nsteps:\n"
+                "  - {op: cast, x: x, dtype: int64, out: i}\n  - {op: cast, x: x, dtype: bool, out: b}\n"
+                "  - {op: cast, x: x, dtype: float16, out: h}\n  - {op: cast, x: z, dtype: float32, out: zr}\n"
+                "  - {op: cast, x: x, dtype: complex64, out: c}\n  - {op: cast, x: i, dtype: uint8, out: u}\n"
+                "outputs:\n  i: cast_out.h5:/i\n  b: cast_out.h5:/b\n  h: cast_out.h5:/h\n  zr: cast_out.h5:/zr\n"
+                "  c: cast_out.h5:/c\n  u: cast_out.h5:/u\n")
+    r = runner.run(["run", deck, "-q"])
+    suite.require(r.rc == 0, "cast deck failed", r)
+    out = os.path.join(tmp, "cast_out.h5")
+    ints = np.trunc(x).astype(np.int64)
+    with np.errstate(over="ignore"):
+        half = x.astype(np.float16)
+    for name, expected in (("i", ints), ("b", x != 0), ("h", half), ("zr", z.real.astype(np.float32)),
+                           ("c", x.astype(np.complex64)), ("u", ints.astype(np.uint8))):
+        e2e.same_array(suite, "cast " + name, e2e.read_h5(out, "/" + name), expected, r)
+    with open(deck, "w") as f:
+        f.write("tensors:\n  n: {dataset: cast_in.h5:/n}\nsteps:\n  - {op: cast, x: n, dtype: int32, out: i}\n"
+                "outputs:\n  i: cast_bad.h5:/i\n")
+    r = runner.run(["run", deck, "-q"])
+    suite.check(r.rc == 2 and "element 1 (nan) does not fit int32" in r.stderr, "cast of a NaN: exit %s" % r.rc, r)
+    suite.check(not os.path.exists(os.path.join(tmp, "cast_bad.h5")), "an output was written")
+
+
 def bad_set(suite, runner, decks):
     r = runner.run(["run", os.path.join(decks, "pipeline.yaml"), "--set", "colour=red"])
     suite.check(r.rc == 2 and "no parameter 'colour'" in r.stderr, "--set of an unknown parameter", r)
@@ -162,6 +194,7 @@ def main():
             suite.case("bad deck: " + name, bad_deck, suite, runner, tmp, name, text, needles)
         suite.case("bad --set", bad_set, suite, runner, decks)
         suite.case("comparisons", comparisons, suite, runner, tmp)
+        suite.case("casts", casts, suite, runner, tmp)
         return suite.finish(runner)
 
 

@@ -29,6 +29,13 @@ DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const
   return DistTensor(arith_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
 }
 
+DistTensor cast(const Comm& comm, const DistTensor& x, DType to) {
+  // The lowest rank's error is the first bad element in global order.
+  Tensor local;
+  run_agreed(comm, [&] { local = cast_values(x.local(), to, x.is_scalar() ? 0 : x.row_offset() * x.row_elements()); });
+  return DistTensor(local, x.shape(), x.layout(), comm.rank());
+}
+
 DistTensor random_uniform(const Comm& comm, DType dtype, const Shape& shape, std::uint64_t seed, const Scalar& minval,
                           const Scalar& maxval) {
   const int r = comm.rank();

@@ -13,6 +13,9 @@ DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t
 
 DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s);
 DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s);
+/// Collective: tf.cast of \p x (see cast_values); an element that does not fit is
+/// reported as a one-rank run would (the first in global order), on every rank.
+DistTensor cast(const Comm& comm, const DistTensor& x, DType to);
 
 /// Uniform random tensor of \p shape, balanced across ranks (see kernels/Elementwise.hpp).
 DistTensor random_uniform(const Comm& comm, DType dtype, const Shape& shape, std::uint64_t seed, const Scalar& minval,

@@ -1,5 +1,6 @@
 #include "shardops/kernels/Elementwise.hpp"
 
+#include <limits>
 #include <sstream>
 #include <type_traits>
 
@@ -110,7 +111,105 @@ void uniform_int(T* o, std::int64_t n, std::uint64_t key, std::int64_t first, st
       });
 }
 
+template <class T>
+struct is_complex_value : std::false_type {};
+template <class R>
+struct is_complex_value<Kokkos::complex<R>> : std::true_type {};
+
+// One element of a cast (see cast_values); a float -> integer value has been checked.
+template <class To, class From>
+KOKKOS_INLINE_FUNCTION To cast_one(const From& x) {
+  if constexpr (is_complex_value<From>::value) {
+    if constexpr (is_complex_value<To>::value) {
+      using R = typename To::value_type;
+      return To(static_cast<R>(x.real()), static_cast<R>(x.imag()));
+    } else if constexpr (std::is_same<To, bool>::value) {
+      return x.real() != 0 || x.imag() != 0;
+    } else {
+      return cast_one<To>(x.real());
+    }
+  } else if constexpr (std::is_same<From, half_t>::value) {
+    return cast_one<To>(static_cast<float>(x));
+  } else if constexpr (is_complex_value<To>::value) {
+    using R = typename To::value_type;
+    return To(cast_one<R>(x), R(0));
+  } else if constexpr (std::is_same<To, bool>::value) {
+    return x != From(0);
+  } else if constexpr (std::is_same<To, half_t>::value) {
+    return half_t(static_cast<float>(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+// The real value a float -> integer cast reads (the real part of a complex).
+template <class From>
+KOKKOS_INLINE_FUNCTION double real_of(const From& x) {
+  if constexpr (is_complex_value<From>::value) {
+    return static_cast<double>(x.real());
+  } else if constexpr (std::is_same<From, half_t>::value) {
+    return static_cast<double>(static_cast<float>(x));
+  } else {
+    return static_cast<double>(x);
+  }
+}
+
+template <class From, class To>
+void cast_kernel(const From* in, To* out, std::int64_t n) {
+  Kokkos::parallel_for(
+      "shardops::cast", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { out[i] = cast_one<To>(in[i]); });
+}
+
+// The first element (or n) whose value does not fit integer type To.
+template <class From, class To>
+std::int64_t first_unfit(const From* in, std::int64_t n) {
+  const double lo = static_cast<double>(std::numeric_limits<To>::lowest());
+  // max + 1 is exact in double for every integer type; values below it truncate into range.
+  const double hi = static_cast<double>(std::numeric_limits<To>::max()) + 1.0;
+  std::int64_t first = n;
+  Kokkos::parallel_reduce(
+      "shardops::cast::check", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& m) {
+        const double v = real_of(in[i]);
+        if (!(v > lo - 1.0 && v < hi) && i < m) m = i;
+      },
+      Kokkos::Min<std::int64_t>(first));
+  return first;
+}
+
 }  // namespace
+
+Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element) {
+  if (is_string(x.dtype()) || is_string(to)) {
+    throw InvalidArgument(std::string("cast: strings are not cast (from ") + dtype_name(x.dtype()) + " to " +
+                          dtype_name(to) + ")");
+  }
+  Tensor out(to, x.shape(), Init::Uninitialized, "shardops::cast");
+  const std::int64_t n = x.num_elements();
+  dispatch_dtype(x.dtype(), [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    dispatch_dtype(to, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      const From* in = reinterpret_cast<const From*>(x.data());
+      constexpr bool from_float =
+          std::is_floating_point<From>::value || std::is_same<From, half_t>::value || is_complex_value<From>::value;
+      if constexpr (from_float && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
+        const std::int64_t bad = first_unfit<From, To>(in, n);
+        if (bad < n) {
+          std::ostringstream value;
+          value << real_of(in[bad]);
+          throw InvalidArgument("cast: element " + std::to_string(first_element + bad) + " (" + value.str() +
+                                ") does not fit " + dtype_name(to) + " (a NaN, an infinity or a value beyond " +
+                                dtype_name(to) + "'s range has no defined cast)");
+        }
+      }
+      cast_kernel(in, reinterpret_cast<To*>(out.data()), n);
+    });
+  });
+  ExecSpace().fence();
+  return out;
+}
 
 std::string Scalar::str() const {
   std::ostringstream os;

@@ -42,6 +42,14 @@ const char* compare_op_name(CompareOp op) noexcept;
 /// x + s or x * s in x's dtype (integers wrap, as TF's kernels do in practice).
 Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s);
 
+/// \brief tf.cast of \p x to \p to, element-wise: real -> complex gets a zero imaginary
+/// part, complex -> real keeps the real part, anything -> bool is x != 0, a float ->
+/// integer truncates toward zero. \p first_element is the global position of x's first
+/// element, for the message. \throws InvalidArgument naming the first element that does
+/// not fit (a NaN, an infinity or a value outside the integer's range: C++ and the CPU
+/// leave those undefined) or a string dtype.
+Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element);
+
 /// \brief Uniform random values of shape \p local_shape whose first element has
 /// global position \p first: floats in [minval, maxval), integers in [minval, maxval).
 /// Value k is a hash of (seed, first + k): independent of how the tensor is split.

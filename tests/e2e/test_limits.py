@@ -249,6 +249,12 @@ def count_and_deck_cases(suite, sh, d):
                ["deep.yaml:2: nested more than 36 levels deep"])
     suite.case("deck_num_partitions", deck_case, suite, sh, d, "parts", PARTITION_DECK % 2147483647,
                ["num_partitions 2147483647"])
+    suite.case("deck_shape_of_33_dimensions", deck_case, suite, sh, d, "shape33",
+               "steps:\n  - {op: random_uniform, shape: [%s], out: r}\noutputs:\n  r: out.h5:/r\n"
+               % ",".join(["1"] * 33), ["'shape': 33 dimensions, more than the 32"])
+    suite.case("shape_of_33_dimensions", lambda: expect_error(suite, sh.run(
+        ["scatter-nd", "--indices", ref(src, "/idx"), "--updates", ref(src, "/upd"), "--shape", ",".join(["1"] * 33),
+         "--out", ref(os.path.join(d, "o33.h5"), "/o")]), 2, ["33 dimensions, more than the 32"]))
 
 
 def write_deck(d, name, text):

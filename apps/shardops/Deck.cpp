@@ -1,6 +1,5 @@
 #include "Deck.hpp"
 
-#include <hdf5.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "DeckScan.hpp"
+#include "ShapeText.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/MemoryBudget.hpp"
 #include "shardops/io/DatasetRef.hpp"
@@ -77,7 +77,7 @@ bool is_integer_text(const std::string& t, std::int64_t& v) {
 
 // A deck's tensor value has at most as many dimensions as HDF5 can write; the YAML
 // around it (deck, tensors, the tensor's mapping, its value) adds four levels.
-constexpr int kMaxValueRank = H5S_MAX_RANK;
+constexpr int kMaxValueRank = kMaxDatasetRank;
 constexpr int kMaxDeckDepth = kMaxValueRank + 4;
 
 // What one inline value costs once read: its number and text forms (DeckInput), twice
@@ -427,7 +427,7 @@ class Loader {
       if (key == "num_partitions" || key == "seed" || key == "start" || key == "delta") {
         deck_int(step, key);
       } else if (key == "shape") {
-        deck_int_list(step, key);
+        check_dataset_rank(deck_int_list(step, key).size(), step.where + ": 'shape'");
       } else if (key == "y" || key == "minval" || key == "maxval") {
         deck_scalar(step, key, Scalar(), true);
       } else if (key == "dtype") {

@@ -5,6 +5,12 @@
 namespace shardops {
 namespace app {
 
+void check_dataset_rank(std::size_t rank, const std::string& what) {
+  if (rank <= static_cast<std::size_t>(kMaxDatasetRank)) return;
+  throw InvalidArgument(what + ": " + std::to_string(rank) + " dimensions, more than the " +
+                        std::to_string(kMaxDatasetRank) + " an HDF5 dataset can have");
+}
+
 std::vector<std::int64_t> parse_shape(const std::string& text) {
   std::vector<std::int64_t> dims;
   if (text.empty()) throw InvalidArgument("--shape: empty; give the output shape as comma-separated dims, e.g. 4,4,4");
@@ -28,6 +34,7 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
                             "' is not an integer (expected comma-separated dims, e.g. 4,4,4)");
     }
     dims.push_back(v);
+    check_dataset_rank(dims.size(), "--shape '" + text + "'");
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }

@@ -156,11 +156,12 @@ def cgroup_cases(suite, sh, d, version):
 
     def big_deck():
         # A million inline values (5 MB of YAML) cost yaml-cpp's tree and the values read
-        # from it several hundred MB: refused before the tree is built.
+        # from it more than the group has: refused before the tree is built.
         deck = os.path.join(d, "cg_deck_%d.yaml" % version)
         with open(deck, "w") as f:
             f.write(inline_deck("[" + ", ".join(["0.5"] * 1000000) + "]", "cg_deck_out.h5"))
-        with memory_cgroup(version, limit, "deck") as group:
+        # Room for every rank to read the deck (more under a sanitizer), not for the tree.
+        with memory_cgroup(version, 2 * limit, "deck") as group:
             res = run_in_group(sh, group, ["run", deck], sh.np)
         expect_error(suite, res, 2, [deck + ": reading its 1000", "YAML nodes", "cgroup v%d memory limit" % version])
 
@@ -248,6 +249,12 @@ def count_and_deck_cases(suite, sh, d):
                ["deep.yaml:2: nested more than 36 levels deep"])
     suite.case("deck_num_partitions", deck_case, suite, sh, d, "parts", PARTITION_DECK % 2147483647,
                ["num_partitions 2147483647"])
+    suite.case("deck_shape_of_33_dimensions", deck_case, suite, sh, d, "shape33",
+               "steps:\n  - {op: random_uniform, shape: [%s], out: r}\noutputs:\n  r: out.h5:/r\n"
+               % ",".join(["1"] * 33), ["'shape': 33 dimensions, more than the 32"])
+    suite.case("shape_of_33_dimensions", lambda: expect_error(suite, sh.run(
+        ["scatter-nd", "--indices", ref(src, "/idx"), "--updates", ref(src, "/upd"), "--shape", ",".join(["1"] * 33),
+         "--out", ref(os.path.join(d, "o33.h5"), "/o")]), 2, ["33 dimensions, more than the 32"]))
 
 
 def write_deck(d, name, text):

@@ -208,6 +208,23 @@ class Suite:
         return 1 if self.failures else 0
 
 
+class CaseFolder:
+    """What a case of run_cases() gets: the suite and its own scratch folder."""
+
+    def __init__(self, suite, d):
+        self.suite, self.d = suite, d
+
+
+def run_cases(suite, args, sh, tag, cases):
+    """Runs each (name, fn, *extra) the filter wants as one case, fn(CaseFolder, sh, *extra),
+    in a fresh scratch folder (kept with --keep)."""
+    for name, fn, *extra in cases:
+        if not suite.wanted(name):
+            continue
+        with work_dir(args, tag) as d:
+            suite.case(name, fn, CaseFolder(suite, d), sh, *extra)
+
+
 def _indent(text, prefix="  "):
     return "\n".join(prefix + line for line in text.splitlines())
 

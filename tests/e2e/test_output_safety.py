@@ -393,16 +393,8 @@ def main():
     sh = e2e.Shardops(args)
     suite = e2e.Suite("e2e output safety np=%d" % args.np, args)
 
-    class T:
-        pass
-
     def run_case(name, fn, *a):
-        if not suite.wanted(name):
-            return
-        with e2e.work_dir(args, "safety") as d:
-            t = T()
-            t.suite, t.d = suite, d
-            suite.case(name, fn, t, sh, *a)
+        e2e.run_cases(suite, args, sh, "safety", [(name, fn) + a])
 
     groups = args.group.split(",")
     everything = "all" in groups

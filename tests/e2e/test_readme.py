@@ -75,13 +75,7 @@ def main():
     sh = e2e.Shardops(args)
     suite = e2e.Suite("e2e readme", args)
 
-    class T:
-        pass
-
-    with e2e.work_dir(args, "readme") as d:
-        t = T()
-        t.suite, t.d = suite, d
-        suite.case("readme_session", session, t, sh)
+    e2e.run_cases(suite, args, sh, "readme", [("readme_session", session)])
     return suite.finish(sh)
 
 

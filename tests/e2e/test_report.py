@@ -113,16 +113,10 @@ def main():
     sh = e2e.Shardops(args)
     suite = e2e.Suite("e2e report np=%d" % args.np, args)
 
-    class T:
-        pass
-
-    for name, fn in (("op_report", op_report), ("deck_report", deck_report), ("plot", plot)):
-        if not suite.wanted(name):
-            continue
-        with e2e.work_dir(args, "report") as d:
-            t = T()
-            t.suite, t.d = suite, d
-            suite.case(name, fn, t, sh)
+    cases = [("op_report", op_report),
+             ("deck_report", deck_report),
+             ("plot", plot)]
+    e2e.run_cases(suite, args, sh, "report", cases)
     return suite.finish(sh)
 
 

@@ -107,17 +107,11 @@ def main():
     sh = e2e.Shardops(args)
     suite = e2e.Suite("e2e slices np=%d" % args.np, args)
 
-    class T:
-        pass
-
-    for name, fn in (("gather_slices", gather_slices), ("paired_and_strings", paired_and_strings),
-                     ("deck_slice", deck_slice), ("refused", refused)):
-        if not suite.wanted(name):
-            continue
-        with e2e.work_dir(args, "slices") as d:
-            t = T()
-            t.suite, t.d = suite, d
-            suite.case(name, fn, t, sh)
+    cases = [("gather_slices", gather_slices),
+             ("paired_and_strings", paired_and_strings),
+             ("deck_slice", deck_slice),
+             ("refused", refused)]
+    e2e.run_cases(suite, args, sh, "slices", cases)
     return suite.finish(sh)
 
 

@@ -156,18 +156,13 @@ def main():
     sh = e2e.Shardops(args)
     suite = e2e.Suite("e2e storage np=%d" % args.np, args)
 
-    class T:
-        pass
-
-    for name, fn in (("layouts", layouts), ("edge_shapes", edge_shapes), ("lzf_input", lzf_input),
-                     ("missing_filter_named", missing_filter_named), ("listing", listing),
-                     ("bad_options", bad_options)):
-        if not suite.wanted(name):
-            continue
-        with e2e.work_dir(args, "storage") as d:
-            t = T()
-            t.suite, t.d = suite, d
-            suite.case(name, fn, t, sh)
+    cases = [("layouts", layouts),
+             ("edge_shapes", edge_shapes),
+             ("lzf_input", lzf_input),
+             ("missing_filter_named", missing_filter_named),
+             ("listing", listing),
+             ("bad_options", bad_options)]
+    e2e.run_cases(suite, args, sh, "storage", cases)
     return suite.finish(sh)
 
 

@@ -451,7 +451,31 @@ class Loader {
       o.name = key_text(kv.first);
       o.line = kv.first.Mark().line + 1;
       if (!defined_.count(o.name)) fail(kv.first, "output '" + o.name + "' is not a tensor of the deck");
-      o.dataset = dataset(kv.second, o.name);
+      if (kv.second.IsMap()) {
+        // {dataset: F:/p, compression: gzip=4, shuffle: true, chunk_rows: N}: this output's storage.
+        check_keys(kv.second, {"dataset", "compression", "shuffle", "chunk_rows"}, "output '" + o.name + "'");
+        if (!kv.second["dataset"]) fail(kv.second, "output '" + o.name + "' needs a dataset (FILE:/path)");
+        o.dataset = dataset(kv.second["dataset"], o.name);
+        o.storage_given = true;
+        try {
+          if (kv.second["compression"]) io::parse_compression(scalar(kv.second["compression"], "compression"), o.storage);
+        } catch (const Error& e) {
+          fail(kv.second["compression"], e.what());
+        }
+        if (kv.second["shuffle"]) {
+          const std::string t = scalar(kv.second["shuffle"], "shuffle");
+          if (t != "true" && t != "false") fail(kv.second["shuffle"], "'shuffle' must be true or false");
+          o.storage.shuffle = t == "true";
+        }
+        if (kv.second["chunk_rows"]) {
+          std::int64_t rows = 0;
+          if (!is_integer_text(scalar(kv.second["chunk_rows"], "chunk_rows"), rows) || rows < 1)
+            fail(kv.second["chunk_rows"], "'chunk_rows' must be a whole number >= 1");
+          o.storage.chunk_rows = rows;
+        }
+      } else {
+        o.dataset = dataset(kv.second, o.name);
+      }
       deck.outputs.push_back(o);
     }
   }

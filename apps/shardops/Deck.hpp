@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "shardops/io/StorageLayout.hpp"
 #include "shardops/kernels/Elementwise.hpp"
 
 namespace shardops {
@@ -50,6 +51,8 @@ struct DeckOutput {
   std::string name;
   std::string dataset;
   int line = 0;
+  bool storage_given = false;  ///< the output's own compression/shuffle/chunk_rows (else the command line's)
+  io::StorageOptions storage;
 };
 
 struct Deck {

@@ -221,7 +221,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
                                {"inputs", std::vector<std::string>(from.begin(), from.end())},
                                {"set", r.set}};
     try {
-      out.write(io::parse_dataset_ref(o.dataset), t, attrs);
+      out.write(io::parse_dataset_ref(o.dataset), t, attrs, o.storage_given ? o.storage : r.storage);
     } catch (const Error& e) {
       throw_error(e.kind(), deck.path + ":" + std::to_string(o.line) + ": output '" + o.name + "': " + e.what());
     }

@@ -171,6 +171,11 @@ def casts(suite, runner, tmp):
                 "outputs:\n  i: cast_bad.h5:/i\n")
     r = runner.run(["run", deck, "-q"])
     suite.check(r.rc == 2 and "element 1 (nan) does not fit int32" in r.stderr, "cast of a NaN: exit %s" % r.rc, r)
+    with open(deck, "w") as f:  # a real scalar beyond an integer tensor's range (was undefined behaviour)
+        f.write("tensors:\n  n: {value: [1, 2]}\nsteps:\n  - {op: add, x: n, y: 6.6e27, out: m}\n"
+                "outputs:\n  m: cast_bad.h5:/m\n")
+    r = runner.run(["run", deck, "-q"])
+    suite.check(r.rc == 2 and "does not fit the tensor's dtype" in r.stderr, "add of 6.6e27: exit %s" % r.rc, r)
     suite.check(not os.path.exists(os.path.join(tmp, "cast_bad.h5")), "an output was written")
 
 

@@ -139,6 +139,30 @@ def listing(t, sh):
                       "ls %s: exit %s, expected %d with one error line" % (target, r.rc, code), r)
 
 
+def deck_outputs(t, sh):
+    """A deck's output may carry its own storage; the others follow the command line's."""
+    deck = os.path.join(t.d, "d.yaml")
+    with open(deck, "w") as f:
+        f.write("tensors:\n  x: {value: [[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]], dtype: int32}\n"
+                "steps:\n  - {op: add, x: x, y: 1, out: y}\n"
+                "outputs:\n  x: {dataset: o.h5:/x, compression: lzf, shuffle: true, chunk_rows: 2}\n"
+                "  y: o.h5:/y\n")
+    r = sh.run(["run", deck, "--compression", "gzip=2", "-q"])
+    e2e.expect_success(t.suite, r)
+    with e2e.h5py.File(os.path.join(t.d, "o.h5"), "r") as f:
+        x, y = f["/x"], f["/y"]
+        t.suite.check((x.compression, bool(x.shuffle), x.chunks) == ("lzf", True, (2, 2)),
+                      "x stored as %r" % ((x.compression, x.shuffle, x.chunks),), r)
+        t.suite.check((y.compression, y.compression_opts) == ("gzip", 2), "y stored as %r" % (y.compression,), r)
+        e2e.same_array(t.suite, "y", np.asarray(y[()]), np.arange(2, 12, dtype=np.int32).reshape(5, 2), r)
+    with open(deck, "w") as f:
+        f.write("tensors:\n  x: {value: [1, 2]}\nsteps:\n  - {op: add, x: x, y: 0, out: z}\noutputs:\n"
+                "  x: {dataset: p.h5:/x, compression: zip}\n")
+    r = sh.run(["run", deck, "-q"])
+    t.suite.check(r.rc == 2 and "d.yaml:6" in r.stderr and "'zip'" in r.stderr, "a bad compression: exit %s" % r.rc, r)
+    t.suite.check(not os.path.exists(os.path.join(t.d, "p.h5")), "an output was written")
+
+
 def bad_options(t, sh):
     inp, _ = inputs(t.d)
     out = os.path.join(t.d, "bad.h5")
@@ -161,6 +185,7 @@ def main():
              ("lzf_input", lzf_input),
              ("missing_filter_named", missing_filter_named),
              ("listing", listing),
+             ("deck_outputs", deck_outputs),
              ("bad_options", bad_options)]
     e2e.run_cases(suite, args, sh, "storage", cases)
     return suite.finish(sh)

@@ -19,7 +19,11 @@ struct Scalar {
   std::int64_t i = 0;
   double f = 0.0;
   static Scalar integer(std::int64_t v) { return Scalar{true, v, static_cast<double>(v)}; }
-  static Scalar real(double v) { return Scalar{false, static_cast<std::int64_t>(v), v}; }
+  /// \p i is v truncated where int64 holds it (else 0: converting it would be undefined).
+  static Scalar real(double v) {
+    const bool fits = v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+    return Scalar{false, fits ? static_cast<std::int64_t>(v) : 0, v};
+  }
   std::string str() const;
 };
 

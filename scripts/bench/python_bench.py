@@ -6,7 +6,8 @@ same arrays in one process and against the C++ op (shardops_bench: the call over
     mpirun -n R python3 scripts/bench/python_bench.py [--build build] [--repeats 7] [--peers]
     python3 scripts/bench/python_bench.py --table   # runs R = 1 and 2 and prints docs/python.md's table
 
-Times are medians over the repeats (after one warm-up) of the slowest rank's time per call.
+Times are medians over the repeats (after one warm-up) of the slowest rank's time per call;
+--table alternates the Python and C++ runs --rounds times and keeps each one's fastest round.
 Each rank makes the same global arrays (one seed) and passes its balanced block. --peers
 (rank 0, R = 1) also times NumPy and PyTorch here and TensorFlow in $SHARDOPS_TF_VENV (the
 peer formulations of shared/bench/peers.py).
@@ -59,11 +60,15 @@ def shardops_times(repeats):
     comm = MPI.COMM_WORLD
     global MPI_MAX
     MPI_MAX = MPI.MAX
-    idx, upd, base, parts, perm_idx, perm_dat = workload_arrays()
+    idx, upd, base, parts, _, _ = workload_arrays()
     mine = lambda a: a[slice(*shardops.row_block(a.shape[0], comm))]
     c = comm if comm.Get_size() > 1 else None
     i2, u, b, pt = mine(idx.reshape(-1, 1)), mine(upd), mine(base), mine(parts)
-    pi, pd = [mine(a) for a in perm_idx], [mine(a) for a in perm_dat]
+    # W5 is W4's inverse, as in shardops_bench: W4's outputs (where their rows were) stitched
+    # back with the global positions they came from.
+    pd = shardops.dynamic_partition(b, pt, P, comm=c)
+    start = shardops.row_block(N, comm)[0]
+    pi = [(start + np.nonzero(pt == p)[0]).astype(np.int32) for p in range(P)]
     calls = {
         "w1": lambda: shardops.scatter_nd(i2, u, (N, D), comm=c),
         "w2": lambda: shardops.tensor_scatter_nd_update(b, i2, u, comm=c),
@@ -143,20 +148,28 @@ def mpirun(np_, args, env=None):
     return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, universal_newlines=True, env=env).stdout
 
 
-def table(build, repeats):
-    rows = {}
+def table(build, repeats, rounds):
+    """Python and the C++ op alternate, rounds times; each keeps its fastest round (the machine
+    is shared: the least-disturbed round is the closest to the op's own time)."""
+    rows = {1: {"python": {}, "cpp": {}}, 2: {"python": {}, "cpp": {}}}
+    keep = lambda into, times: into.update({w: min(t, into.get(w, t)) for w, t in times.items()})
     with tempfile.TemporaryDirectory() as d:
-        for np_ in (1, 2):
-            out = os.path.join(d, "py%d.json" % np_)
-            mpirun(np_, [sys.executable, __file__, "--json", out, "--repeats", str(repeats)] +
-                   (["--peers"] if np_ == 1 else []),
-                   env={"PYTHONPATH": os.path.join(build, "python")})
-            cpp = os.path.join(d, "cpp%d.json" % np_)
-            mpirun(np_, [os.path.join(build, "bench", "shardops_bench"), "--repeats", str(repeats), "--json", cpp])
-            with open(out) as f:
-                rows[np_] = json.load(f)
-            with open(cpp) as f:
-                rows[np_]["cpp"] = {w["id"].lower(): w["time_s"] for w in json.load(f)["workloads"]}
+        for r in range(rounds):
+            for np_ in (1, 2):
+                out = os.path.join(d, "py%d.json" % np_)
+                mpirun(np_, [sys.executable, __file__, "--json", out, "--repeats", str(repeats)] +
+                       (["--peers"] if np_ == 1 and r == 0 else []),
+                       env={"PYTHONPATH": os.path.join(build, "python")})
+                cpp = os.path.join(d, "cpp%d.json" % np_)
+                mpirun(np_, [os.path.join(build, "bench", "shardops_bench"), "--repeats", str(repeats), "--json",
+                             cpp])
+                with open(out) as f:
+                    got = json.load(f)
+                keep(rows[np_]["python"], got["python"])
+                if "peers" in got:
+                    rows[np_]["peers"] = got["peers"]
+                with open(cpp) as f:
+                    keep(rows[np_]["cpp"], {w["id"].lower(): w["time_s"] for w in json.load(f)["workloads"]})
         tf_python = os.path.join(os.environ.get("SHARDOPS_TF_VENV", os.path.join(REPO, ".venv-tf")), "bin", "python")
         peers = rows[1].get("peers", {})
         if os.access(tf_python, os.X_OK):
@@ -189,6 +202,7 @@ def main():
     ap.add_argument("--peers", action="store_true")
     ap.add_argument("--tf-peer", help="(TensorFlow's python) write TensorFlow's times here")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--rounds", type=int, default=2, help="(--table) alternations of Python and C++")
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     a = ap.parse_args()
     if a.tf_peer:
@@ -196,7 +210,7 @@ def main():
             json.dump(tf_times(a.repeats), f)
         return
     if a.table:
-        table(os.path.abspath(a.build), a.repeats)
+        table(os.path.abspath(a.build), a.repeats, a.rounds)
         return
     result = {"python": shardops_times(a.repeats)}
     from mpi4py import MPI

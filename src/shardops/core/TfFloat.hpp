@@ -111,10 +111,10 @@ template <Denormals D, class F>
 KOKKOS_INLINE_FUNCTION typename FloatBits<F>::Bits maybe_not_plain(F r) {
   using B = FloatBits<F>;
   using Bits = typename B::Bits;
-  // On |r|'s bits, without branches: NaN's are above infinity's.
-  const Bits lo = D == Denormals::Flush ? B::plain_floor : 0;
-  const Bits m = kx::bit_cast<Bits>(r) & static_cast<Bits>(~B::sign);
-  return static_cast<Bits>(m - lo > B::exponent - lo);
+  if (D == Denormals::Keep) return static_cast<Bits>(r != r);
+  // One comparison of |r|, false for NaN (no branches, so the row's loop vectorises).
+  const F magnitude = kx::bit_cast<F>(static_cast<Bits>(kx::bit_cast<Bits>(r) & static_cast<Bits>(~B::sign)));
+  return static_cast<Bits>(!(magnitude >= kx::bit_cast<F>(B::plain_floor)));
 }
 
 /// The plain IEEE operations, for rows that need no rules (maybe_not_plain).

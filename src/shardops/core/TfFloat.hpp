@@ -30,26 +30,23 @@ enum class Denormals {
   Keep,   ///< IEEE gradual underflow
 };
 
+/// The bit fields of an IEEE binary format with \p E exponent and \p M mantissa bits;
+/// plain_floor is 2^PlainFloor, the least |r| a row's plain pass accepts (maybe_not_plain).
+template <class B, int E, int M, int PlainFloor>
+struct IeeeBits {
+  using Bits = B;
+  static constexpr Bits sign = Bits{1} << (E + M);
+  static constexpr Bits exponent = ((Bits{1} << E) - 1) << M;
+  static constexpr Bits quiet = Bits{1} << (M - 1);
+  static constexpr Bits default_nan = sign | exponent | quiet;  // x86's "real indefinite"
+  static constexpr Bits plain_floor = static_cast<Bits>((Bits{1} << (E - 1)) - 1 + PlainFloor) << M;
+};
 template <class F>
 struct FloatBits;
 template <>
-struct FloatBits<float> {
-  using Bits = std::uint32_t;
-  static constexpr Bits sign = 0x80000000u;
-  static constexpr Bits exponent = 0x7f800000u;
-  static constexpr Bits quiet = 0x00400000u;
-  static constexpr Bits default_nan = 0xffc00000u;
-  static constexpr Bits plain_floor = 27u << 23;  // 2^-100: see maybe_not_plain()
-};
+struct FloatBits<float> : IeeeBits<std::uint32_t, 8, 23, -100> {};
 template <>
-struct FloatBits<double> {
-  using Bits = std::uint64_t;
-  static constexpr Bits sign = 0x8000000000000000u;
-  static constexpr Bits exponent = 0x7ff0000000000000u;
-  static constexpr Bits quiet = 0x0008000000000000u;
-  static constexpr Bits default_nan = 0xfff8000000000000u;
-  static constexpr Bits plain_floor = std::uint64_t{57} << 52;  // 2^-966: see maybe_not_plain()
-};
+struct FloatBits<double> : IeeeBits<std::uint64_t, 11, 52, -966> {};
 
 /// \p x, or a zero of its sign when \p x is subnormal (what DAZ reads and FTZ writes).
 template <class F>

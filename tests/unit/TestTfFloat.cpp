@@ -72,6 +72,14 @@ TEST(TfFloat, HalfKeepsNanPayloads) {
   EXPECT_EQ((h(0x0001) + h(0x0000)).bits, 0x0001);  // half subnormals are normal floats: kept
 }
 
+TEST(TfFloat, HalfMinMaxQuietNansInPacketsOfEight) {
+  // TF (Eigen's AVX packets of 8 halves through float): the row's first 8 * (n / 8)
+  // elements come back quiet, the last n % 8 keep their bits.
+  std::vector<half_t> row(11, half_t::from_bits(0x7c03)), ones(11, half_t(1.0f));
+  kernels::CombineMax<kFlush>::apply_row(row.data(), ones.data(), 11);
+  for (std::size_t k = 0; k < row.size(); ++k) EXPECT_EQ(row[k].bits, k < 8 ? 0x7e03 : 0x7c03) << k;
+}
+
 TEST(TfFloat, ComplexPartsKeepTheTensorsNans) {
   const complex64_t t(f(0x7fc00001u), f(0x7fc00003u)), u(f(0xffc00002u), f(0xffc00004u));
   const complex64_t r = kernels::Arith<complex64_t, kFlush>::add(t, u);

@@ -107,6 +107,29 @@ KOKKOS_INLINE_FUNCTION void arith_row(T* o, const T* u, std::int64_t n, Op op) {
   }
 }
 
+/// Rows of Min/Max. float16 as TF's x86 wheels compute it: Eigen takes a row's half
+/// values in packets of kTfHalfPacket through float and back, which quiets a
+/// signalling NaN, and the row's last n % kTfHalfPacket one by one, which keeps its
+/// bits. (float and double move their NaNs unchanged either way.)
+constexpr std::int64_t kTfHalfPacket = 8;
+template <class Combine>
+struct MinMaxRow {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
+    if constexpr (std::is_same<T, half_t>::value) {
+      const std::int64_t packed = n / kTfHalfPacket * kTfHalfPacket;
+      for (std::int64_t k = 0; k < packed; ++k) {
+        Combine::apply(o[k], u[k]);
+        const bool nan = (o[k].bits & 0x7c00u) == 0x7c00u && (o[k].bits & 0x03ffu) != 0;
+        if (nan) o[k].bits = static_cast<std::uint16_t>(o[k].bits | 0x0200u);
+      }
+      ByElement<Combine>::apply_row(o + packed, u + packed, n - packed);
+    } else {
+      ByElement<Combine>::apply_row(o, u, n);
+    }
+  }
+};
+
 template <Denormals D>
 struct CombineAdd {
   template <class T>
@@ -130,7 +153,7 @@ struct CombineSub {
   }
 };
 template <Denormals D>
-struct CombineMin : ByElement<CombineMin<D>> {
+struct CombineMin : MinMaxRow<CombineMin<D>> {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
@@ -138,7 +161,7 @@ struct CombineMin : ByElement<CombineMin<D>> {
   }
 };
 template <Denormals D>
-struct CombineMax : ByElement<CombineMax<D>> {
+struct CombineMax : MinMaxRow<CombineMax<D>> {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);

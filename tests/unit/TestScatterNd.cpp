@@ -224,6 +224,19 @@ TEST(ScatterNd, OutputLargerThanMemoryIsRefused) {
   }
 }
 
+// TF's CPU kernels flush subnormals (FTZ/DAZ) in the sum; OpOptions::denormals keeps them.
+TEST(ScatterNd, FlushesSubnormalsUnlessAskedToKeepThem) {
+  for (Schedule schedule : kSchedules) {
+    const Tensor upd = make<std::uint32_t>(DType::Float32, {3}, {0x00000001u, 0x3f800000u, 0x80000001u});
+    EXPECT_TRUE(has_values<std::uint32_t>(scatter(i32({3, 1}, {0, 1, 2}), upd, {3}, schedule), DType::Float32, {3},
+                                          {0u, 0x3f800000u, 0u}));
+    OpOptions keep = options(schedule);
+    keep.denormals = Denormals::Keep;
+    EXPECT_TRUE(has_values<std::uint32_t>(scatter_nd(i32({3, 1}, {0, 1, 2}), upd, {3}, keep), DType::Float32, {3},
+                                          {1u, 0x3f800000u, 0x80000001u}));
+  }
+}
+
 // The --bad-indices option and TF's op names in messages.
 TEST(ScatterNd, PolicyAndOpNames) {
   EXPECT_EQ(bad_indices_from_string("error"), BadIndices::Error);

@@ -201,6 +201,19 @@ TEST(TensorScatterMax, NanAndSignedZero) {
   });
 }
 
+// Only the arithmetic flushes: TensorScatterUpdate moves a subnormal's bits, and rows no
+// update touches stay as they were.
+TEST(TensorScatter, OnlyArithmeticFlushesSubnormals) {
+  const Tensor t = make<std::uint32_t>(DType::Float32, {3}, {0x00000001u, 0x3f800000u, 0x00000001u});
+  const Tensor u = make<std::uint32_t>(DType::Float32, {1}, {0x00000002u});
+  EXPECT_TRUE(
+      has_values<std::uint32_t>(apply(ScatterOp::Update, t, i32({1, 1}, {1}), u), DType::Float32, {3}, {1u, 2u, 1u}));
+  EXPECT_TRUE(has_values<std::uint32_t>(apply(ScatterOp::Add, t, i32({1, 1}, {0}), u), DType::Float32, {3},
+                                        {0u, 0x3f800000u, 1u}));
+  EXPECT_TRUE(has_values<std::uint32_t>(apply(ScatterOp::Max, t, i32({1, 1}, {1}), u), DType::Float32, {3},
+                                        {1u, 0x3f800000u, 1u}));
+}
+
 // TF registers no CPU kernel for these: its kernel lookup fails, before any shape check.
 TEST(TensorScatter, KernelsTensorFlowDoesNotHave) {
   const Tensor c = make<float>(DType::Complex64, {1}, {0, 1});

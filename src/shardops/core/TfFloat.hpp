@@ -30,24 +30,23 @@ enum class Denormals {
   Keep,   ///< IEEE gradual underflow
 };
 
+/// The bit fields of an IEEE binary format with \p E exponent and \p M mantissa bits;
+/// plain_floor is 2^PlainFloor, the least |r| a row's plain pass accepts (maybe_not_plain).
+template <class B, int E, int M, int PlainFloor>
+struct IeeeBits {
+  using Bits = B;
+  static constexpr Bits sign = Bits{1} << (E + M);
+  static constexpr Bits exponent = ((Bits{1} << E) - 1) << M;
+  static constexpr Bits quiet = Bits{1} << (M - 1);
+  static constexpr Bits default_nan = sign | exponent | quiet;  // x86's "real indefinite"
+  static constexpr Bits plain_floor = static_cast<Bits>((Bits{1} << (E - 1)) - 1 + PlainFloor) << M;
+};
 template <class F>
 struct FloatBits;
 template <>
-struct FloatBits<float> {
-  using Bits = std::uint32_t;
-  static constexpr Bits sign = 0x80000000u;
-  static constexpr Bits exponent = 0x7f800000u;
-  static constexpr Bits quiet = 0x00400000u;
-  static constexpr Bits default_nan = 0xffc00000u;
-};
+struct FloatBits<float> : IeeeBits<std::uint32_t, 8, 23, -100> {};
 template <>
-struct FloatBits<double> {
-  using Bits = std::uint64_t;
-  static constexpr Bits sign = 0x8000000000000000u;
-  static constexpr Bits exponent = 0x7ff0000000000000u;
-  static constexpr Bits quiet = 0x0008000000000000u;
-  static constexpr Bits default_nan = 0xfff8000000000000u;
-};
+struct FloatBits<double> : IeeeBits<std::uint64_t, 11, 52, -966> {};
 
 /// \p x, or a zero of its sign when \p x is subnormal (what DAZ reads and FTZ writes).
 template <class F>
@@ -64,21 +63,18 @@ KOKKOS_INLINE_FUNCTION F read_operand(F x) {
 
 namespace detail {
 
-/// The NaN x86 returns for `a op b` when the result is NaN.
-template <class F>
-KOKKOS_INLINE_FUNCTION F x86_nan_result(F a, F b) {
-  using B = FloatBits<F>;
-  using Bits = typename B::Bits;
-  if (a != a) return kx::bit_cast<F>(static_cast<Bits>(kx::bit_cast<Bits>(a) | B::quiet));
-  if (b != b) return kx::bit_cast<F>(static_cast<Bits>(kx::bit_cast<Bits>(b) | B::quiet));
-  return kx::bit_cast<F>(B::default_nan);
-}
-
+/// `a op b` given r, its IEEE result: the NaN x86 returns when r is NaN, FTZ under
+/// Flush. Written as selects, not branches, so that a row's loop stays vectorised.
 template <Denormals D, class F>
 KOKKOS_INLINE_FUNCTION F finish(F r, F a, F b) {
-  // Any NaN operand makes r NaN, so one test in the common path covers both rules.
-  if (r != r) return x86_nan_result(a, b);
-  return D == Denormals::Flush ? flush_subnormal(r) : r;
+  using B = FloatBits<F>;
+  using Bits = typename B::Bits;
+  const Bits ab = kx::bit_cast<Bits>(a), bb = kx::bit_cast<Bits>(b), rb = kx::bit_cast<Bits>(r);
+  // Any NaN operand makes r NaN, so r's test covers both NaN rules.
+  const Bits nan =
+      (a != a) ? static_cast<Bits>(ab | B::quiet) : ((b != b) ? static_cast<Bits>(bb | B::quiet) : B::default_nan);
+  const Bits value = (D == Denormals::Flush && (rb & B::exponent) == 0) ? static_cast<Bits>(rb & B::sign) : rb;
+  return kx::bit_cast<F>((r != r) ? nan : value);
 }
 
 }  // namespace detail
@@ -98,5 +94,38 @@ KOKKOS_INLINE_FUNCTION F tf_sub(F a, F b) {
   b = read_operand<D>(b);
   return detail::finish<D>(a - b, a, b);
 }
+
+/// \brief Whether plain IEEE \p r already is TF's result of an add or subtract, so
+/// that a row of such results needs none of the rules (the common case, one
+/// vectorised pass). 0 when it is, non-zero when it may not be.
+///
+/// Keep: when r is not NaN. Flush: when |r| >= 2^-100 (float; 2^-966 for double) and
+/// not NaN, which excludes every r FTZ would flush. DAZ cannot change such an r either:
+/// a subnormal operand b then meets a normal a with |a| > 2^-101, whose neighbours are
+/// more than 2|b| away, so a + b rounds to a, which is what a + 0 gives. (A zero result
+/// takes the rules: its sign may depend on a flushed operand.)
+template <Denormals D, class F>
+KOKKOS_INLINE_FUNCTION typename FloatBits<F>::Bits maybe_not_plain(F r) {
+  using B = FloatBits<F>;
+  using Bits = typename B::Bits;
+  if (D == Denormals::Keep) return static_cast<Bits>(r != r);
+  // One comparison of |r|, false for NaN (no branches, so the row's loop vectorises).
+  const F magnitude = kx::bit_cast<F>(static_cast<Bits>(kx::bit_cast<Bits>(r) & static_cast<Bits>(~B::sign)));
+  return static_cast<Bits>(!(magnitude >= kx::bit_cast<F>(B::plain_floor)));
+}
+
+/// The plain IEEE operations, for rows that need no rules (maybe_not_plain).
+struct Plus {
+  template <class F>
+  KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const {
+    return a + b;
+  }
+};
+struct Minus {
+  template <class F>
+  KOKKOS_INLINE_FUNCTION F operator()(F a, F b) const {
+    return a - b;
+  }
+};
 
 }  // namespace shardops

@@ -123,7 +123,7 @@ std::int64_t accumulate_rows(const ExecSpace& space, Schedule schedule, std::int
             }
             T* o = dst + t * width;
             const T* u = src + row_of(i) * width;
-            for (std::int64_t k = 0; k < width; ++k) Combine::apply(o[k], u[k]);
+            Combine::apply_row(o, u, width);
           }
         },
         skipped);
@@ -142,7 +142,7 @@ std::int64_t accumulate_rows(const ExecSpace& space, Schedule schedule, std::int
         T* o = dst + t * width;
         for (std::int64_t r = j; r < kept && key(r) == t; ++r) {
           const T* u = src + row_of(perm(r)) * width;
-          for (std::int64_t k = 0; k < width; ++k) Combine::apply(o[k], u[k]);
+          Combine::apply_row(o, u, width);
         }
       });
   return n - kept;

@@ -71,11 +71,74 @@ struct Arith<Kokkos::complex<R>, D> {
   }
 };
 
+template <class T>
+struct IsComplex : std::false_type {};
+template <class R>
+struct IsComplex<Kokkos::complex<R>> : std::true_type {};
+
+/// o[k] = Combine::apply(o[k], u[k]) for a row of n elements, one by one.
+template <class Combine>
+struct ByElement {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
+    for (std::int64_t k = 0; k < n; ++k) Combine::apply(o[k], u[k]);
+  }
+};
+
+/// A row of add/sub. A float or double row whose plain results are TF's (the common
+/// case: maybe_not_plain) is checked in one vectorised pass and computed in another;
+/// any other row goes by the rules, element by element. Complex rows are rows of twice
+/// as many real parts.
+template <Denormals D, class Combine, class T, class Op>
+KOKKOS_INLINE_FUNCTION void arith_row(T* o, const T* u, std::int64_t n, Op op) {
+  if constexpr (IsComplex<T>::value) {
+    using R = typename T::value_type;
+    arith_row<D, Combine>(reinterpret_cast<R*>(o), reinterpret_cast<const R*>(u), 2 * n, op);
+  } else {
+    if constexpr (std::is_floating_point<T>::value) {
+      typename FloatBits<T>::Bits special = 0;
+      for (std::int64_t k = 0; k < n; ++k) special |= maybe_not_plain<D>(op(o[k], u[k]));
+      if (!special) {
+        for (std::int64_t k = 0; k < n; ++k) o[k] = op(o[k], u[k]);
+        return;
+      }
+    }
+    ByElement<Combine>::apply_row(o, u, n);
+  }
+}
+
+/// Rows of Min/Max. float16 as TF's x86 wheels compute it: Eigen takes a row's half
+/// values in packets of kTfHalfPacket through float and back, which quiets a
+/// signalling NaN, and the row's last n % kTfHalfPacket one by one, which keeps its
+/// bits. (float and double move their NaNs unchanged either way.)
+constexpr std::int64_t kTfHalfPacket = 8;
+template <class Combine>
+struct MinMaxRow {
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
+    if constexpr (std::is_same<T, half_t>::value) {
+      const std::int64_t packed = n / kTfHalfPacket * kTfHalfPacket;
+      for (std::int64_t k = 0; k < packed; ++k) {
+        Combine::apply(o[k], u[k]);
+        const bool nan = (o[k].bits & 0x7c00u) == 0x7c00u && (o[k].bits & 0x03ffu) != 0;
+        if (nan) o[k].bits = static_cast<std::uint16_t>(o[k].bits | 0x0200u);
+      }
+      ByElement<Combine>::apply_row(o + packed, u + packed, n - packed);
+    } else {
+      ByElement<Combine>::apply_row(o, u, n);
+    }
+  }
+};
+
 template <Denormals D>
 struct CombineAdd {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     out = Arith<T, D>::add(out, u);
+  }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
+    arith_row<D, CombineAdd>(o, u, n, Plus{});
   }
 };
 template <Denormals D>
@@ -84,9 +147,13 @@ struct CombineSub {
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     out = Arith<T, D>::sub(out, u);
   }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
+    arith_row<D, CombineSub>(o, u, n, Minus{});
+  }
 };
 template <Denormals D>
-struct CombineMin {
+struct CombineMin : MinMaxRow<CombineMin<D>> {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
@@ -94,7 +161,7 @@ struct CombineMin {
   }
 };
 template <Denormals D>
-struct CombineMax {
+struct CombineMax : MinMaxRow<CombineMax<D>> {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
@@ -105,9 +172,7 @@ struct CombineMax {
 /// Whether \p D changes anything for T: only float, double and complex have
 /// subnormals TF flushes (half's are normal floats when computed).
 template <class T>
-struct HasFlushedSubnormals : std::is_floating_point<T> {};
-template <class R>
-struct HasFlushedSubnormals<Kokkos::complex<R>> : std::true_type {};
+struct HasFlushedSubnormals : std::integral_constant<bool, std::is_floating_point<T>::value || IsComplex<T>::value> {};
 
 }  // namespace kernels
 }  // namespace shardops

@@ -15,11 +15,6 @@
 
 namespace shardops {
 
-template <class T>
-struct IsComplex : std::false_type {};
-template <class R>
-struct IsComplex<Kokkos::complex<R>> : std::true_type {};
-
 /// One batch of update rows for scatter_apply(): \p rows holds \p source_rows rows
 /// ([source_rows, slice] elements); entry k in [0, n) reads row row_of(k) and goes to
 /// output row target(row_of(k)) (-1: skipped). Order keys follow the source rows.
@@ -69,7 +64,7 @@ std::int64_t accumulate_typed(const ExecSpace& space, ScatterOp op, Schedule sch
       return kernels::accumulate_rows<kernels::CombineSub<D>>(space, schedule, n, target, upd, o, row_of);
     case ScatterOp::Min:
     case ScatterOp::Max:
-      if constexpr (IsComplex<T>::value) {
+      if constexpr (kernels::IsComplex<T>::value) {
         throw InternalError("scatter_apply: Min/Max on a complex dtype");  // TF has no kernel (TfKernels.hpp)
       } else if (op == ScatterOp::Min) {
         return kernels::accumulate_rows<kernels::CombineMin<D>>(space, schedule, n, target, upd, o, row_of);

@@ -57,14 +57,24 @@ void transfer_round(hid_t dset, hid_t mem_type, hid_t dxpl, const RoundSelection
   }
 }
 
-// One round as two agreed steps. The selections are made (and their failures agreed)
-// before any rank enters H5Dwrite: a collective write that one rank never reaches
-// would leave the others waiting inside MPI-IO, where no agreement can reach them.
+// One round. A write is two agreed steps: the selections are made (and their failures
+// agreed) before any rank enters H5Dwrite, because a collective write that one rank
+// never reaches leaves the others waiting inside MPI-IO, where no agreement can reach
+// them. An independent read needs no other rank, so one agreed step does both.
 void run_round(const Comm& comm, hid_t dset, hid_t mem_type, hid_t dxpl, const Shape& shape, std::int64_t first,
                std::int64_t rows, void* buffer, Transfer direction, const std::string& what) {
   RoundSelection sel;
-  run_agreed(comm, [&] { sel = select_round(dset, shape, first, rows, shape.rank() == 0 && rows > 0, what); });
-  run_agreed(comm, [&] { transfer_round(dset, mem_type, dxpl, sel, shape, first, rows, buffer, direction, what); });
+  auto select = [&] { sel = select_round(dset, shape, first, rows, shape.rank() == 0 && rows > 0, what); };
+  auto transfer = [&] { transfer_round(dset, mem_type, dxpl, sel, shape, first, rows, buffer, direction, what); };
+  if (direction == Transfer::Read) {
+    run_agreed(comm, [&] {
+      select();
+      transfer();
+    });
+  } else {
+    run_agreed(comm, select);
+    run_agreed(comm, transfer);
+  }
 }
 }  // namespace
 

@@ -9,7 +9,7 @@
 /// HDF5 1.10.8's collective chunk paths fail or hang on chunks that were never
 /// written (which h5py leaves out and reads as the fill value), and an independent
 /// read that fails on one rank leaves no other rank inside a collective MPI call.
-/// Every round is two agreed steps (the selections, then the transfer), so no rank
+/// A write round is two agreed steps (the selections, then the transfer), so no rank
 /// enters a collective write that another rank will not reach. Large blocks move in
 /// rounds of at most max_transfer_bytes() per rank, so no MPI-IO count overflows 32
 /// bits; every rank takes part in every round (an empty selection when it has

@@ -21,7 +21,7 @@ PACKAGES=(
   clang-format clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-venv python3-pip python3-matplotlib
   python3-dev pybind11-dev python3-mpi4py python3-pytest
-  slurm-wlm munge
+  slurm-wlm munge iproute2
   hdf5-plugin-lzf liblzf1 nlohmann-json3-dev
 )
 

@@ -458,7 +458,8 @@ class Loader {
         o.dataset = dataset(kv.second["dataset"], o.name);
         o.storage_given = true;
         try {
-          if (kv.second["compression"]) io::parse_compression(scalar(kv.second["compression"], "compression"), o.storage);
+          if (kv.second["compression"])
+            io::parse_compression(scalar(kv.second["compression"], "compression"), o.storage);
         } catch (const Error& e) {
           fail(kv.second["compression"], e.what());
         }

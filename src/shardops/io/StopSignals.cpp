@@ -25,14 +25,10 @@ std::atomic<int> g_windows{0};         // open CommitWindows
 std::atomic<int> g_pending{0};         // a signal held back by a window
 std::atomic<bool> g_committed{false};  // set by CommitWindow::committed()
 
-void write_text(const char* text) {
-  std::size_t n = std::strlen(text);
-  while (n > 0) {
-    const ssize_t w = ::write(STDERR_FILENO, text, n);
-    if (w <= 0) return;
-    text += w;
-    n -= static_cast<std::size_t>(w);
-  }
+// Appends \p text to the line being built in \p line (async-signal-safe: no library call).
+void append(char* line, std::size_t& used, std::size_t size, const char* text) {
+  while (*text != '\0' && used + 1 < size) line[used++] = *text++;
+  line[used] = '\0';
 }
 
 const char* signal_name(int sig) {
@@ -51,15 +47,19 @@ const char* signal_name(int sig) {
     if (path != nullptr) ::unlink(path);
   }
   if (g_print.load()) {
-    write_text("shardops: stopped by ");
-    write_text(signal_name(sig));
+    // One write() of the whole line: the launcher's own messages cannot land inside it.
+    char line[512];
+    std::size_t used = 0;
+    append(line, used, sizeof line, "shardops: stopped by ");
+    append(line, used, sizeof line, signal_name(sig));
     if (g_committed.load()) {
-      write_text(" after the commit: the outputs were written completely\n");
+      append(line, used, sizeof line, " after the commit: the outputs were written completely\n");
     } else {
-      write_text(" during the ");
-      write_text(current_phase_name());
-      write_text(" phase: nothing was committed, the output files are as they were\n");
+      append(line, used, sizeof line, " during the ");
+      append(line, used, sizeof line, current_phase_name());
+      append(line, used, sizeof line, " phase: nothing was committed, the output files are as they were\n");
     }
+    static_cast<void>(::write(STDERR_FILENO, line, used));
   }
   ::_exit(stop_exit_code(sig));
 }

@@ -28,8 +28,8 @@ FileHandle open_input_file(const Comm& comm, const std::string& file, const std:
 /// \throws IOError naming \p what.
 FileHandle create_output_file(const Comm& comm, const std::string& path, const std::string& what);
 
-/// \brief Collective: opens the existing file \p path for writing: a private
-/// temporary copy of \p original, never a user's file in place.
+/// \brief Collective: reopens the job's own new file \p path (beside the target
+/// \p original) for writing; never a user's file.
 /// \throws IOError naming \p what and \p original.
 FileHandle open_output_file(const Comm& comm, const std::string& path, const std::string& original,
                             const std::string& what);

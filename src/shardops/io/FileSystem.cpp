@@ -117,24 +117,6 @@ std::string temp_path_beside(const std::string& target) {
   return (p.parent_path() / ("." + p.filename().string() + ".shardops-tmp." + unique_token())).string();
 }
 
-void copy_file_to(const std::string& from, const std::string& to, const std::string& what) {
-  std::error_code ec;
-  if (!fs::copy_file(fs::path(from), fs::path(to), fs::copy_options::none, ec) || ec) {
-    throw IOError(what + ": cannot copy the existing '" + from + "' to the temporary file '" + to +
-                  "': " + ec.message());
-  }
-}
-
-void rename_into_place(const std::string& temp, const std::string& target, const std::string& what) {
-  if (!sync_path(temp, O_RDONLY)) {
-    throw IOError(what + ": cannot flush the temporary file '" + temp + "' to disk: " + errno_text(errno));
-  }
-  if (std::rename(temp.c_str(), target.c_str()) != 0) {
-    throw IOError(what + ": cannot rename the temporary file '" + temp + "' to '" + target + "': " + errno_text(errno));
-  }
-  sync_path(parent_dir(target), O_RDONLY | O_DIRECTORY);  // best effort: the rename is done either way
-}
-
 void rename_new_file(const std::string& temp, const std::string& target, bool durable, const std::string& what) {
   if (durable && !sync_path(temp, O_RDONLY)) {
     throw IOError(what + ": cannot flush the temporary file '" + temp + "' to disk: " + errno_text(errno));

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// \brief One-rank filesystem steps of the io layer: checking an input file,
-/// resolving an output path, temporary files beside a target, copy, rename, remove.
+/// resolving an output path, temporary files beside a target, reserving space, rename, remove.
 ///
 /// None of these is collective; callers run them on one rank (or each rank) inside
 /// run_agreed so every rank raises the same error. Errors: a missing input file is
@@ -31,14 +31,6 @@ std::string unique_token();
 
 /// \brief A fresh name beside \p target: "DIR/.NAME.shardops-tmp.PID.NANOS.COUNTER".
 std::string temp_path_beside(const std::string& target);
-
-/// \brief Copies \p from to the new file \p to (which must not exist), keeping the
-/// permission bits. \throws IOError naming \p what.
-void copy_file_to(const std::string& from, const std::string& to, const std::string& what);
-
-/// \brief Flushes \p temp to disk and renames it over \p target (atomic within one
-/// filesystem), then flushes the directory. \throws IOError naming \p what.
-void rename_into_place(const std::string& temp, const std::string& target, const std::string& what);
 
 /// \brief Renames the new file \p temp to \p target, which must not exist: a file that
 /// appeared there while the job ran is never replaced (IOError naming \p what). With

@@ -48,7 +48,7 @@
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
-#include "shardops/dist/DistOps.hpp"
+#include "shardops/ops/DistOps.hpp"
 
 namespace {
 
@@ -574,7 +574,7 @@ std::vector<Workload> make_workloads(Context& ctx) {
                             [=, &ctx]() { shardops::gather_nd(ctx.comm, sc->base, sc->indices, ctx.op_options); },
                             [=, &comm, &ctx]() {
                               // GatherParams::Auto replicates params when they are no larger than a
-                              // rank's share of the output (kernels/Ops.hpp): each rank's block goes to
+                              // rank's share of the output (ops/Ops.hpp): each rank's block goes to
                               // every other rank. (The bytes the op sent are checked against these.)
                               const shardops::GatherParams how = ctx.op_options.gather_params;
                               if (np > 1 && (how == shardops::GatherParams::Replicate ||

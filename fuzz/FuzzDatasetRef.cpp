@@ -1,4 +1,4 @@
-// libFuzzer target: dataset names (FILE:/path, io/DatasetRef.cpp). A name either is
+// libFuzzer target: dataset names (FILE:/path, hdf5/DatasetRef.cpp). A name either is
 // refused with shardops::Error or parses into a file and a path that name it again:
 // str() of the result parses to the same file and path.
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "shardops/core/Error.hpp"
-#include "shardops/io/DatasetRef.hpp"
+#include "shardops/hdf5/DatasetRef.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string name(reinterpret_cast<const char*>(data), size);

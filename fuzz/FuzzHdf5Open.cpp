@@ -20,10 +20,10 @@
 #include "FuzzSetup.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Tensor.hpp"
-#include "shardops/dist/Comm.hpp"
-#include "shardops/io/DatasetRead.hpp"
-#include "shardops/io/Filters.hpp"
-#include "shardops/io/Hdf5Handle.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/hdf5/DatasetRead.hpp"
+#include "shardops/hdf5/Filters.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
 
 namespace {
 

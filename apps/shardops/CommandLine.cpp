@@ -7,7 +7,7 @@
 
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
-#include "shardops/io/StorageLayout.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
 
 namespace shardops {
 namespace app {

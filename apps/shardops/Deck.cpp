@@ -13,7 +13,7 @@
 #include "ShapeText.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/MemoryBudget.hpp"
-#include "shardops/io/DatasetRef.hpp"
+#include "shardops/hdf5/DatasetRef.hpp"
 
 namespace shardops {
 namespace app {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "shardops/io/StorageLayout.hpp"
-#include "shardops/kernels/Elementwise.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
+#include "shardops/ops/Elementwise.hpp"
 
 namespace shardops {
 namespace app {

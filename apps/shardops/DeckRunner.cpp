@@ -8,10 +8,10 @@
 #include "Deck.hpp"
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Phases.hpp"
-#include "shardops/dist/DistElementwise.hpp"
-#include "shardops/dist/DistOps.hpp"
-#include "shardops/io/Io.hpp"
+#include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
+#include "shardops/ops/DistElementwise.hpp"
+#include "shardops/ops/DistOps.hpp"
 
 namespace shardops {
 namespace app {

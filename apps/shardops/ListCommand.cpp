@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "shardops/io/FileListing.hpp"
+#include "shardops/hdf5/FileListing.hpp"
 
 namespace shardops {
 namespace app {

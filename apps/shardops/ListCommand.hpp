@@ -4,7 +4,7 @@
 /// before naming inputs.
 
 #include "Request.hpp"
-#include "shardops/dist/Comm.hpp"
+#include "shardops/route/Comm.hpp"
 
 namespace shardops {
 namespace app {

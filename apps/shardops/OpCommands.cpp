@@ -6,9 +6,9 @@
 #include "CommandLine.hpp"
 #include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
-#include "shardops/dist/DistOps.hpp"
-#include "shardops/io/Io.hpp"
+#include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
+#include "shardops/ops/DistOps.hpp"
 
 namespace shardops {
 namespace app {

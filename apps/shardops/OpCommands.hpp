@@ -6,7 +6,7 @@
 #include "ErrorReport.hpp"
 #include "Report.hpp"
 #include "Request.hpp"
-#include "shardops/dist/Comm.hpp"
+#include "shardops/route/Comm.hpp"
 
 namespace shardops {
 namespace app {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "shardops/dist/Comm.hpp"
+#include "shardops/route/Comm.hpp"
 
 namespace shardops {
 namespace app {

@@ -11,8 +11,8 @@
 #include <iostream>
 
 #include "Deck.hpp"
-#include "shardops/io/DatasetRef.hpp"
-#include "shardops/io/FileSystem.hpp"
+#include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 
 namespace shardops {
 namespace app {

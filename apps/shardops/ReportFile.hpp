@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "Request.hpp"
-#include "shardops/dist/Comm.hpp"
-#include "shardops/io/StopSignals.hpp"
+#include "shardops/hdf5/StopSignals.hpp"
+#include "shardops/route/Comm.hpp"
 
 namespace shardops {
 namespace app {

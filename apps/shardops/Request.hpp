@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "shardops/io/StorageLayout.hpp"
-#include "shardops/kernels/Ops.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
+#include "shardops/ops/Ops.hpp"
 
 namespace shardops {
 namespace app {

@@ -21,9 +21,9 @@
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
-#include "shardops/dist/Comm.hpp"
-#include "shardops/dist/NodeMemory.hpp"
-#include "shardops/io/StopSignals.hpp"
+#include "shardops/hdf5/StopSignals.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/NodeMemory.hpp"
 
 namespace {
 

@@ -12,7 +12,7 @@
 
 #include "Arrays.hpp"
 #include "Communicator.hpp"
-#include "shardops/dist/DistTensor.hpp"
+#include "shardops/route/DistTensor.hpp"
 
 namespace shardops::python {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "shardops/dist/Comm.hpp"
+#include "shardops/route/Comm.hpp"
 
 namespace shardops::python {
 

@@ -4,8 +4,8 @@
 
 #include "Bindings.hpp"
 #include "Call.hpp"
-#include "shardops/dist/RowLayout.hpp"
-#include "shardops/io/Io.hpp"
+#include "shardops/hdf5/Io.hpp"
+#include "shardops/route/RowLayout.hpp"
 
 namespace shardops::python {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "Bindings.hpp"
 #include "Call.hpp"
-#include "shardops/dist/DistOps.hpp"
+#include "shardops/ops/DistOps.hpp"
 
 namespace shardops::python {
 namespace {

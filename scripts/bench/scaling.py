@@ -31,7 +31,7 @@ import numpy as np
 ROW = 16 * 4  # bytes of one float32 row of 16
 INDEX = 8  # one int64 coordinate
 ROUTED = INDEX + ROW  # an index row and its data row, the unit both ops route
-STAGE = 8 << 20  # kStreamStageBytes (src/shardops/dist/ExchangePlan.cpp): scatter's rows go in rounds
+STAGE = 8 << 20  # kStreamStageBytes (src/shardops/route/ExchangePlan.cpp): scatter's rows go in rounds
 
 
 def stream_rounds(m, r):
@@ -49,7 +49,7 @@ def remote_fraction(r):
 
 
 def gather_replicates(n, m, r):
-    """shardops' Auto rule (src/shardops/dist/DistGather.cpp): params go to every rank when
+    """shardops' Auto rule (src/shardops/ops/DistGather.cpp): params go to every rank when
     params_rows * R <= index rows."""
     return r > 1 and n * r <= m
 

@@ -11,7 +11,7 @@
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Tensor.hpp"
-#include "shardops/kernels/Ops.hpp"
+#include "shardops/ops/Ops.hpp"
 
 namespace {
 

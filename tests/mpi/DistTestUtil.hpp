@@ -5,7 +5,7 @@
 /// The pattern of every test: all ranks draw the same random inputs from the same
 /// seed, shard them with DistTensor::from_replicated under some layout, run the
 /// distributed op, allgather the result and compare it byte for byte with the
-/// one-rank op (kernels/Ops.hpp) on the full tensors. Because every rank holds the
+/// one-rank op (ops/Ops.hpp) on the full tensors. Because every rank holds the
 /// same full tensors, every rank reaches the same verdict.
 
 #include <gtest/gtest.h>
@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "shardops/core/Tensor.hpp"
-#include "shardops/dist/Comm.hpp"
-#include "shardops/dist/DistTensor.hpp"
-#include "shardops/dist/ExchangePlan.hpp"
-#include "shardops/dist/RowLayout.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/DistTensor.hpp"
+#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/RowLayout.hpp"
 
 namespace shardops {
 namespace test {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"
-#include "shardops/dist/DistOps.hpp"
+#include "shardops/ops/DistOps.hpp"
 
 namespace shardops {
 namespace {

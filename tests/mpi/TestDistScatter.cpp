@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"
-#include "shardops/dist/DistOps.hpp"
-#include "shardops/kernels/TfKernels.hpp"
+#include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/TfKernels.hpp"
 
 namespace shardops {
 namespace {

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"
-#include "shardops/dist/DistOps.hpp"
 #include "shardops/kernels/StringKernels.hpp"
+#include "shardops/ops/DistOps.hpp"
 
 namespace shardops {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "DistTestUtil.hpp"
-#include "shardops/dist/ExchangePlan.hpp"
+#include "shardops/route/ExchangePlan.hpp"
 
 namespace shardops {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "DistTestUtil.hpp"
 #include "TestIoUtil.hpp"
-#include "shardops/io/Io.hpp"
+#include "shardops/hdf5/Io.hpp"
 
 namespace shardops {
 namespace {

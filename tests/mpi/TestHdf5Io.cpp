@@ -7,8 +7,8 @@
 
 #include "DistTestUtil.hpp"
 #include "TestIoUtil.hpp"
-#include "shardops/io/Io.hpp"
-#include "shardops/io/RowTransfer.hpp"
+#include "shardops/hdf5/Io.hpp"
+#include "shardops/hdf5/RowTransfer.hpp"
 
 namespace shardops {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "DistTestUtil.hpp"
 #include "TestIoUtil.hpp"
-#include "shardops/io/Hdf5Handle.hpp"
-#include "shardops/io/Io.hpp"
-#include "shardops/io/JournaledCommit.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/Io.hpp"
+#include "shardops/hdf5/JournaledCommit.hpp"
 
 namespace shardops {
 namespace {

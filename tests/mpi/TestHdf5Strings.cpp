@@ -16,8 +16,8 @@
 #include "DistTestUtil.hpp"
 #include "TestIoUtil.hpp"
 #include "shardops/Version.hpp"
-#include "shardops/io/Io.hpp"
-#include "shardops/io/RowTransfer.hpp"
+#include "shardops/hdf5/Io.hpp"
+#include "shardops/hdf5/RowTransfer.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops {

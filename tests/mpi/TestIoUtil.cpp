@@ -10,7 +10,7 @@
 
 #include "DistTestUtil.hpp"
 #include "shardops/core/Error.hpp"
-#include "shardops/io/OutputTransaction.hpp"
+#include "shardops/hdf5/OutputTransaction.hpp"
 
 #ifndef SHARDOPS_TEST_PYTHON
 #define SHARDOPS_TEST_PYTHON "/usr/bin/python3"

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "shardops/dist/DistTensor.hpp"
-#include "shardops/io/DatasetRef.hpp"
-#include "shardops/io/Provenance.hpp"
+#include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/Provenance.hpp"
+#include "shardops/route/DistTensor.hpp"
 
 namespace shardops {
 namespace test {

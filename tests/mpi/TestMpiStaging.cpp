@@ -19,9 +19,9 @@
 
 #include "DistTestUtil.hpp"
 #include "shardops/core/Error.hpp"
-#include "shardops/dist/DistOps.hpp"
-#include "shardops/dist/ExchangePlan.hpp"
-#include "shardops/dist/GpuAwareMpi.hpp"
+#include "shardops/ops/DistOps.hpp"
+#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/GpuAwareMpi.hpp"
 
 namespace shardops {
 namespace {

@@ -18,7 +18,7 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/core/Tensor.hpp"
-#include "shardops/kernels/Ops.hpp"
+#include "shardops/ops/Ops.hpp"
 
 namespace shardops {
 namespace test {
@@ -27,7 +27,7 @@ namespace test {
 constexpr Schedule kSchedules[] = {Schedule::Sequential, Schedule::Parallel};
 /// Index dtypes of the scatter/gather family.
 constexpr DType kIndexDTypes[] = {DType::Int32, DType::Int64};
-/// GatherNd's: TF has int16 kernels for it alone (kernels/TfKernels.hpp).
+/// GatherNd's: TF has int16 kernels for it alone (ops/TfKernels.hpp).
 constexpr DType kGatherIndexDTypes[] = {DType::Int16, DType::Int32, DType::Int64};
 constexpr BadIndices kPolicies[] = {BadIndices::Error, BadIndices::Ignore};
 

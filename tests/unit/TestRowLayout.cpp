@@ -6,7 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/Kokkos.hpp"
-#include "shardops/dist/RowLayout.hpp"
+#include "shardops/route/RowLayout.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 /// equally by the ranks on that node: the smaller of the host's MemAvailable and its
 /// memory cgroup's limit minus the group's working set (core/CgroupMemory.hpp; Slurm
 /// puts a job's ranks of one node in one group), divided by the ranks sharing the
-/// node (dist/NodeMemory.hpp sets it with MPI_Comm_split_type; without it a process
+/// node (route/NodeMemory.hpp sets it with MPI_Comm_split_type; without it a process
 /// counts as alone). What the job already holds counts against it: every tensor holds
 /// its bytes until its last copy goes, and the memory kept for reuse
 /// (core/HostMemory.hpp) is returned to the OS before a request is refused.
@@ -37,7 +37,7 @@ struct MemoryBudget {
 };
 
 /// \brief Sets this rank's budget to \p node_headroom / \p ranks_on_node (called once
-/// the ranks of a node agree on their headroom; see dist/NodeMemory.hpp).
+/// the ranks of a node agree on their headroom; see route/NodeMemory.hpp).
 void set_memory_budget(std::uint64_t node_headroom, int ranks_on_node, const std::string& source);
 
 /// The budget set, or (never set) this process's memory_headroom() when first asked.

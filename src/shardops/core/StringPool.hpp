@@ -12,7 +12,7 @@
 /// longest string would cost (elements x longest) instead: one 64 KiB string among
 /// a million labels would need 64 GiB. Across ranks only handles travel through
 /// the op's routing; the bytes of the strings a rank ends up with are fetched once,
-/// from the rank that holds them (dist/StringExchange.hpp).
+/// from the rank that holds them (route/StringExchange.hpp).
 ///
 /// A handle names the rank whose pool holds the string ("home") and the entry
 /// there, so handles stay meaningful while they travel; 0 is the empty string, so

@@ -11,7 +11,7 @@
 #include "shardops/kernels/Accumulate.hpp"
 #include "shardops/kernels/Assign.hpp"
 #include "shardops/kernels/Combine.hpp"
-#include "shardops/kernels/Validation.hpp"
+#include "shardops/ops/Validation.hpp"
 
 namespace shardops {
 

@@ -36,7 +36,7 @@ class StringTensorBuilder {
 };
 
 /// Host: the strings of \p t, row-major. \throws InternalError if a handle names
-/// another rank's pool (resolve those first: dist/StringExchange.hpp).
+/// another rank's pool (resolve those first: route/StringExchange.hpp).
 std::vector<std::string> string_values(const Tensor& t);
 
 /// \p t with a new pool holding exactly its strings, one entry per element in

@@ -1,0 +1,218 @@
+#include "shardops/hdf5/DatasetRead.hpp"
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Tensor.hpp"
+#include "shardops/hdf5/FileAccess.hpp"
+#include "shardops/hdf5/Filters.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/PathLookup.hpp"
+#include "shardops/hdf5/RowTransfer.hpp"
+#include "shardops/hdf5/TypeMap.hpp"
+#include "shardops/kernels/StringKernels.hpp"
+
+namespace shardops::io {
+
+namespace {
+
+// An open input dataset; members close in reverse order (dataset before file).
+struct OpenDataset {
+  FileHandle file;
+  DatasetHandle dataset;
+  DatasetInfo info;        ///< shape: the rows selected
+  Shape file_shape;        ///< the dataset's own shape
+  std::int64_t first = 0;  ///< the first row selected
+};
+
+Shape shape_of(hid_t space, const std::string& what) {
+  const H5S_class_t cls = H5Sget_simple_extent_type(space);
+  if (cls == H5S_SCALAR) return Shape();
+  if (cls == H5S_NULL) throw InvalidArgument(what + ": the dataset has a null dataspace (no data at all)");
+  if (cls != H5S_SIMPLE) throw IOError(with_hdf5_detail(what + ": cannot read the dataspace"));
+  const int rank = check_value(H5Sget_simple_extent_ndims(space), what + ": cannot read the dataspace rank");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  check_value(H5Sget_simple_extent_dims(space, dims.data(), nullptr), what + ": cannot read the dataspace dims");
+  std::vector<std::int64_t> out;
+  for (const hsize_t d : dims) {
+    if (d > static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InvalidArgument(what + ": dimension " + std::to_string(d) + " does not fit in int64");
+    }
+    out.push_back(static_cast<std::int64_t>(d));
+  }
+  try {
+    return Shape(std::move(out));
+  } catch (const Error& e) {
+    throw InvalidArgument(what + ": " + e.what());
+  }
+}
+
+OpenDataset open_dataset(const Comm& comm, const DatasetRef& ref) {
+  const std::string what = ref.str();
+  OpenDataset d;
+  d.file = open_input_file(comm, ref.file, what);
+  run_agreed(comm, [&] {
+    const PathLookup found = lookup_path(d.file.get(), ref.path, what);
+    if (found.blocked) {
+      throw InvalidArgument(what + ": no such dataset: '" + found.stop + "' is " + object_kind_name(found.blocked_by) +
+                            ", not a group");
+    }
+    if (found.kind == ObjectKind::Missing) {
+      throw InvalidArgument(what + ": no such dataset in '" + ref.file + "'" +
+                            (found.stop != ref.path ? " (its group '" + found.stop + "' does not exist)" : ""));
+    }
+    if (found.kind != ObjectKind::Dataset) {
+      throw InvalidArgument(what + ": '" + ref.path + "' is " + object_kind_name(found.kind) + ", not a dataset");
+    }
+    d.dataset = DatasetHandle(
+        check_id(H5Dopen2(d.file.get(), ref.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
+    d.info.dtype = dtype_from_hdf5(type.get(), what);
+    if (d.info.dtype == DType::String) d.info.strings = string_format_of(type.get(), what);
+    const DataspaceHandle space(check_id(H5Dget_space(d.dataset.get()), what + ": cannot read the dataspace"));
+    d.file_shape = shape_of(space.get(), what);
+    d.info.shape = d.file_shape;
+    if (!ref.rows.empty()) {
+      if (d.file_shape.rank() == 0) throw InvalidArgument(what + ": a scalar dataset has no rows to select");
+      const RowRange range = resolve_rows(ref, d.file_shape.dim(0));
+      d.first = range.first;
+      d.info.shape = d.file_shape.with_dim0(range.count);
+    }
+  });
+  return d;
+}
+
+// The layout to read \p shape with: the caller's (checked) or the default.
+RowLayout choose_layout(const Comm& comm, const Shape& shape, const RowLayout* layout, const std::string& what) {
+  if (shape.rank() == 0) {
+    const RowLayout scalar = RowLayout::on_rank(1, comm.size(), 0);
+    if (layout != nullptr && *layout != scalar) {
+      throw InvalidArgument(what + ": a scalar dataset is read by rank 0; the layout given puts rows elsewhere");
+    }
+    return scalar;
+  }
+  if (layout == nullptr) return RowLayout::balanced(shape.dim(0), comm.size());
+  if (layout->nranks() != comm.size()) {
+    throw InvalidArgument(what + ": the layout given has " + std::to_string(layout->nranks()) + " blocks for " +
+                          std::to_string(comm.size()) + " ranks");
+  }
+  if (layout->total() != shape.dim(0)) {
+    throw InvalidArgument(what + ": the layout given has " + std::to_string(layout->total()) +
+                          " rows, the dataset of shape " + shape.str() + " has " + std::to_string(shape.dim(0)));
+  }
+  return *layout;
+}
+
+// This rank's block of a string dataset: HDF5's representation of one round of rows
+// at a time (a char* per element for variable length, `width` bytes per element for
+// fixed length) is appended to the block's pool (8 bytes of offset per string plus its
+// bytes) and freed before the next round; the pool is homed at this rank.
+Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& local_shape, std::int64_t first,
+                         std::int64_t count, const std::string& what) {
+  const StringFormat& format = d.info.strings;
+  TypeHandle mem_type;
+  StringTensorBuilder values;
+  run_agreed(comm, [&] {
+    const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
+    mem_type = string_memory_type(type.get(), what);
+    const auto elements = static_cast<std::size_t>(local_shape.num_elements());
+    // A handle and an offset per string (the bytes are checked as the pool is built).
+    check_allocation(elements * (dtype_size(DType::String) + sizeof(std::int64_t)),
+                     "reading " + what + ": block " + local_shape.str() + " of strings");
+    values = StringTensorBuilder(elements);
+  });
+  RowStaging staging;
+  if (format.fixed_length) {
+    const auto width = static_cast<std::size_t>(format.width);
+    staging.drain = [&values, width](const unsigned char* buffer, std::int64_t, std::int64_t n) {
+      const char* chars = reinterpret_cast<const char*>(buffer);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const char* s = chars + static_cast<std::size_t>(i) * width;
+        std::size_t len = width;
+        while (len > 0 && s[len - 1] == '\0') --len;  // NumPy's S<n>: trailing NULs are padding
+        values.append(s, len);
+      }
+    };
+  } else {
+    staging.drain = [&](const unsigned char* buffer, std::int64_t, std::int64_t n) {
+      const auto* strings = reinterpret_cast<char* const*>(buffer);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (strings[i] != nullptr) {
+          values.append(strings[i], std::strlen(strings[i]));
+        } else {
+          values.append("", 0);
+        }
+      }
+    };
+    staging.release = [&](unsigned char* buffer, std::int64_t n) {
+      const hsize_t dim = static_cast<hsize_t>(n);
+      const DataspaceHandle space(H5Screate_simple(1, &dim, nullptr));
+      if (space.valid()) static_cast<void>(H5Dvlen_reclaim(mem_type.get(), space.get(), H5P_DEFAULT, buffer));
+      hdf5_error_detail();  // a failed reclaim leaks; nothing else to do about it
+    };
+  }
+  transfer_rows_staged(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, count, staging,
+                       Transfer::Read, what);
+  Tensor local;
+  run_agreed(comm, [&] { local = values.finish(local_shape, comm.rank(), format); });
+  return local;
+}
+
+}  // namespace
+
+DatasetInfo inspect(const Comm& comm, const DatasetRef& ref) { return open_dataset(comm, ref).info; }
+
+DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout) {
+  const std::string what = ref.str();
+  OpenDataset d = open_dataset(comm, ref);
+  const Shape& shape = d.info.shape;
+  const int rank = comm.rank();
+  constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+  // The whole dataset's size first, so that the message does not depend on the rank count.
+  run_agreed(comm, [&] {
+    tensor_bytes(shape, d.info.dtype, "reading " + what);
+    check_filters_available(d.dataset.get(), what);
+  });
+  RowLayout chosen;
+  if (d.info.dtype == DType::String) {
+    run_agreed(comm, [&] { chosen = choose_layout(comm, shape, layout, what); });
+    const std::int64_t rows = chosen.count(rank);
+    const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
+    const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
+    return DistTensor(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
+  }
+  Tensor local;
+  std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
+  TypeHandle mem_type;
+  void* buffer = nullptr;
+  run_agreed(comm, [&] {
+    chosen = choose_layout(comm, shape, layout, what);
+    const std::int64_t rows = chosen.count(rank);
+    const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
+    mem_type = memory_type(d.info.dtype);
+    if (host_memory) {
+      local = Tensor(d.info.dtype, local_shape, Init::Uninitialized, "reading " + what + ": block");
+      buffer = local.data();
+    } else {
+      check_allocation(static_cast<std::size_t>(local_shape.num_elements()) * dtype_size(d.info.dtype),
+                       "reading " + what + ": host staging of block " + local_shape.str());
+      staging.resize(static_cast<std::size_t>(local_shape.num_elements()) * dtype_size(d.info.dtype));
+      buffer = staging.data();
+    }
+  });
+  const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
+  transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,
+                Transfer::Read, what);
+  if (!host_memory) {
+    const Shape local_shape =
+        shape.rank() == 0 ? (chosen.count(rank) > 0 ? Shape() : Shape{0}) : shape.with_dim0(chosen.count(rank));
+    run_agreed(comm,
+               [&] { local = Tensor::from_host_bytes(d.info.dtype, local_shape, staging.data(), staging.size()); });
+  }
+  return DistTensor(local, shape, chosen, rank);
+}
+
+}  // namespace shardops::io

@@ -1,0 +1,50 @@
+#pragma once
+/// \file
+/// \brief Reading datasets: their dtype and shape, and a DistTensor of their rows.
+
+#include "shardops/core/DType.hpp"
+#include "shardops/core/Shape.hpp"
+#include "shardops/core/StringPool.hpp"
+#include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/DistTensor.hpp"
+#include "shardops/route/RowLayout.hpp"
+
+namespace shardops::io {
+
+/// \brief What a dataset holds: the DType it is read as and its shape (rank 0 for
+/// a scalar dataset; dims may be 0); for a string dataset also its string type.
+struct DatasetInfo {
+  DType dtype = DType::Float32;
+  Shape shape;
+  /// DType::String: variable or fixed length, width, charset (what the tensor's
+  /// pool carries, so outputs keep the input's type). Default elsewhere.
+  StringFormat strings;
+};
+
+/// \brief Collective: the dtype and shape of \p ref, without reading data.
+/// \throws InvalidArgument if the file or the dataset does not exist, the path names
+/// a group, or the HDF5 type is not supported; IOError if the file is not HDF5 or is
+/// damaged. Every rank throws the same error.
+DatasetInfo inspect(const Comm& comm, const DatasetRef& ref);
+
+/// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows
+/// (one hyperslab, collective transfer; byte order and type layout converted by HDF5).
+///
+/// A string dataset becomes a DType::String tensor whose pool on rank r is homed at r
+/// and carries the dataset's StringFormat. Its rows are read round by round through
+/// a staging buffer (see RowTransfer.hpp): variable-length strings HDF5 allocates are
+/// copied out and reclaimed each round; fixed-length values lose their trailing NULs
+/// (NumPy's rule: embedded NULs stay). Memory: the block's handles and string bytes
+/// plus one round's buffer.
+///
+/// \param layout the row blocks to read; nullptr means RowLayout::balanced(dim 0).
+///   A scalar dataset is read by rank 0 (DistTensor's scalar convention) and takes
+///   no layout other than that.
+/// \throws as inspect(); also InvalidArgument if \p layout does not fit the dataset
+/// or a block needs more memory than is available (checked before allocating; for
+/// strings, the handles and the staging buffer), and
+/// IOError if reading fails. Every rank throws the same error.
+DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout = nullptr);
+
+}  // namespace shardops::io

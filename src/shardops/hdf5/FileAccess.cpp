@@ -1,0 +1,60 @@
+#include "shardops/hdf5/FileAccess.hpp"
+
+#include "shardops/hdf5/FileSystem.hpp"
+
+namespace shardops::io {
+
+PropListHandle mpio_file_access(const Comm& comm, bool collective_reads) {
+  quiet_hdf5();
+  PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(H5P_FILE_ACCESS)", ErrorKind::Internal));
+  check_status(H5Pset_fapl_mpio(fapl.get(), comm.get(), MPI_INFO_NULL), "H5Pset_fapl_mpio", ErrorKind::Internal);
+  check_status(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write", ErrorKind::Internal);
+  check_status(H5Pset_all_coll_metadata_ops(fapl.get(), collective_reads), "H5Pset_all_coll_metadata_ops",
+               ErrorKind::Internal);
+  return fapl;
+}
+
+namespace {
+// Metadata of existing files (inputs, copies of an existing output) is read
+// independently by every rank: with collective metadata reads rank 0 reads and
+// broadcasts, and a corrupt object header that fails on rank 0 could leave the
+// other ranks waiting in the broadcast. Files we create ourselves use them.
+constexpr bool kCollectiveReadsOfExistingFiles = false;
+constexpr bool kCollectiveReadsOfNewFiles = true;
+
+FileHandle open_agreed(const Comm& comm, const std::string& path, unsigned flags, bool create, bool collective_reads,
+                       const std::string& what, const std::string& failure) {
+  PropListHandle fapl = mpio_file_access(comm, collective_reads);
+  // A new file's root group lists its links in the order they were made (h5py's track_order).
+  PropListHandle fcpl(check_id(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate(H5P_FILE_CREATE)", ErrorKind::Internal));
+  check_status(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+               "H5Pset_link_creation_order", ErrorKind::Internal);
+  FileHandle file;
+  run_agreed(comm, [&] {
+    const hid_t id =
+        create ? H5Fcreate(path.c_str(), flags, fcpl.get(), fapl.get()) : H5Fopen(path.c_str(), flags, fapl.get());
+    file = FileHandle(check_id(id, what + ": " + failure));
+  });
+  return file;
+}
+}  // namespace
+
+FileHandle open_input_file(const Comm& comm, const std::string& file, const std::string& what) {
+  run_agreed(comm, [&] { check_input_file(file, what); });
+  return open_agreed(comm, file, H5F_ACC_RDONLY, false, kCollectiveReadsOfExistingFiles, what,
+                     "cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
+}
+
+FileHandle create_output_file(const Comm& comm, const std::string& path, const std::string& what) {
+  return open_agreed(comm, path, H5F_ACC_EXCL, true, kCollectiveReadsOfNewFiles, what,
+                     "cannot create the temporary output file '" + path + "'");
+}
+
+FileHandle open_output_file(const Comm& comm, const std::string& path, const std::string& original,
+                            const std::string& what) {
+  return open_agreed(comm, path, H5F_ACC_RDWR, false, kCollectiveReadsOfExistingFiles, what,
+                     "the existing output file '" + original +
+                         "' cannot be opened as HDF5 (truncated or corrupt file?); it is left as it is");
+}
+
+}  // namespace shardops::io

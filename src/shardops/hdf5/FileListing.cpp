@@ -1,0 +1,167 @@
+#include "shardops/hdf5/FileListing.hpp"
+
+#include <hdf5.h>
+
+#include <sstream>
+
+#include "shardops/core/DType.hpp"
+#include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/PathLookup.hpp"
+#include "shardops/hdf5/TypeMap.hpp"
+
+namespace shardops::io {
+
+namespace {
+
+std::vector<std::int64_t> dims_of(hid_t space) {
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  return std::vector<std::int64_t>(dims.begin(), dims.end());
+}
+
+std::string dtype_text(hid_t type) {
+  try {
+    return dtype_name(dtype_from_hdf5(type, ""));
+  } catch (const Error&) {
+    hdf5_error_detail();  // clear the stack
+    return std::string("unsupported (") + type_class_name(H5Tget_class(type)) + ")";
+  }
+}
+
+// An attribute's value as text: strings as they are, numbers as numbers, else its class.
+std::string attribute_text(hid_t attr) {
+  const TypeHandle type(H5Aget_type(attr));
+  const DataspaceHandle space(H5Aget_space(attr));
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  const H5T_class_t cls = H5Tget_class(type.get());
+  std::ostringstream os;
+  if (n <= 0) return "[]";
+  const auto list = [&](const auto& values) {
+    if (n > 1 || H5Sget_simple_extent_ndims(space.get()) > 0) os << "[";
+    for (hssize_t i = 0; i < n && i < 16; ++i) os << (i ? ", " : "") << values[static_cast<std::size_t>(i)];
+    if (n > 16) os << ", ... (" << n << " values)";
+    if (n > 1 || H5Sget_simple_extent_ndims(space.get()) > 0) os << "]";
+  };
+  if (cls == H5T_STRING) {
+    const TypeHandle mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND));
+    if (H5Tis_variable_str(type.get()) > 0) {
+      std::vector<char*> texts(static_cast<std::size_t>(n), nullptr);
+      if (H5Aread(attr, mem.get(), texts.data()) < 0) return "(unreadable)";
+      std::vector<std::string> values;
+      for (char* t : texts) values.emplace_back(t != nullptr ? t : "");
+      H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, texts.data());
+      list(values);
+    } else {
+      const std::size_t width = H5Tget_size(type.get());
+      std::vector<char> bytes(width * static_cast<std::size_t>(n));
+      if (H5Aread(attr, mem.get(), bytes.data()) < 0) return "(unreadable)";
+      std::vector<std::string> values;
+      for (hssize_t i = 0; i < n; ++i) {
+        std::string v(bytes.data() + static_cast<std::size_t>(i) * width, width);
+        v.erase(v.find_last_not_of('\0') + 1);
+        values.push_back(v);
+      }
+      list(values);
+    }
+  } else if (cls == H5T_INTEGER) {
+    std::vector<long long> values(static_cast<std::size_t>(n));
+    if (H5Aread(attr, H5T_NATIVE_LLONG, values.data()) < 0) return "(unreadable)";
+    list(values);
+  } else if (cls == H5T_FLOAT) {
+    std::vector<double> values(static_cast<std::size_t>(n));
+    if (H5Aread(attr, H5T_NATIVE_DOUBLE, values.data()) < 0) return "(unreadable)";
+    list(values);
+  } else {
+    os << "(" << type_class_name(cls) << ")";
+  }
+  hdf5_error_detail();
+  return os.str();
+}
+
+DatasetListing describe(hid_t dataset, const std::string& path, bool attributes) {
+  DatasetListing d;
+  d.path = path;
+  const TypeHandle type(H5Dget_type(dataset));
+  const DataspaceHandle space(H5Dget_space(dataset));
+  d.shape = dims_of(space.get());
+  d.dtype = dtype_text(type.get());
+  const PropListHandle dcpl(H5Dget_create_plist(dataset));
+  if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+    std::vector<hsize_t> chunk(d.shape.size());
+    H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data());
+    d.chunks.assign(chunk.begin(), chunk.end());
+  }
+  for (int k = 0, n = H5Pget_nfilters(dcpl.get()); k < n; ++k) {
+    unsigned flags = 0, config = 0;
+    std::size_t nvalues = 0;
+    char name[128] = {};
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl.get(), static_cast<unsigned>(k), &flags, &nvalues, nullptr, sizeof name, name, &config);
+    d.filters.push_back(name[0] != '\0' ? std::string(name) : "filter " + std::to_string(id));
+  }
+  if (attributes) {
+    const int count = H5Aget_num_attrs(dataset);
+    for (int k = 0; k < count; ++k) {
+      const AttributeHandle attr(
+          H5Aopen_by_idx(dataset, ".", H5_INDEX_NAME, H5_ITER_INC, static_cast<hsize_t>(k), H5P_DEFAULT, H5P_DEFAULT));
+      char name[256] = {};
+      H5Aget_name(attr.get(), sizeof name, name);
+      d.attributes.emplace_back(name, attribute_text(attr.get()));
+    }
+  }
+  hdf5_error_detail();
+  return d;
+}
+
+struct Visit {
+  std::string prefix;
+  bool attributes;
+  std::vector<DatasetListing>* out;
+};
+
+herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* data) {
+  auto* v = static_cast<Visit*>(data);
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  const DatasetHandle d(H5Dopen2(group, name, H5P_DEFAULT));
+  if (!d.valid()) return 0;
+  v->out->push_back(describe(d.get(), v->prefix + name, v->attributes));
+  return 0;
+}
+
+}  // namespace
+
+std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes) {
+  const std::string what = file + ":" + path;
+  check_input_file(file, what);
+  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), what, ErrorKind::Internal));
+  check_status(H5Pset_fapl_sec2(fapl.get()), what, ErrorKind::Internal);
+  const FileHandle f(check_id(H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get()),
+                              what + ": cannot open '" + file + "' as HDF5 (truncated or corrupt file?)"));
+  const PathLookup found = lookup_path(f.get(), path, what);
+  if (path != "/" && found.kind == ObjectKind::Missing) {
+    throw InvalidArgument(what + ": '" + (found.stop.empty() ? path : found.stop) + "' does not exist in '" + file +
+                          "'");
+  }
+  std::vector<DatasetListing> out;
+  if (found.kind == ObjectKind::Dataset) {
+    const DatasetHandle d(check_id(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    out.push_back(describe(d.get(), path, attributes));
+    return out;
+  }
+  const GroupHandle g(check_id(H5Gopen2(f.get(), path.c_str(), H5P_DEFAULT), what + ": cannot open the group"));
+  // Creation order where the groups track it (what h5py lists), else by name.
+  const PropListHandle gcpl(H5Gget_create_plist(g.get()));
+  unsigned order = 0;
+  H5Pget_link_creation_order(gcpl.get(), &order);
+  const H5_index_t index = (order & H5P_CRT_ORDER_INDEXED) != 0 ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  Visit visit{path == "/" ? "/" : path + "/", attributes, &out};
+  hdf5_error_detail();
+  check_status(H5Ovisit2(g.get(), index, H5_ITER_INC, on_object, &visit, H5O_INFO_BASIC),
+               what + ": cannot walk the file");
+  return out;
+}
+
+}  // namespace shardops::io

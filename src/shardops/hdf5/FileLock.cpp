@@ -1,0 +1,126 @@
+#include "shardops/hdf5/FileLock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "shardops/core/Error.hpp"
+
+namespace shardops::io {
+
+namespace fs = std::filesystem;
+
+double lock_timeout_seconds() {
+  const char* text = std::getenv("SHARDOPS_LOCK_TIMEOUT");
+  if (text == nullptr || *text == '\0') return 300.0;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value >= 0.0)) {
+    throw InvalidArgument(std::string("SHARDOPS_LOCK_TIMEOUT='") + text + "' is not a number of seconds >= 0");
+  }
+  return value;
+}
+
+std::string lock_path_of(const std::string& target) {
+  const fs::path p(target);
+  return (p.parent_path() / ("." + p.filename().string() + ".shardops-lock")).string();
+}
+
+namespace {
+
+// "pid P on host H": who holds the lock, as the holder wrote it into the lock file.
+std::string holder_of(int fd) {
+  char buffer[256] = {};
+  const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  std::string text = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text.empty() ? std::string("another process") : text;
+}
+
+std::string this_holder() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "?");
+  return "shardops pid " + std::to_string(::getpid()) + " on host " + host;
+}
+
+// True if \p path still names the inode open as \p fd.
+bool still_named(int fd, const std::string& path) {
+  struct stat by_fd {
+  }, by_name{};
+  if (::fstat(fd, &by_fd) != 0 || ::stat(path.c_str(), &by_name) != 0) return false;
+  return by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
+}
+
+}  // namespace
+
+FileLock::FileLock(const std::string& target, double timeout_seconds, const std::string& what)
+    : path_(lock_path_of(target)) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto waited = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  for (;;) {
+    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      throw IOError(what + ": cannot create the lock file '" + path_ + "': " + std::strerror(errno));
+    }
+    // Poll with a non-blocking lock: a blocking flock could not be given up on time.
+    for (;;) {
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+      const int err = errno;
+      if (err == EINTR) continue;
+      if (err != EWOULDBLOCK) {
+        ::close(fd);
+        throw IOError(what + ": the file system refuses a lock on '" + path_ + "' (" + std::strerror(err) +
+                      "); shardops needs one to keep concurrent jobs from losing each other's datasets");
+      }
+      if (waited() >= timeout_seconds) {
+        const std::string holder = holder_of(fd);
+        ::close(fd);
+        throw IOError(what + ": '" + target + "' is being written by " + holder + "; gave up after " +
+                      std::to_string(static_cast<long long>(waited())) +
+                      " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (still_named(fd, path_)) {
+      fd_ = fd;
+      break;
+    }
+    ::close(fd);  // the holder removed it as we waited: lock the new one
+  }
+  const std::string holder = this_holder() + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) < 0) {
+    // Only the message of a waiter depends on it.
+  }
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void FileLock::release() noexcept {
+  if (fd_ < 0) return;
+  // Unlink while holding the lock: a waiter then finds the name gone and starts again.
+  ::unlink(path_.c_str());
+  ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace shardops::io

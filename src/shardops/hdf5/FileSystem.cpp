@@ -1,0 +1,190 @@
+#include "shardops/hdf5/FileSystem.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <linux/falloc.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+
+namespace shardops::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string parent_dir(const std::string& file) {
+  const fs::path parent = fs::path(file).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// fsync a file or directory; false on failure.
+bool sync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
+}
+
+}  // namespace
+
+void check_input_file(const std::string& file, const std::string& what) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) throw InvalidArgument(what + ": file '" + file + "' does not exist");
+    if (err == ELOOP) throw InvalidArgument(what + ": file '" + file + "' is a loop of symbolic links");
+    throw IOError(what + ": cannot access file '" + file + "': " + errno_text(err));
+  }
+  if (!S_ISREG(st.st_mode)) throw IOError(what + ": '" + file + "' is not a regular file");
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) throw IOError(what + ": cannot open file '" + file + "' for reading: " + errno_text(errno));
+  ::close(fd);
+  quiet_hdf5();
+  const htri_t is_hdf5 = H5Fis_hdf5(file.c_str());
+  hdf5_error_detail();  // clear the stack
+  if (is_hdf5 <= 0) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
+}
+
+std::string resolve_output_path(const std::string& file, const std::string& what) {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(fs::path(file), ec), ec);
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    throw InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
+  }
+  if (ec) resolved = fs::absolute(fs::path(file)).lexically_normal();
+  if (resolved.filename().empty()) throw IOError(what + ": output file name '" + file + "' names a directory");
+  const std::string target = resolved.string();
+  const std::string dir = parent_dir(target);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    throw IOError(what + ": cannot write '" + file + "': directory '" + dir + "' " +
+                  (err == ENOENT    ? std::string("does not exist")
+                   : err == ENOTDIR ? std::string("is not a directory (a component of it is a file)")
+                                    : "is not accessible: " + errno_text(err)));
+  }
+  if (!S_ISDIR(st.st_mode)) throw IOError(what + ": cannot write '" + file + "': '" + dir + "' is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw IOError(what + ": cannot write '" + file + "': directory '" + dir +
+                  "' is not writable: " + errno_text(errno));
+  }
+  if (::stat(target.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode))
+      throw IOError(what + ": cannot write '" + file + "': it exists and is not a regular file");
+    // It would be replaced by rename, but a read-only file says "leave me alone". The
+    // mode bits decide, not access(): that always succeeds for root.
+    if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      throw IOError(what + ": cannot write '" + file + "': the existing file is read-only (mode " + mode + ")");
+    }
+    if (::access(target.c_str(), R_OK | W_OK) != 0) {
+      throw IOError(what + ": cannot write '" + file +
+                    "': the existing file is not readable and writable: " + errno_text(errno));
+    }
+  }
+  return target;
+}
+
+bool path_exists(const std::string& path) noexcept {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string unique_token() {
+  static std::atomic<unsigned> counter{0};
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::to_string(::getpid()) + "." + std::to_string(nanos) + "." + std::to_string(counter++);
+}
+
+std::string temp_path_beside(const std::string& target) {
+  const fs::path p(target);
+  return (p.parent_path() / ("." + p.filename().string() + ".shardops-tmp." + unique_token())).string();
+}
+
+void rename_new_file(const std::string& temp, const std::string& target, bool durable, const std::string& what) {
+  if (durable && !sync_path(temp, O_RDONLY)) {
+    throw IOError(what + ": cannot flush the temporary file '" + temp + "' to disk: " + errno_text(errno));
+  }
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+    const int err = errno;
+    if (err == EEXIST) {
+      throw IOError(what + ": '" + target +
+                    "' was created by another program while this job ran; it is left as it is and nothing was "
+                    "written (run again to add to it)");
+    }
+    if (err != EINVAL && err != ENOSYS) {
+      throw IOError(what + ": cannot rename the temporary file '" + temp + "' to '" + target + "': " + errno_text(err));
+    }
+    // A file system without RENAME_NOREPLACE: link() never replaces either.
+    if (::link(temp.c_str(), target.c_str()) != 0) {
+      const int link_err = errno;
+      throw IOError(
+          what + ": cannot move the temporary file '" + temp + "' to '" + target +
+          "': " + (link_err == EEXIST ? std::string("the target appeared while this job ran") : errno_text(link_err)));
+    }
+    ::unlink(temp.c_str());
+  }
+  if (durable) sync_path(parent_dir(target), O_RDONLY | O_DIRECTORY);
+}
+
+bool reserve_space(int fd, long long offset, long long length, const std::string& dir, const std::string& what,
+                   bool keep_size) {
+  if (length <= 0) return true;
+  int rc;
+  do {
+    rc = ::fallocate(fd, keep_size ? FALLOC_FL_KEEP_SIZE : 0, static_cast<off_t>(offset), static_cast<off_t>(length));
+  } while (rc != 0 && errno == EINTR);
+  if (rc == 0) return true;
+  const int err = errno;
+  if (err == EOPNOTSUPP || err == ENOSYS) return false;
+  const std::string free = free_space_text(dir);
+  throw IOError(what + ": " +
+                (err == ENOSPC   ? std::string("no space left on the device")
+                 : err == EDQUOT ? std::string("disk quota exceeded")
+                                 : errno_text(err)) +
+                ": cannot reserve " + std::to_string(length) + " bytes in '" + dir + "'" +
+                (free.empty() ? "" : " (" + free + ")") + "; nothing was written");
+}
+
+std::string free_space_text(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return "";
+  return std::to_string(static_cast<unsigned long long>(st.f_bavail) * st.f_frsize) + " bytes free";
+}
+
+long long file_size(const std::string& path) noexcept {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+}
+
+std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix) {
+  const fs::path p(target);
+  const std::string prefix = "." + p.filename().string() + suffix_prefix;
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(parent_dir(target), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0) found.push_back(it->path().string());
+  }
+  return found;
+}
+
+void remove_quietly(const std::string& path) noexcept { static_cast<void>(std::remove(path.c_str())); }
+
+}  // namespace shardops::io

@@ -1,0 +1,45 @@
+#include "shardops/hdf5/Filters.hpp"
+
+#include <vector>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+
+namespace shardops::io {
+
+namespace {
+
+/// Where Debian packages the filters h5py and hdf5plugin write (SPEC: inputs made with h5py).
+std::string where_to_get(H5Z_filter_t id) {
+  switch (id) {
+    case 32000: return "LZF: Debian package hdf5-plugin-lzf";
+    case 307:
+    case 32004:
+    case 32008: return "BZip2, LZ4, Bitshuffle: Debian package hdf5-filter-plugin";
+    default: return "its HDF5 plugin";
+  }
+}
+
+}  // namespace
+
+void check_filters_available(hid_t dataset, const std::string& what) {
+  const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the dataset's properties"));
+  const int n = check_value(H5Pget_nfilters(dcpl.get()), what + ": cannot read the dataset's filters");
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;  // an optional filter is optional when writing only
+    std::size_t nvalues = 0;
+    std::vector<char> name(256, '\0');
+    const H5Z_filter_t id = H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, nullptr, name.size(),
+                                           name.data(), &config);
+    if (id < 0) throw IOError(with_hdf5_detail(what + ": cannot read filter " + std::to_string(i) + " of the dataset"));
+    const htri_t available = H5Zfilter_avail(id);
+    hdf5_error_detail();  // clear the stack
+    if (available > 0) continue;
+    const std::string filter_name = name[0] != '\0' ? std::string(name.data()) : std::string("unnamed");
+    throw IOError(what + ": the data is stored with HDF5 filter " + std::to_string(id) + " (" + filter_name +
+                  "), which this HDF5 cannot load; install it (" + where_to_get(id) +
+                  ") or point HDF5_PLUGIN_PATH at the folder that has it");
+  }
+}
+
+}  // namespace shardops::io

@@ -1,0 +1,563 @@
+#include "shardops/hdf5/OutputTransaction.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Phases.hpp"
+#include "shardops/hdf5/FileAccess.hpp"
+#include "shardops/hdf5/FileLock.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/JournaledCommit.hpp"
+#include "shardops/hdf5/PathLookup.hpp"
+#include "shardops/hdf5/RowTransfer.hpp"
+#include "shardops/hdf5/StopSignals.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
+#include "shardops/hdf5/TypeMap.hpp"
+#include "shardops/kernels/StringKernels.hpp"
+
+namespace shardops::io {
+
+/// One target file of the transaction and the new file its datasets are written to.
+struct OutputTransaction::PendingFile {
+  std::string given;                 ///< the file as the first DatasetRef named it (for messages)
+  std::string target;                ///< resolved path of the target
+  std::string temp;                  ///< the new file beside it: renamed into place, or merged at commit
+  bool existed = false;              ///< the target existed (agreed): its datasets are kept
+  FileHandle file;                   ///< the new file, open on every rank
+  FileHandle existing;               ///< rank 0: the existing target, read-only, for the checks
+  std::vector<std::string> written;  ///< dataset paths written so far, in order
+  std::set<std::string> replaced;    ///< datasets of the existing target replaced at commit
+  FileLock lock;                     ///< rank 0: held from the first write to the end of the commit
+  CleanupPath temp_on_stop, lock_on_stop;
+  int reserve_fd = -1;     ///< the new file, for reserving space on disk
+  long long data_end = 0;  ///< where the last dataset's data ends in the new file
+  bool reserving = true;   ///< false once the file system said it cannot
+
+  ~PendingFile() {
+    if (reserve_fd >= 0) ::close(reserve_fd);
+  }
+};
+
+namespace {
+
+// Rank 0 runs \p body; every rank gets its outcome (agreed).
+template <class Body>
+void on_root_agreed(const Comm& comm, Body&& body) {
+  run_agreed(comm, [&] {
+    if (comm.rank() == 0) body();
+  });
+}
+
+}  // namespace
+
+void create_parent_groups(hid_t file, const std::string& path, const std::string& what) {
+  const PropListHandle gcpl(check_id(H5Pcreate(H5P_GROUP_CREATE), what, ErrorKind::Internal));
+  // Numbered outputs (dynamic-partition's 0, 1, ..., 10, 11) then list in the order made.
+  check_status(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED), what,
+               ErrorKind::Internal);
+  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    const std::string parent = path.substr(0, slash);
+    const htri_t exists =
+        check_value(H5Lexists(file, parent.c_str(), H5P_DEFAULT), what + ": cannot look up " + parent);
+    if (exists > 0) continue;
+    GroupHandle(check_id(H5Gcreate2(file, parent.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
+                         what + ": cannot create the group " + parent));
+  }
+}
+
+namespace {
+
+DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
+                             const StorageOptions& storage, const std::string& what) {
+  create_parent_groups(file, path, what);
+  const std::string failure = what + ": cannot create the dataset";
+  DataspaceHandle space;
+  if (tensor.is_scalar()) {
+    space = DataspaceHandle(check_id(H5Screate(H5S_SCALAR), failure));
+  } else {
+    std::vector<hsize_t> dims;
+    for (const std::int64_t d : tensor.shape().dims()) dims.push_back(static_cast<hsize_t>(d));
+    space = DataspaceHandle(check_id(H5Screate_simple(tensor.shape().rank(), dims.data(), nullptr), failure));
+  }
+  const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), failure, ErrorKind::Internal));
+  check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), failure, ErrorKind::Internal);
+  const PropListHandle dcpl = dataset_creation(storage, tensor.shape(), type, what);
+  return DatasetHandle(
+      check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), failure));
+}
+
+// A string tensor about to be written: this rank's strings and the type they are
+// written with (agreed on every rank).
+struct StringOutput {
+  std::vector<std::string> values;  ///< this rank's block, row-major
+  StringFormat format;              ///< fixed-length width: wide enough for every string
+};
+
+// Fixed-length strings [from, from + n) of \p strings, NUL-padded to the width, into \p buffer.
+void pad_strings(const StringOutput& strings, std::int64_t from, std::int64_t n, unsigned char* buffer) {
+  const auto width = static_cast<std::size_t>(strings.format.width);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::string& v = strings.values[static_cast<std::size_t>(from + i)];
+    unsigned char* slot = buffer + static_cast<std::size_t>(i) * width;
+    std::copy(v.begin(), v.end(), slot);
+    std::fill(slot + v.size(), slot + width, static_cast<unsigned char>(0));
+  }
+}
+
+// Collective: the strings of \p tensor and the type to write them with: the input's
+// type, taken from the pools of the ranks holding rows (the lowest one decides
+// variable vs fixed length and the charset); a fixed-length width as large as the
+// widest pool's and the longest string. A variable-length string with a NUL byte is
+// refused (HDF5's variable-length strings end at the first NUL).
+StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const std::string& what) {
+  StringOutput out;
+  std::int64_t longest = 0, first_nul = -1;
+  run_agreed(comm, [&] {
+    out.values = string_values(tensor.local());
+    const std::int64_t base = tensor.is_scalar() ? 0 : tensor.row_offset() * tensor.row_elements();
+    for (std::size_t i = 0; i < out.values.size(); ++i) {
+      const std::string& v = out.values[i];
+      longest = std::max(longest, static_cast<std::int64_t>(v.size()));
+      if (first_nul < 0 && v.find('\0') != std::string::npos) first_nul = base + static_cast<std::int64_t>(i);
+    }
+  });
+  const StringFormat& mine = tensor.local().strings().format;
+  const bool has_rows = tensor.local().num_elements() > 0;
+  const std::vector<std::int64_t> all =
+      comm.allgather(std::vector<std::int64_t>{has_rows ? 1 : 0, mine.fixed_length ? 1 : 0, mine.utf8 ? 1 : 0,
+                                               mine.fixed_length ? mine.width : 0, longest, first_nul});
+  constexpr std::size_t kFields = 6;
+  const int p = comm.size();
+  int decider = 0;
+  for (int r = p - 1; r >= 0; --r) {
+    if (all[static_cast<std::size_t>(r) * kFields] != 0) decider = r;
+  }
+  const auto field = [&](int r, std::size_t k) { return all[static_cast<std::size_t>(r) * kFields + k]; };
+  out.format.fixed_length = field(decider, 1) != 0;
+  out.format.utf8 = field(decider, 2) != 0;
+  std::int64_t width = 1, nul_at = -1;
+  for (int r = 0; r < p; ++r) {
+    width = std::max({width, field(r, 3), field(r, 4)});
+    if (nul_at < 0) nul_at = field(r, 5);
+  }
+  out.format.width = out.format.fixed_length ? width : 0;
+  if (!out.format.fixed_length && nul_at >= 0) {
+    throw InvalidArgument(what + ": string element " + std::to_string(nul_at) +
+                          " holds a NUL byte, which a variable-length HDF5 string cannot hold (it would end "
+                          "there); nothing was written. Fixed-length strings keep NUL bytes");
+  }
+  return out;
+}
+
+// This rank's turn of a serial write: it opens the closed new file alone (sec2 driver;
+// no file lock: the file is private to this job and some parallel file systems refuse
+// locks), writes its rows [first, first + rows) (\p elements of \p mem_type at \p buffer)
+// and closes it.
+void write_block_serially(const std::string& temp, const std::string& path, hid_t mem_type, const void* buffer,
+                          std::size_t elements, const Shape& shape, std::int64_t first, std::int64_t rows,
+                          const std::string& what) {
+  const std::string failure = what + ": writing its rows failed";
+  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
+  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
+  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
+#endif
+  FileHandle file(check_id(H5Fopen(temp.c_str(), H5F_ACC_RDWR, fapl.get()), failure));
+  DatasetHandle dataset(check_id(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), failure));
+  const DataspaceHandle file_space(check_id(H5Dget_space(dataset.get()), failure));
+  if (shape.rank() > 0) {
+    std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
+    start[0] = static_cast<hsize_t>(first);
+    count[0] = static_cast<hsize_t>(rows);
+    for (int d = 1; d < shape.rank(); ++d) count[static_cast<std::size_t>(d)] = static_cast<hsize_t>(shape.dim(d));
+    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+                 failure);
+  }
+  const hsize_t n = static_cast<hsize_t>(elements);
+  const DataspaceHandle mem_space(check_id(H5Screate_simple(1, &n, nullptr), failure));
+  check_status(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer), failure);
+  check_status(dataset.close(), failure);
+  check_status(file.close(), failure);
+}
+
+constexpr const char* kOpenElsewhere =
+    "the existing output file is open in another program (HDF5's file lock is held by a reader or writer); close "
+    "it there and run again (HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off)";
+
+// Room reserved past the datasets for the metadata HDF5 writes when it closes a file.
+constexpr long long kMetadataRoom = 1 << 20;
+
+// Refuses a target that cannot be (re)placed in \p file. Returns true if a dataset is
+// there and is to be replaced (overwrite).
+bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what) {
+  const PathLookup found = lookup_path(file, target.path, what);
+  if (found.blocked) {
+    throw InvalidArgument(what + ": cannot create the dataset: '" + found.stop + "' exists in '" + target.file +
+                          "' and is " + object_kind_name(found.blocked_by) + ", not a group");
+  }
+  if (found.kind == ObjectKind::Missing) return false;
+  if (found.kind != ObjectKind::Dataset) {
+    throw InvalidArgument(what + ": '" + target.path + "' exists in '" + target.file + "' and is " +
+                          object_kind_name(found.kind) + "; it is never replaced, even with --overwrite");
+  }
+  if (!overwrite) {
+    throw InvalidArgument(what + ": the dataset already exists; pass --overwrite to replace it");
+  }
+  return true;
+}
+
+// Opens a file with the serial driver, without HDF5's own file lock when \p lock is false.
+FileHandle open_serial(const std::string& path, unsigned flags, bool lock, const std::string& failure) {
+  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
+  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
+  if (!lock) check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
+#endif
+  return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
+}
+
+// HDF5 locks a file while a program has it open (shared for readers, exclusive for
+// writers). The commit changes the file in place, so it would fail at the end: say so
+// before any work instead. HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off.
+void refuse_if_open_elsewhere(const std::string& target, const std::string& what) {
+  const char* use = std::getenv("HDF5_USE_FILE_LOCKING");
+  if (use != nullptr && (std::strcmp(use, "FALSE") == 0 || std::strcmp(use, "0") == 0)) return;
+  const int fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // opening it as HDF5 reports why
+  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  if (busy) throw IOError(what + ": " + kOpenElsewhere);
+}
+
+// Rank 0, holding the lock of \p target: undoes what jobs that died while writing it
+// left behind (a journal of an unfinished commit, new files never committed).
+void clean_up_after_dead_jobs(const std::string& target) {
+  for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) roll_back_journal(target, journal);
+  for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
+}
+
+// Rank 0: copies the datasets written to \p f.temp into the existing target, in place,
+// through an undo journal, deleting the ones they replace first. Nothing of the target
+// changes if this throws.
+void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
+  const std::string what = "output file '" + f.given + "'";
+  f.existing.reset();
+  JournaledCommit journal(f.target, durable, what);
+  // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a
+  // write that fails half way through H5Ocopy.
+  {
+    const int fd = ::open(f.target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw IOError(what + ": cannot open it for writing: " + std::strerror(errno));
+    try {
+      reserve_space(fd, file_size(f.target), file_size(f.temp) + kMetadataRoom,
+                    std::filesystem::path(f.target).parent_path().string(), what, true);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
+  {
+    FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
+    FileHandle target(check_id(H5Fopen(f.target.c_str(), H5F_ACC_RDWR, journal.file_access()),
+                               what + ": cannot open it for writing (" + kOpenElsewhere + "?)"));
+    for (const std::string& path : f.written) {
+      if (f.replaced.count(path) > 0) {
+        check_status(H5Ldelete(target.get(), path.c_str(), H5P_DEFAULT),
+                     what + ": cannot delete the dataset '" + path + "' it replaces");
+      }
+      create_parent_groups(target.get(), path, what);
+      check_status(H5Ocopy(source.get(), path.c_str(), target.get(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                   what + ": cannot add the dataset '" + path + "'");
+    }
+    check_status(source.close(), what + ": cannot close the new datasets");
+    check_status(target.close(), what + ": cannot write its changes");
+  }
+  journal.finish();
+}
+
+}  // namespace
+
+OutputTransaction::OutputTransaction(const Comm& comm, OutputOptions options) : comm_(comm), options_(options) {
+  quiet_hdf5();
+}
+
+OutputTransaction::~OutputTransaction() {
+  if (!committed_) abort();
+}
+
+std::vector<std::string> OutputTransaction::temp_paths() const {
+  std::vector<std::string> paths;
+  for (const auto& f : files_) paths.push_back(f->temp);
+  return paths;
+}
+
+OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref) {
+  const std::string what = ref.str();
+  std::string target;
+  on_root_agreed(comm_, [&] { target = resolve_output_path(ref.file, what); });
+  target = comm_.broadcast(target, 0);
+  for (const auto& f : files_) {
+    if (f->target == target) return *f;
+  }
+
+  auto f = std::make_unique<PendingFile>();
+  f->given = ref.file;
+  f->target = target;
+  on_root_agreed(comm_, [&] {
+    f->lock = FileLock(target, lock_timeout_seconds(), what);
+    f->lock_on_stop = CleanupPath(f->lock.path());
+    clean_up_after_dead_jobs(target);
+    f->temp = temp_path_beside(target);
+    f->existed = path_exists(target);
+    if (!f->existed) return;
+    const htri_t is_hdf5 = H5Fis_hdf5(target.c_str());
+    hdf5_error_detail();  // clear the stack
+    if (is_hdf5 <= 0) {
+      throw IOError(what + ": the existing output file '" + ref.file + "' is not an HDF5 file; refusing to replace it");
+    }
+    refuse_if_open_elsewhere(target, what);
+    f->existing = open_serial(target, H5F_ACC_RDONLY, true,
+                              what + ": the existing output file '" + ref.file +
+                                  "' cannot be opened as HDF5 (truncated or corrupt file, or open for writing in "
+                                  "another program?); it is left as it is");
+  });
+  f->temp = comm_.broadcast(f->temp, 0);
+  f->existed = comm_.max(f->existed ? 1 : 0) != 0;
+  f->temp_on_stop = CleanupPath(f->temp);
+  PendingFile& added = *f;
+  files_.push_back(std::move(f));  // from here on abort() removes the new file and drops the lock
+  added.file = create_output_file(comm_, added.temp, what);
+  run_agreed(comm_, [&] {
+    added.reserve_fd = ::open(added.temp.c_str(), O_WRONLY | O_CLOEXEC);
+    if (added.reserve_fd < 0) added.reserving = false;
+  });
+  return added;
+}
+
+void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what) {
+  const bool reserving = comm_.min(f.reserving ? 1 : 0) != 0;
+  if (!reserving) return;
+  run_agreed(comm_, [&] {
+    const haddr_t offset = H5Dget_offset(dataset);
+    hdf5_error_detail();  // clear the stack: chunked, compact and empty datasets have no offset
+    if (offset == HADDR_UNDEF) {
+      // Chunks are placed as they are written, past the end of the file: room for all of
+      // them uncompressed (past the end, so the file does not grow by it).
+      if (comm_.rank() != 0 || tensor.is_scalar()) return;
+      const TypeHandle type(check_id(H5Dget_type(dataset), what + ": cannot read the datatype"));
+      const long long raw = tensor.shape().num_elements() * static_cast<long long>(H5Tget_size(type.get()));
+      const long long end = std::max(file_size(f.temp), f.data_end);
+      f.reserving = reserve_space(f.reserve_fd, end, raw + raw / 64 + kMetadataRoom,
+                                  std::filesystem::path(f.temp).parent_path().string(), what, true);
+      return;
+    }
+    const hsize_t storage = H5Dget_storage_size(dataset);
+    if (storage == 0) return;
+    f.data_end = std::max(f.data_end, static_cast<long long>(offset + storage));
+    const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
+    const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(comm_.rank());
+    const std::int64_t rows = tensor.layout().count(comm_.rank());
+    if (total_rows <= 0 || rows <= 0) return;
+    const auto row_bytes = static_cast<long long>(storage / static_cast<hsize_t>(total_rows));
+    const std::string dir = std::filesystem::path(f.temp).parent_path().string();
+    f.reserving =
+        reserve_space(f.reserve_fd, static_cast<long long>(offset) + first * row_bytes, rows * row_bytes, dir, what);
+  });
+}
+
+void OutputTransaction::close_and_verify(PendingFile& f) {
+  const std::string what = "output file '" + f.given + "'";
+  const std::string dir = std::filesystem::path(f.temp).parent_path().string();
+  run_agreed(comm_, [&] {
+    // The metadata HDF5 writes when the file closes: room for it too, before it is needed.
+    if (comm_.rank() == 0 && f.reserving) reserve_space(f.reserve_fd, f.data_end, kMetadataRoom, dir, what, true);
+  });
+  run_agreed(comm_, [&] { check_status(f.file.close(), what + ": cannot close the temporary file '" + f.temp + "'"); });
+  on_root_agreed(comm_, [&] {
+    if (f.reserve_fd >= 0) ::close(f.reserve_fd);
+    f.reserve_fd = -1;
+    const long long size = file_size(f.temp);
+    if (size < f.data_end) {
+      const std::string free = free_space_text(dir);
+      throw IOError(what + ": the new file '" + f.temp + "' has " + std::to_string(size) + " bytes where " +
+                    std::to_string(f.data_end) + " were written (a write failed: disk full?" +
+                    (free.empty() ? "" : " " + free) + "); nothing was committed");
+    }
+  });
+}
+
+void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance) {
+  write(target, tensor, provenance, options_.storage);
+}
+
+void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+                              const StorageOptions& storage) {
+  if (committed_) throw InternalError("OutputTransaction::write after commit (" + target.str() + ")");
+  if (failed_) throw InternalError("OutputTransaction::write after a failed step (" + target.str() + ")");
+  const std::string what = target.str();
+  if (!target.rows.empty()) {
+    throw InvalidArgument(what + ": an output is a whole dataset; '" + target.rows + "' selects rows of an input");
+  }
+  try {
+    PendingFile& f = pending_for(target);
+    run_agreed(comm_, [&] {
+      if (tensor.layout().nranks() != comm_.size()) {
+        throw InternalError(what + ": the tensor is laid out over " + std::to_string(tensor.layout().nranks()) +
+                            " ranks, the communicator has " + std::to_string(comm_.size()));
+      }
+      if (tensor.is_scalar() && tensor.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
+        throw InternalError(what + ": a scalar DistTensor must live on rank 0 alone");
+      }
+      if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end())
+        throw InvalidArgument(what + ": the dataset is written twice by this job");
+      check_target(f.file.get(), target, false, what);
+      if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
+        f.replaced.insert(target.path);
+    });
+
+    const bool strings = tensor.dtype() == DType::String;
+    StringOutput string_output;
+    if (strings) string_output = prepare_strings(comm_, tensor, what);
+
+    DatasetHandle dataset;
+    TypeHandle mem_type;
+    std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
+    const void* data = nullptr;
+    run_agreed(comm_, [&] {
+      // String types have no byte order: the file type is the memory type.
+      mem_type = strings ? string_file_type(string_output.format) : memory_type(tensor.dtype());
+      const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(tensor.dtype());
+      dataset = create_dataset(f.file.get(), target.path, tensor, type.get(), storage, what);
+      write_provenance(dataset.get(), provenance, what);
+    });
+    reserve(f, dataset.get(), tensor, what);
+    run_agreed(comm_, [&] {
+      if (strings) return;
+      if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
+        data = tensor.local().data();
+      } else {
+        staging = tensor.local().to_host_bytes();
+        data = staging.data();
+      }
+    });
+    const int rank = comm_.rank();
+    const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
+    const std::int64_t rows = tensor.layout().count(rank);
+    // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel IO
+    // does not support writing VL ... datatypes yet"), and its collective filtered writes
+    // lose the mark of a chunk an optional filter left as it was (LZF cannot shrink
+    // random data), so h5py then fails to read it. Those datasets are made above,
+    // collectively; then the ranks take turns, in rank order, each opening the file alone
+    // to write its own rows; then all reopen it.
+    const bool vlen = strings && !string_output.format.fixed_length;
+    const bool serial = vlen || storage.compression == Compression::Lzf;
+    if (!serial && !strings) {
+      transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
+                    Transfer::Write, what);
+    } else if (!serial) {
+      // Fixed length: each round's strings NUL-padded to the width, collective as any row.
+      RowStaging fill;
+      fill.fill = [&](unsigned char* buffer, std::int64_t from, std::int64_t n) {
+        pad_strings(string_output, from, n, buffer);
+      };
+      transfer_rows_staged(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, fill, Transfer::Write,
+                           what);
+    }
+    run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
+    const std::int64_t elements = rows * (tensor.is_scalar() ? 1 : tensor.row_elements());
+    if (serial && comm_.max(elements) != 0) {
+      run_agreed(comm_, [&] {
+        check_status(f.file.close(), "output file '" + f.given + "': cannot close the temporary file '" + f.temp + "'");
+      });
+      for (int turn = 0; turn < comm_.size(); ++turn) {
+        run_agreed(comm_, [&] {
+          if (turn != rank || elements == 0) return;
+          std::vector<const char*> pointers;
+          std::vector<unsigned char> padded;
+          const void* buffer = data;
+          if (vlen) {
+            for (const std::string& v : string_output.values) pointers.push_back(v.c_str());
+            buffer = pointers.data();
+          } else if (strings) {
+            padded.resize(static_cast<std::size_t>(elements * string_output.format.width));
+            pad_strings(string_output, 0, elements, padded.data());
+            buffer = padded.data();
+          }
+          write_block_serially(f.temp, target.path, mem_type.get(), buffer, static_cast<std::size_t>(elements),
+                               tensor.shape(), first, rows, what);
+        });
+      }
+      f.file = open_output_file(comm_, f.temp, f.given, what);
+    }
+    f.written.push_back(target.path);
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+void OutputTransaction::commit() {
+  if (committed_) return;
+  if (failed_) throw InternalError("OutputTransaction::commit after a failed step");
+  try {
+    for (const auto& f : files_) close_and_verify(*f);
+    // No stop signal cuts a commit short: each one is acted on after it.
+    CommitWindow window;
+    ScopedPhase phase("commit");
+    on_root_agreed(comm_, [&] {
+      std::string replaced;
+      for (const auto& f : files_) {
+        const std::string what = "output file '" + f->given + "'";
+        try {
+          if (f->existed) {
+            merge_into_existing(*f, options_.durable);
+            remove_quietly(f->temp);
+          } else {
+            rename_new_file(f->temp, f->target, options_.durable, what);
+          }
+        } catch (const Error& e) {
+          if (replaced.empty()) throw;
+          throw_error(e.kind(), std::string(e.what()) + "; already written: " + replaced);
+        }
+        replaced += (replaced.empty() ? "" : ", ") + f->given;
+      }
+    });
+    window.committed();
+    committed_ = true;
+    files_.clear();  // drops the locks
+  } catch (...) {
+    failed_ = true;
+    abort();
+    throw;
+  }
+}
+
+void OutputTransaction::abort() noexcept {
+  if (files_.empty()) return;
+  for (const auto& f : files_) {
+    // Cut the new file first: closing it writes metadata, which must fit on a full disk.
+    if (comm_.rank() == 0 && f->file.valid() && f->reserve_fd >= 0) static_cast<void>(::ftruncate(f->reserve_fd, 0));
+    f->file.reset();
+    if (comm_.rank() == 0) remove_quietly(f->temp);
+  }
+  files_.clear();
+  // Every rank returns once the temporary files are gone. (Closing was collective
+  // already, so this adds no new way to wait.)
+  try {
+    comm_.barrier();
+  } catch (...) {
+  }
+}
+
+}  // namespace shardops::io

@@ -1,0 +1,118 @@
+#pragma once
+/// \file
+/// \brief Atomic output (SPEC section 3): datasets are written into temporary files
+/// beside their targets and renamed into place only when every rank succeeded.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/Provenance.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/DistTensor.hpp"
+
+namespace shardops::io {
+
+/// Options of an output transaction.
+struct OutputOptions {
+  /// Replace output datasets that already exist (the CLI's --overwrite). Groups are never replaced.
+  bool overwrite = false;
+  /// Flush the outputs to disk before the commit counts as done (fsync of the new data,
+  /// the journal and the directory); the CLI's --no-fsync turns it off.
+  bool durable = true;
+  /// How datasets are stored unless a write() says otherwise.
+  StorageOptions storage = {};
+};
+
+/// \brief A set of output datasets that appear together or not at all.
+///
+/// The first write() to a file takes the file's lock (FileLock: jobs writing one file
+/// take turns), undoes what jobs that died writing it left behind, and creates a new,
+/// empty HDF5 file beside it (".NAME.shardops-tmp.TOKEN"). Datasets are written into
+/// that file only; the target and every input stay untouched until commit(). Space for
+/// each dataset is reserved on disk before it is written, and the file's size is checked
+/// after it is closed, so a full disk is an error before the commit, never a file with
+/// holes. commit() then, on rank 0:
+///  - a target that did not exist: renames the new file to it (never over a file that
+///    appeared meanwhile);
+///  - an existing target: copies the new datasets into it in place (deleting the ones
+///    they replace), through an undo journal (JournaledCommit), so the cost is the bytes
+///    added, not the file, and a failure or a kill leaves the target as it was.
+/// If anything fails, or the transaction is destroyed uncommitted, the new files are
+/// removed and the targets are left as they were. See docs/output-safety.md for what a
+/// crash at each moment leaves behind.
+///
+/// Every member function is collective over the Comm, and every failure is agreed:
+/// all ranks throw the same error. The destructor closes files (collective for the
+/// MPI-IO driver), so all ranks must destroy the transaction together, which they
+/// do when they leave a scope by the same, agreed, error.
+///
+/// With several files, each file's commit is atomic but the set is not: if a later
+/// file fails, earlier ones have been written already (that error says so).
+class OutputTransaction {
+ public:
+  struct PendingFile;
+  explicit OutputTransaction(const Comm& comm, OutputOptions options = {});
+  ~OutputTransaction();
+  OutputTransaction(const OutputTransaction&) = delete;
+  OutputTransaction& operator=(const OutputTransaction&) = delete;
+
+  /// \brief Collective: writes \p tensor as dataset \p target (each rank its row block
+  /// as a hyperslab, collective transfer; a scalar by rank 0), in h5py's type layout,
+  /// with \p provenance and shardops_version as string attributes. Parent groups are
+  /// created as needed.
+  ///
+  /// A string tensor keeps its pool's StringFormat: fixed-length strings are written
+  /// NULPAD, as wide as the format's width or the longest string, whichever is larger,
+  /// collectively through a staging buffer of one round; variable-length strings with
+  /// the format's charset. Parallel HDF5 1.10 cannot write variable-length data with
+  /// the MPI-IO driver, so for those the dataset is created collectively, the
+  /// temporary file closed, and the ranks take turns in rank order, each opening it
+  /// with the serial driver to write its own rows; then the file is reopened for the
+  /// rest of the transaction. Memory per rank: its own block's strings.
+  /// \throws InvalidArgument naming \p target if a variable-length string holds a NUL
+  /// byte (nothing is written).
+  /// \throws InvalidArgument also if \p target exists (without overwrite; the message
+  /// suggests --overwrite), names a group, lies below a dataset, or is written twice;
+  /// IOError if the output directory is missing or not writable, an existing target
+  /// file is not HDF5, or HDF5 fails. After an error the transaction can only be
+  /// destroyed or aborted: nothing of it is committed.
+  void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance);
+  /// As above, stored as \p storage says (chunked and filtered: written collectively too).
+  void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+             const StorageOptions& storage);
+
+  /// \brief Collective: closes the new files, checks them, and puts their datasets in
+  /// place once every rank succeeded (stop signals wait until it is done).
+  /// \throws IOError if closing, checking, renaming or merging fails (the new files are
+  /// removed, the targets left as they were). Nothing to do if nothing was written.
+  void commit();
+
+  /// \brief Collective: closes and removes the temporary files; targets untouched.
+  /// Never throws. Called by the destructor of an uncommitted transaction.
+  void abort() noexcept;
+
+  bool committed() const noexcept { return committed_; }
+  /// The new files now held (for tests and diagnostics).
+  std::vector<std::string> temp_paths() const;
+
+ private:
+  PendingFile& pending_for(const DatasetRef& target);
+  void reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what);
+  void close_and_verify(PendingFile& f);
+
+  Comm comm_;
+  OutputOptions options_;
+  std::vector<std::unique_ptr<PendingFile>> files_;
+  bool committed_ = false;
+  bool failed_ = false;
+};
+
+/// \brief Creates the missing groups above \p path in \p file, each tracking and indexing
+/// the creation order of its links (h5py then lists them in the order written).
+/// \throws IOError naming \p what.
+void create_parent_groups(hid_t file, const std::string& path, const std::string& what);
+
+}  // namespace shardops::io

@@ -1,0 +1,60 @@
+#include "shardops/hdf5/PathLookup.hpp"
+
+#include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+
+namespace shardops::io {
+
+namespace {
+ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& what) {
+  H5O_info_t info;
+  check_status(H5Oget_info_by_name2(file, prefix.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT),
+               what + ": cannot read the object '" + prefix + "'");
+  switch (info.type) {
+    case H5O_TYPE_GROUP: return ObjectKind::Group;
+    case H5O_TYPE_DATASET: return ObjectKind::Dataset;
+    default: break;
+  }
+  return ObjectKind::Other;
+}
+}  // namespace
+
+PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what) {
+  PathLookup result;
+  std::string prefix;
+  const auto parts = path_components(path);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    prefix += "/" + parts[i];
+    const htri_t exists = H5Lexists(file, prefix.c_str(), H5P_DEFAULT);
+    if (exists < 0) throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
+    // A soft link whose target is gone counts as missing.
+    const htri_t resolves = exists > 0 ? H5Oexists_by_name(file, prefix.c_str(), H5P_DEFAULT) : 0;
+    if (resolves < 0) throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
+    if (resolves == 0) {
+      result.stop = prefix;
+      return result;
+    }
+    const ObjectKind kind = kind_of(file, prefix, what);
+    if (i + 1 == parts.size()) {
+      result.kind = kind;
+    } else if (kind != ObjectKind::Group) {
+      result.stop = prefix;
+      result.blocked = true;
+      result.blocked_by = kind;
+      return result;
+    }
+  }
+  return result;
+}
+
+const char* object_kind_name(ObjectKind kind) noexcept {
+  switch (kind) {
+    case ObjectKind::Missing: return "missing";
+    case ObjectKind::Group: return "a group";
+    case ObjectKind::Dataset: return "a dataset";
+    case ObjectKind::Other: return "a named datatype";
+  }
+  return "an object";
+}
+
+}  // namespace shardops::io

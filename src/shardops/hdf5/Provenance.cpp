@@ -1,0 +1,37 @@
+#include "shardops/hdf5/Provenance.hpp"
+
+#include "shardops/Version.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+
+#include <vector>
+
+namespace shardops::io {
+
+namespace {
+void write_one(hid_t object, hid_t type, const std::string& name, const AttributeValue& value,
+               const std::string& what) {
+  const std::string failure = what + ": cannot write the attribute '" + name + "'";
+  const hsize_t n = value.items.size();
+  const DataspaceHandle space(
+      check_id(value.is_list ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_SCALAR), failure, ErrorKind::Internal));
+  const htri_t exists = check_value(H5Aexists(object, name.c_str()), failure);
+  if (exists > 0) check_status(H5Adelete(object, name.c_str()), failure);
+  const AttributeHandle attr(
+      check_id(H5Acreate2(object, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), failure));
+  std::vector<const char*> texts;
+  for (const std::string& item : value.items) texts.push_back(item.c_str());
+  const char* none = "";
+  check_status(H5Awrite(attr.get(), type, texts.empty() ? &none : texts.data()), failure);
+}
+}  // namespace
+
+void write_provenance(hid_t object, const Attributes& attributes, const std::string& what) {
+  const TypeHandle type(check_id(H5Tcopy(H5T_C_S1), "H5Tcopy(H5T_C_S1)", ErrorKind::Internal));
+  check_status(H5Tset_size(type.get(), H5T_VARIABLE), "H5Tset_size(H5T_VARIABLE)", ErrorKind::Internal);
+  check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset(H5T_CSET_UTF8)", ErrorKind::Internal);
+  Attributes all = attributes;
+  all.insert_or_assign(kVersionAttribute, AttributeValue(SHARDOPS_VERSION_STRING));
+  for (const auto& [name, value] : all) write_one(object, type.get(), name, value, what);
+}
+
+}  // namespace shardops::io

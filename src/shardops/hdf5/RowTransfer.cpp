@@ -1,0 +1,200 @@
+#include "shardops/hdf5/RowTransfer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "shardops/core/Progress.hpp"
+#include "shardops/core/Tensor.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+
+namespace shardops::io {
+
+namespace {
+std::atomic<std::size_t> g_max_transfer_bytes{std::size_t(1) << 30};
+
+// One round's selections: this rank's rows [first, first + rows) of the file (or the
+// scalar when whole_scalar) and as many elements of memory.
+struct RoundSelection {
+  DataspaceHandle file_space;
+  DataspaceHandle mem_space;
+};
+
+RoundSelection select_round(hid_t dset, const Shape& shape, std::int64_t first, std::int64_t rows, bool whole_scalar,
+                            const std::string& what) {
+  RoundSelection sel;
+  sel.file_space = DataspaceHandle(check_id(H5Dget_space(dset), what + ": cannot get the dataspace"));
+  const std::int64_t elements = shape.rank() == 0 ? (whole_scalar ? 1 : 0) : rows * shape.product_from(1);
+  const hsize_t mem_dim = static_cast<hsize_t>(elements > 0 ? elements : 1);
+  sel.mem_space =
+      DataspaceHandle(check_id(H5Screate_simple(1, &mem_dim, nullptr), what + ": cannot create a dataspace"));
+  if (elements == 0) {
+    check_status(H5Sselect_none(sel.file_space.get()), what + ": H5Sselect_none");
+    check_status(H5Sselect_none(sel.mem_space.get()), what + ": H5Sselect_none");
+  } else if (shape.rank() > 0) {
+    std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
+    start[0] = static_cast<hsize_t>(first);
+    count[0] = static_cast<hsize_t>(rows);
+    for (int d = 1; d < shape.rank(); ++d) count[static_cast<std::size_t>(d)] = static_cast<hsize_t>(shape.dim(d));
+    check_status(
+        H5Sselect_hyperslab(sel.file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+        what + ": cannot select rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")");
+  }
+  return sel;
+}
+
+void transfer_round(hid_t dset, hid_t mem_type, hid_t dxpl, const RoundSelection& sel, const Shape& shape,
+                    std::int64_t first, std::int64_t rows, void* buffer, Transfer direction, const std::string& what) {
+  const herr_t status = direction == Transfer::Read
+                            ? H5Dread(dset, mem_type, sel.mem_space.get(), sel.file_space.get(), dxpl, buffer)
+                            : H5Dwrite(dset, mem_type, sel.mem_space.get(), sel.file_space.get(), dxpl, buffer);
+  if (status < 0) {
+    const std::string rows_text = shape.rank() == 0
+                                      ? std::string("the scalar")
+                                      : "rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")";
+    throw IOError(with_hdf5_detail(what + ": " + (direction == Transfer::Read ? "reading " : "writing ") + rows_text +
+                                   " failed"));
+  }
+}
+
+// One round. A write is two agreed steps: the selections are made (and their failures
+// agreed) before any rank enters H5Dwrite, because a collective write that one rank
+// never reaches leaves the others waiting inside MPI-IO, where no agreement can reach
+// them. An independent read needs no other rank, so one agreed step does both.
+void run_round(const Comm& comm, hid_t dset, hid_t mem_type, hid_t dxpl, const Shape& shape, std::int64_t first,
+               std::int64_t rows, void* buffer, Transfer direction, const std::string& what) {
+  RoundSelection sel;
+  auto select = [&] { sel = select_round(dset, shape, first, rows, shape.rank() == 0 && rows > 0, what); };
+  auto transfer = [&] { transfer_round(dset, mem_type, dxpl, sel, shape, first, rows, buffer, direction, what); };
+  if (direction == Transfer::Read) {
+    run_agreed(comm, [&] {
+      select();
+      transfer();
+    });
+  } else {
+    run_agreed(comm, select);
+    run_agreed(comm, transfer);
+  }
+}
+}  // namespace
+
+std::size_t max_transfer_bytes() noexcept { return g_max_transfer_bytes.load(); }
+
+void set_max_transfer_bytes(std::size_t bytes) noexcept { g_max_transfer_bytes.store(bytes > 0 ? bytes : 1); }
+
+namespace {
+
+// Reads are independent, writes collective. HDF5 1.10.8's collective chunk paths
+// hand chunks that were never written (address undefined: h5py leaves them out and
+// they read as the fill value) to MPI-IO: MPI_ERR_TYPE, "addr overflow" for filtered
+// data, or ranks that wait in MPI_File_set_view for one that failed. Independent reads
+// take the serial chunk path (fill values included) and make no collective call, so a
+// failure on one rank is agreed afterwards; for contiguous data they read as fast.
+// Writes stay collective: that is what HDF5 requires for filtered (chunked) outputs.
+H5FD_mpio_xfer_t transfer_mode(Transfer direction) {
+  return direction == Transfer::Read ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE;
+}
+
+// The rounds of one rank's transfer: a dxpl and how many rows go per round.
+struct RoundPlan {
+  PropListHandle dxpl;
+  std::int64_t rows_per_round = 1;
+  std::int64_t rounds = 0;    // agreed: the most any rank needs
+  std::size_t row_bytes = 0;  // in memory
+  std::int64_t row_elements = 1;
+};
+
+RoundPlan plan_rounds(const Comm& comm, hid_t mem_type, const Shape& shape, std::int64_t count, Transfer direction,
+                      const std::string& what) {
+  RoundPlan plan;
+  std::int64_t local_rounds = 0;
+  run_agreed(comm, [&] {
+    plan.dxpl =
+        PropListHandle(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate(H5P_DATASET_XFER)", ErrorKind::Internal));
+    check_status(H5Pset_dxpl_mpio(plan.dxpl.get(), transfer_mode(direction)), "H5Pset_dxpl_mpio", ErrorKind::Internal);
+    const std::size_t elem = H5Tget_size(mem_type);
+    if (elem == 0) throw InternalError(with_hdf5_detail(what + ": memory type has no size"));
+    plan.row_elements = shape.rank() == 0 ? 1 : shape.product_from(1);
+    plan.row_bytes = elem * static_cast<std::size_t>(plan.row_elements);
+    if (plan.row_bytes > 0 && count > 0) {
+      plan.rows_per_round = static_cast<std::int64_t>(std::max<std::size_t>(1, max_transfer_bytes() / plan.row_bytes));
+      local_rounds = (count + plan.rows_per_round - 1) / plan.rows_per_round;
+    }
+  });
+  plan.rounds = comm.max(local_rounds);
+  return plan;
+}
+
+}  // namespace
+
+namespace {
+// -v: this rank's bytes moved, and a line at most once a second during a long transfer.
+void note_progress(std::int64_t rows_done, std::int64_t rows_total, std::size_t row_bytes, std::int64_t rows_now,
+                   Transfer direction, const std::string& what) {
+  progress_count(rows_now * static_cast<std::int64_t>(row_bytes));
+  if (!progress_on()) return;
+  const std::string label = (direction == Transfer::Read ? "reading " : "writing ") + what;
+  progress_bytes(label.c_str(), rows_done * static_cast<std::int64_t>(row_bytes),
+                 rows_total * static_cast<std::int64_t>(row_bytes));
+}
+}  // namespace
+
+void transfer_rows(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
+                   std::int64_t count, void* buffer, Transfer direction, const std::string& what) {
+  const RoundPlan plan = plan_rounds(comm, mem_type, shape, count, direction, what);
+  // HDF5 wants a buffer even for an empty selection.
+  unsigned char dummy = 0;
+  auto* bytes = buffer != nullptr ? static_cast<unsigned char*>(buffer) : &dummy;
+  for (std::int64_t round = 0; round < plan.rounds; ++round) {
+    const std::int64_t done = std::min(count, round * plan.rows_per_round);
+    const std::int64_t rows = std::min(count - done, plan.rows_per_round);
+    run_round(comm, dset, mem_type, plan.dxpl.get(), shape, first + done, rows,
+              bytes + static_cast<std::size_t>(done) * plan.row_bytes, direction, what);
+    note_progress(done + rows, count, plan.row_bytes, rows, direction, what);
+  }
+}
+
+void transfer_rows_staged(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
+                          std::int64_t count, const RowStaging& staging, Transfer direction, const std::string& what) {
+  const RoundPlan plan = plan_rounds(comm, mem_type, shape, count, direction, what);
+  std::vector<unsigned char> buffer;
+  run_agreed(comm, [&] {
+    const std::size_t bytes = static_cast<std::size_t>(std::min(count, plan.rows_per_round)) * plan.row_bytes;
+    check_allocation(bytes, what + ": staging buffer of " + std::to_string(bytes) + " bytes");
+    buffer.resize(std::max<std::size_t>(bytes, 1));
+  });
+  for (std::int64_t round = 0; round < plan.rounds; ++round) {
+    const std::int64_t done = std::min(count, round * plan.rows_per_round);
+    const std::int64_t rows = std::min(count - done, plan.rows_per_round);
+    const std::int64_t first_element = done * plan.row_elements, elements = rows * plan.row_elements;
+    const std::size_t round_bytes = static_cast<std::size_t>(rows) * plan.row_bytes;
+    if (direction == Transfer::Write) {
+      run_agreed(comm, [&] {
+        if (elements > 0) staging.fill(buffer.data(), first_element, elements);
+      });
+    } else {
+      std::fill_n(buffer.begin(), round_bytes, static_cast<unsigned char>(0));
+    }
+    try {
+      run_round(comm, dset, mem_type, plan.dxpl.get(), shape, first + done, rows, buffer.data(), direction, what);
+      note_progress(done + rows, count, plan.row_bytes, rows, direction, what);
+    } catch (...) {
+      if (direction == Transfer::Read && elements > 0 && staging.release) staging.release(buffer.data(), elements);
+      throw;
+    }
+    if (direction == Transfer::Read) {
+      run_agreed(comm, [&] {
+        if (elements == 0) return;
+        try {
+          staging.drain(buffer.data(), first_element, elements);
+        } catch (...) {
+          if (staging.release) staging.release(buffer.data(), elements);
+          throw;
+        }
+        if (staging.release) staging.release(buffer.data(), elements);
+      });
+    }
+  }
+}
+
+}  // namespace shardops::io

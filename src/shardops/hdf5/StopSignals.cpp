@@ -1,0 +1,133 @@
+#include "shardops/hdf5/StopSignals.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/core/Phases.hpp"
+
+namespace shardops::io {
+
+namespace {
+
+// Paths to remove on a stop signal. Registration allocates; the handler only reads
+// the pointers and calls unlink().
+constexpr int kSlots = 1024;
+std::array<std::atomic<char*>, kSlots> g_paths{};
+
+std::atomic<bool> g_print{false};
+std::atomic<int> g_windows{0};         // open CommitWindows
+std::atomic<int> g_pending{0};         // a signal held back by a window
+std::atomic<bool> g_committed{false};  // set by CommitWindow::committed()
+
+// Appends \p text to the line being built in \p line (async-signal-safe: no library call).
+void append(char* line, std::size_t& used, std::size_t size, const char* text) {
+  while (*text != '\0' && used + 1 < size) line[used++] = *text++;
+  line[used] = '\0';
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
+  }
+}
+
+// Async-signal-safe: unlink, write, _exit.
+[[noreturn]] void stop_now(int sig) {
+  for (auto& slot : g_paths) {
+    const char* path = slot.load();
+    if (path != nullptr) ::unlink(path);
+  }
+  if (g_print.load()) {
+    // One write() of the whole line: the launcher's own messages cannot land inside it.
+    char line[512];
+    std::size_t used = 0;
+    append(line, used, sizeof line, "shardops: stopped by ");
+    append(line, used, sizeof line, signal_name(sig));
+    if (g_committed.load()) {
+      append(line, used, sizeof line, " after the commit: the outputs were written completely\n");
+    } else {
+      append(line, used, sizeof line, " during the ");
+      append(line, used, sizeof line, current_phase_name());
+      append(line, used, sizeof line, " phase: nothing was committed, the output files are as they were\n");
+    }
+    static_cast<void>(::write(STDERR_FILENO, line, used));
+  }
+  ::_exit(stop_exit_code(sig));
+}
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_windows.load() > 0) {
+    int expected = 0;
+    g_pending.compare_exchange_strong(expected, sig);
+    return;
+  }
+  stop_now(sig);
+}
+
+}  // namespace
+
+void install_stop_handlers(bool print_messages) {
+  g_print.store(print_messages);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    if (::sigaction(sig, &action, nullptr) != 0) throw InternalError("sigaction failed");
+  }
+}
+
+CleanupPath::CleanupPath(const std::string& path) {
+  char* copy = ::strdup(path.c_str());
+  if (copy == nullptr) throw InternalError("out of memory registering " + path);
+  for (int i = 0; i < kSlots; ++i) {
+    char* expected = nullptr;
+    if (g_paths[static_cast<std::size_t>(i)].compare_exchange_strong(expected, copy)) {
+      slot_ = i;
+      return;
+    }
+  }
+  std::free(copy);
+  throw InternalError("more than " + std::to_string(kSlots) + " temporary files at once");
+}
+
+CleanupPath::CleanupPath(CleanupPath&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
+
+CleanupPath& CleanupPath::operator=(CleanupPath&& other) noexcept {
+  if (this != &other) {
+    reset();
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+void CleanupPath::reset() noexcept {
+  if (slot_ < 0) return;
+  std::free(g_paths[static_cast<std::size_t>(slot_)].exchange(nullptr));
+  slot_ = -1;
+}
+
+CommitWindow::CommitWindow() {
+  g_committed.store(false);
+  g_windows.fetch_add(1);
+}
+
+void CommitWindow::committed() noexcept { g_committed.store(true); }
+
+CommitWindow::~CommitWindow() {
+  if (g_windows.fetch_sub(1) == 1) {
+    const int sig = g_pending.exchange(0);
+    if (sig != 0) stop_now(sig);
+  }
+}
+
+}  // namespace shardops::io

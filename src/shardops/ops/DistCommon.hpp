@@ -1,0 +1,125 @@
+#pragma once
+/// \file
+/// \brief Pieces shared by the distributed ops (not public API).
+
+#include <cstdint>
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/Kokkos.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Gather.hpp"
+#include "shardops/ops/Ops.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/RowLayout.hpp"
+
+namespace shardops {
+
+/// Records the bytes the op sent (read back by last_bytes_sent()).
+void set_last_bytes_sent(std::int64_t bytes);
+
+/// Collective: raises on every rank the bad-index error with the smallest \p order
+/// among the ranks that \p found one.
+void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
+                       const std::string& subject);
+
+/// Collective: true when some rank met a bad index row (\p bad_here of them here).
+inline bool any_bad_index(const Comm& comm, std::int64_t bad_here) { return comm.max(bad_here > 0 ? 1 : 0) != 0; }
+
+/// \brief Collective: the bad-index check of the scatter/gather family. Finds this
+/// rank's last bad row among the \p n index rows of \p linear (global row numbers
+/// start at \p first_row) and raises on every rank the error of the globally last one,
+/// as TF reports it: message_of(global row, its K index values) gives TF's text.
+/// \p bad_here: how many bad rows a kernel of the op already met on this rank (the
+/// route or the gather count them); when no rank met one, nothing is scanned. -1:
+/// not known, scan.
+template <class I, class MessageOf>
+void agree_last_bad_index_row(const Comm& comm, const ExecSpace& space, std::int64_t n,
+                              const kernels::IndexRowTarget<I, MemSpace>& linear, std::int64_t first_row,
+                              const Tensor& indices, const std::string& label, const MessageOf& message_of,
+                              std::int64_t bad_here = -1) {
+  // Count first (a quick pass) where no kernel did; when some rank has a bad row, only
+  // the ranks that have one look for their last.
+  if (bad_here < 0) bad_here = kernels::count_bad_index_rows(space, n, linear, label);
+  if (!any_bad_index(comm, bad_here)) return;
+  const std::int64_t bad = kernels::last_bad_index_row(space, n, linear, label, bad_here);
+  std::string message;
+  if (bad >= 0) message = message_of(first_row + bad, index_row_values(indices, bad, linear.depth));
+  // The largest global row wins: agree on the smallest -row.
+  agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
+}
+
+/// Device functor: the int64 value of row i of a received array (a target row).
+struct ReceivedRow {
+  const std::int64_t* rows;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return rows[i]; }
+};
+
+/// Device functor: the target row of local row first + i if this rank owns it, else
+/// -1. Rows that stay on their rank are applied from the local input instead of
+/// being packed and received (ExchangePlan's remote-only routes).
+struct LocalTarget {
+  Kokkos::View<const int*, MemSpace> dest;
+  Kokkos::View<const std::int64_t*, MemSpace> target;
+  int self = 0;
+  std::int64_t first = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
+    return dest(first + i) == self ? target(first + i) : -1;
+  }
+};
+
+/// Device functor: entry i of a View as int64 (a destination rank for ExchangePlan::build).
+template <class View>
+struct EntryOf {
+  View values;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
+    return static_cast<std::int64_t>(values(i));
+  }
+};
+
+/// \brief Routes each of the \p n index rows of \p linear to the owner of its first
+/// coordinate: dest(i) is that rank, row(i) the target row in the owner's block of
+/// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). Returns the number
+/// of bad index rows met, for agree_last_bad_index_row (no scan of its own when no
+/// rank met one). A named function, not a lambda in the caller's
+/// dtype dispatch: nvcc rejects a KOKKOS_LAMBDA defined inside a generic lambda.
+template <class I>
+std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::string& label, std::int64_t n,
+                                             const kernels::IndexRowTarget<I, MemSpace>& linear, const OwnerOf& owner,
+                                             std::int64_t rows_per_dim0, const Kokkos::View<int*, MemSpace>& dest,
+                                             const Kokkos::View<std::int64_t*, MemSpace>& row) {
+  std::int64_t bad = 0;
+  if (linear.depth == 1) {
+    // One coordinate per row (the usual case): one load, one unsigned compare for the
+    // bounds, no loop over coordinates; the target row is the index itself (one row per
+    // index of dim 0) less the target's row offset, as linear() gives it.
+    const I* idx = linear.idx;
+    const std::uint64_t dim = static_cast<std::uint64_t>(linear.bounds.dims[0]);
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
+          const std::int64_t v = static_cast<std::int64_t>(idx[i]);
+          const bool out = static_cast<std::uint64_t>(v) >= dim;
+          const int r = owner(out ? 0 : v);
+          dest(i) = out ? -1 : r;
+          row(i) = out ? -1 : v - linear.row_offset - owner.offset(r);
+          count += out ? 1 : 0;
+        },
+        bad);
+    return bad;
+  }
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
+        const std::int64_t target = linear(i);
+        const int r = target < 0 ? -1 : owner(static_cast<std::int64_t>(linear.idx[i * linear.depth]));
+        dest(i) = r;
+        row(i) = target < 0 ? -1 : target - owner.offset(r) * rows_per_dim0;
+        count += target < 0 ? 1 : 0;
+      },
+      bad);
+  return bad;
+}
+
+}  // namespace shardops

@@ -1,0 +1,53 @@
+#include "shardops/ops/DistElementwise.hpp"
+
+namespace shardops {
+
+DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t limit, std::int64_t delta) {
+  // TF's RangeOp: delta != 0, and the range must run towards limit.
+  if (delta == 0) throw InvalidArgument("Requires delta != 0: " + std::to_string(delta));
+  if (delta > 0 && start > limit) {
+    throw InvalidArgument("Requires start <= limit when delta > 0: " + std::to_string(start) + "/" +
+                          std::to_string(limit));
+  }
+  if (delta < 0 && start < limit) {
+    throw InvalidArgument("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" +
+                          std::to_string(limit));
+  }
+  const std::int64_t span = limit > start ? limit - start : start - limit;
+  const std::int64_t step = delta > 0 ? delta : -delta;
+  const std::int64_t n = (span + step - 1) / step;
+  const RowLayout layout = RowLayout::balanced(n, comm.size());
+  const int r = comm.rank();
+  return DistTensor(range_values(dtype, start, delta, layout.offset(r), layout.count(r)), Shape{n}, layout, r);
+}
+
+DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s) {
+  return DistTensor(compare_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
+}
+
+DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s) {
+  return DistTensor(arith_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
+}
+
+DistTensor cast(const Comm& comm, const DistTensor& x, DType to) {
+  // The lowest rank's error is the first bad element in global order.
+  Tensor local;
+  run_agreed(comm, [&] { local = cast_values(x.local(), to, x.is_scalar() ? 0 : x.row_offset() * x.row_elements()); });
+  return DistTensor(local, x.shape(), x.layout(), comm.rank());
+}
+
+DistTensor random_uniform(const Comm& comm, DType dtype, const Shape& shape, std::uint64_t seed, const Scalar& minval,
+                          const Scalar& maxval) {
+  const int r = comm.rank();
+  if (shape.rank() == 0) {
+    const RowLayout layout = RowLayout::on_rank(1, comm.size(), 0);
+    const Shape local = r == 0 ? Shape() : Shape{0};
+    return DistTensor(random_uniform(dtype, local, 0, seed, minval, maxval), shape, layout, r);
+  }
+  const RowLayout layout = RowLayout::balanced(shape.dim(0), comm.size());
+  const std::int64_t first = layout.offset(r) * shape.product_from(1);
+  return DistTensor(random_uniform(dtype, shape.with_dim0(layout.count(r)), first, seed, minval, maxval), shape, layout,
+                    r);
+}
+
+}  // namespace shardops

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// \brief The ops on row-sharded tensors. Every function is collective over \p comm.
+///
+/// Results are byte-identical for any number of ranks and equal to the one-rank ops
+/// (ops/Ops.hpp), hence to TensorFlow's CPU result. Validation is collective:
+/// shape checks use global shapes (every rank reaches the same verdict), index
+/// checks are agreed with one allreduce, and every rank raises the message a
+/// one-rank run would raise. Output layouts (SPEC section 2): DynamicPartition
+/// outputs stay where their rows were; DynamicStitch and ScatterNd are balanced;
+/// TensorScatter* keep the layout of \p tensor; GatherNd the layout of \p indices.
+/// Paired inputs (data with partitions, data[m] with indices[m], updates with
+/// indices) are moved to their index tensor's layout first if it differs.
+
+#include <cstdint>
+#include <vector>
+
+#include "shardops/ops/Ops.hpp"
+#include "shardops/route/DistTensor.hpp"
+
+namespace shardops {
+
+/// Bytes sent to other ranks by the last dist op on this rank (for reports).
+std::int64_t last_bytes_sent();
+
+std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
+                                          std::int64_t num_partitions, const OpOptions& options = {});
+
+DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                          const OpOptions& options = {});
+
+DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
+                      const std::vector<std::int64_t>& shape, const OpOptions& options = {});
+
+DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                          const DistTensor& updates, const OpOptions& options = {});
+
+DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices,
+                     const OpOptions& options = {});
+
+/// \p data moved to \p index's layout (a scalar index: all of data on rank 0).
+DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index);
+
+/// \brief Host bytes a rank spends on each tensor an op takes or makes, before any of
+/// its data: the tensor objects, its row layout and counts over \p ranks, and the
+/// names of its dataset. Bounds counts such as num_partitions by what the job holds.
+std::size_t per_tensor_overhead_bytes(int ranks);
+
+/// Collective: check_count (core/MemoryBudget.hpp) of \p count tensors, agreed.
+void check_tensor_count(const Comm& comm, std::int64_t count, const std::string& what);
+
+}  // namespace shardops

@@ -1,0 +1,160 @@
+#include <optional>
+
+#include "shardops/core/Dispatch.hpp"
+#include "shardops/core/HostMemory.hpp"
+#include "shardops/core/Phases.hpp"
+#include "shardops/kernels/FindWhere.hpp"
+#include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/ScatterApply.hpp"
+#include "shardops/kernels/StringKernels.hpp"
+#include "shardops/ops/DistCommon.hpp"
+#include "shardops/ops/DistOps.hpp"
+#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/StringExchange.hpp"
+
+namespace shardops {
+
+namespace {
+
+DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  const char* name = scatter_op_name(op);
+  kx::ScopedRegion region(std::string("shardops::dist::") + name);
+  const DType dtype = tensor ? tensor->dtype() : updates.dtype();
+  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype(), options.bad_indices);
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
+  const ScatterGeometry g = check_scatter(op, shape, indices.shape(), updates.shape());
+  const int me = comm.rank();
+  const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
+  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
+  const Tensor* base = tensor ? &tensor->local() : nullptr;
+  if (!tensor) tensor_bytes(g.output, dtype, "shardops::dist::ScatterNd::output");  // the same text at any rank count
+  Tensor out;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    out = tensor ? base->uninitialized_like("shardops::dist::TensorScatter::output")
+                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero,
+                          "shardops::dist::ScatterNd::output");
+  });
+  set_last_bytes_sent(0);
+  // ScatterNd's string output keeps the updates' string type, even when empty.
+  if (is_string(dtype) && !tensor) out = out.with_strings(updates.local().strings());
+  if (g.empty_output) return DistTensor(out, g.output, out_layout, me);
+  // ScatterNd on strings concatenates duplicates in index order instead of adding.
+  const bool concat = is_string(dtype) && op == ScatterOp::ScatterNd;
+
+  const ExecSpace space;
+  const DistTensor upd = align_to(comm, updates, indices);
+  const std::int64_t n = indices.local().num_elements() / g.index_depth;                           // local index rows
+  const std::int64_t first_row = indices.row_offset() * (indices.row_elements() / g.index_depth);  // global index row
+  const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
+  const std::int64_t rows_per_dim0 = bounds.strides[0];  // output rows per index of dim 0
+
+  dispatch_index(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* idx = reinterpret_cast<const I*>(indices.local().data());
+    const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
+    // The error policy, given the bad rows the route counted (-1: not routed).
+    const auto validate = [&](std::int64_t bad_here) {
+      if (options.bad_indices != BadIndices::Error) return;
+      agree_last_bad_index_row(
+          comm, space, n, linear, first_row, indices.local(), "shardops::dist::scatter::validate",
+          [&](std::int64_t row, const std::vector<std::int64_t>& values) {
+            return scatter_index_error(g, row, values);
+          },
+          bad_here);
+    };
+    if (comm.size() == 1) {
+      // One rank owns every row: apply in index order straight from the inputs, as
+      // the one-rank op does (nothing to route). The apply counts the rows it skips,
+      // the bad ones, on the way, and the error policy acts after it (the output is
+      // this call's own until it returns); strings validate first.
+      if (concat) {
+        validate(-1);
+        phase.emplace("apply");
+        out = concat_strings_by_target(space, n, linear, upd.local().reshaped(Shape{n, g.slice_size}), out.shape(),
+                                       out_layout.count(me) * rows_per_dim0, g.slice_size, me);
+        return;
+      }
+      phase.emplace("apply");
+      const std::int64_t skipped =
+          scatter_apply(space, op, options.schedule, options.denormals, base, out, out_layout.count(me) * rows_per_dim0,
+                        g.slice_size, update_rows(n, linear, upd.local()));
+      phase.emplace("validate");
+      validate(skipped);
+      return;
+    }
+    phase.emplace("route");
+    // Route each update to the owner of its first coordinate, with its row there.
+    const OwnerOf owner = out_layout.device_owner();
+    // Every entry is written by the route kernel: no need to zero them first.
+    const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target",
+                                                                                      static_cast<std::size_t>(n));
+    const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest",
+                                                                           static_cast<std::size_t>(n));
+    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner,
+                                                             rows_per_dim0, dest, target);
+    validate(bad);
+    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
+    const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
+    if (concat) {
+      // Strings: every update row (own ones included) in global order at its owner,
+      // its strings fetched from where they are held, then concatenated per target.
+      const ByteView all_target =
+          plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+      const Tensor routed = Tensor::adopt(DType::String, Shape{plan.num_recv(), g.slice_size},
+                                          plan.forward(upd.local().data(), row_bytes));
+      const Tensor received = fetch_strings(comm, routed, upd.local().strings());
+      set_last_bytes_sent(plan.bytes_sent());
+      phase.emplace("apply");
+      out = concat_strings_by_target(space, plan.num_recv(),
+                                     ReceivedRow{reinterpret_cast<const std::int64_t*>(all_target.data())}, received,
+                                     out.shape(), out_layout.count(me) * rows_per_dim0, g.slice_size, me);
+      return;
+    }
+    // Updates that stay on this rank are neither packed nor copied: they are applied
+    // straight from `upd` below.
+    const ByteView recv_target =
+        plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
+    const ByteView recv_rows = plan.forward_remote(upd.local().data(), row_bytes);
+    set_last_bytes_sent(plan.bytes_sent());
+    phase.emplace("apply");
+    // Global order is (source rank, local order): the rows of lower ranks (the first
+    // `lo` received), then this rank's own (the rows of `upd` the plan keeps here, in
+    // order), then those of higher ranks.
+    // The batches are applied one after the other, each in its order, so every output
+    // row sees its updates in global order.
+    const std::int64_t total = plan.num_recv_remote(), lo = plan.remote_recv_offsets()[static_cast<std::size_t>(me)];
+    const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
+    const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
+    const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
+    scatter_apply(
+        space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size,
+        update_rows(lo, ReceivedRow{to}, received.slice_rows(0, lo)),
+        listed_update_rows(plan.num_self(), plan.self_rows(), EntryOf<decltype(target)>{target}, upd.local(), n),
+        update_rows(total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total)));
+  });
+  space.fence();
+  return DistTensor(out, g.output, out_layout, me);
+}
+
+}  // namespace
+
+DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
+                      const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
+}
+
+DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                          const DistTensor& updates, const OpOptions& options) {
+  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
+  if (op == ScatterOp::Update && is_string(tensor.dtype()) && is_string(updates.dtype())) {
+    // The updates' handles and the tensor's into one pool per rank; handles move,
+    // then each rank fetches the strings it ends with.
+    const std::vector<DistTensor> shared = share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices});
+    const DistTensor out = scatter_impl(comm, op, &shared[0], indices, shared[1], tensor.shape().dims(), options);
+    return resolve_strings(comm, out, shared[0].local().strings());
+  }
+  return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
+}
+
+}  // namespace shardops

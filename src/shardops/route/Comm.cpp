@@ -1,0 +1,97 @@
+#include "shardops/route/Comm.hpp"
+
+#include <limits>
+
+namespace shardops {
+
+void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw InternalError(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+namespace {
+void free_comm(MPI_Comm* c) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && *c != MPI_COMM_NULL) MPI_Comm_free(c);
+  delete c;
+}
+}  // namespace
+
+Comm::Comm(MPI_Comm parent) {
+  auto* dup = new MPI_Comm(MPI_COMM_NULL);
+  const int rc = MPI_Comm_dup(parent, dup);
+  handle_ = std::shared_ptr<MPI_Comm>(dup, free_comm);
+  check_mpi(rc, "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_errhandler(*dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(*dup, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(*dup, &size_), "MPI_Comm_size");
+}
+
+namespace {
+std::int64_t reduce_one(MPI_Comm c, std::int64_t v, MPI_Op op) {
+  std::int64_t out = 0;
+  check_mpi(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, op, c), "MPI_Allreduce");
+  return out;
+}
+}  // namespace
+
+std::int64_t Comm::sum(std::int64_t value) const { return reduce_one(get(), value, MPI_SUM); }
+std::int64_t Comm::max(std::int64_t value) const { return reduce_one(get(), value, MPI_MAX); }
+std::int64_t Comm::min(std::int64_t value) const { return reduce_one(get(), value, MPI_MIN); }
+
+std::vector<std::int64_t> Comm::sum(const std::vector<std::int64_t>& values) const {
+  std::vector<std::int64_t> out(values.size());
+  if (values.empty()) return out;
+  check_mpi(MPI_Allreduce(values.data(), out.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_SUM, get()),
+            "MPI_Allreduce");
+  return out;
+}
+
+std::vector<std::int64_t> Comm::allgather(std::int64_t value) const {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Allgather(&value, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, get()), "MPI_Allgather");
+  return out;
+}
+
+std::vector<std::int64_t> Comm::allgather(const std::vector<std::int64_t>& values) const {
+  std::vector<std::int64_t> out(values.size() * static_cast<std::size_t>(size_));
+  if (values.empty()) return out;
+  const int n = static_cast<int>(values.size());
+  check_mpi(MPI_Allgather(values.data(), n, MPI_INT64_T, out.data(), n, MPI_INT64_T, get()), "MPI_Allgather");
+  return out;
+}
+
+std::string Comm::broadcast(const std::string& text, int root) const {
+  std::int64_t len = static_cast<std::int64_t>(text.size());
+  check_mpi(MPI_Bcast(&len, 1, MPI_INT64_T, root, get()), "MPI_Bcast");
+  std::string out = rank_ == root ? text : std::string(static_cast<std::size_t>(len), '\0');
+  if (len > 0) check_mpi(MPI_Bcast(&out[0], static_cast<int>(len), MPI_CHAR, root, get()), "MPI_Bcast");
+  return out;
+}
+
+void Comm::barrier() const { check_mpi(MPI_Barrier(get()), "MPI_Barrier"); }
+
+void agree_on_error(const Comm& comm, const PendingError* local) {
+  struct {
+    long order;
+    int rank;
+  } mine{local ? static_cast<long>(local->order) : std::numeric_limits<long>::max(), comm.rank()}, best{};
+  int any_local = local ? 1 : 0, any = 0;
+  check_mpi(MPI_Allreduce(&any_local, &any, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
+  if (!any) return;
+  // Among the ranks with an error, the smallest order wins (MINLOC: lowest rank on ties).
+  if (!local) mine.rank = comm.size();  // never chosen over a rank that has one
+  check_mpi(MPI_Allreduce(&mine, &best, 1, MPI_LONG_INT, MPI_MINLOC, comm.get()), "MPI_Allreduce");
+  const int root = best.rank;
+  const std::string message = comm.broadcast(local ? local->message : std::string(), root);
+  std::int64_t kind = local ? static_cast<std::int64_t>(local->kind) : 0;
+  check_mpi(MPI_Bcast(&kind, 1, MPI_INT64_T, root, comm.get()), "MPI_Bcast");
+  const std::string subject = comm.broadcast(local ? local->subject : std::string(), root);
+  throw_error(static_cast<ErrorKind>(kind), message, subject);
+}
+
+}  // namespace shardops

@@ -1,0 +1,58 @@
+#pragma once
+/// \file
+/// \brief A tensor sharded by rows (axis 0) across the ranks of a communicator.
+
+#include <cstdint>
+
+#include "shardops/core/Tensor.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/RowLayout.hpp"
+
+namespace shardops {
+
+/// \brief Global shape + row layout + this rank's block of rows.
+///
+/// Rank r holds global rows [layout.offset(r), layout.offset(r) + layout.count(r)),
+/// all trailing dims whole. A scalar (rank-0 global shape) lives on rank 0: its
+/// layout is one "row" on rank 0 and its local tensor there is the scalar; other
+/// ranks hold an empty [0] tensor.
+class DistTensor {
+ public:
+  DistTensor() = default;
+  /// \throws InternalError if \p local does not match the layout's count for this rank.
+  DistTensor(Tensor local, Shape global_shape, RowLayout layout, int rank);
+
+  /// Collective: this rank's rows are \p local; the global shape is the concatenation
+  /// along axis 0 (trailing dims must agree on all ranks: checked).
+  static DistTensor from_local(const Comm& comm, const Tensor& local);
+  /// Each rank takes its block of \p full (the same on every rank) under \p layout
+  /// (balanced if omitted). For tests and small inputs.
+  static DistTensor from_replicated(const Comm& comm, const Tensor& full);
+  static DistTensor from_replicated(const Comm& comm, const Tensor& full, const RowLayout& layout);
+
+  const Tensor& local() const noexcept { return local_; }
+  const Shape& shape() const noexcept { return shape_; }
+  const RowLayout& layout() const noexcept { return layout_; }
+  DType dtype() const noexcept { return local_.dtype(); }
+  bool is_scalar() const noexcept { return shape_.rank() == 0; }
+  /// Global row offset of this rank's block.
+  std::int64_t row_offset() const { return layout_.offset(rank_); }
+  /// Elements per row (product of dims 1..).
+  std::int64_t row_elements() const { return is_scalar() ? 1 : shape_.product_from(1); }
+  std::size_t row_bytes() const { return static_cast<std::size_t>(row_elements()) * dtype_size(dtype()); }
+
+  /// Collective: the same rows under another layout (same total).
+  DistTensor redistribute(const Comm& comm, const RowLayout& target) const;
+  /// Collective: balanced blocks.
+  DistTensor rebalance(const Comm& comm) const;
+  /// Collective: the whole tensor on every rank.
+  Tensor allgather(const Comm& comm) const;
+
+ private:
+  Tensor local_;
+  Shape shape_;
+  RowLayout layout_;
+  int rank_ = 0;
+};
+
+}  // namespace shardops

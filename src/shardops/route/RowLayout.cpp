@@ -1,0 +1,62 @@
+#include "shardops/route/RowLayout.hpp"
+
+#include <algorithm>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/route/Comm.hpp"
+
+namespace shardops {
+
+RowLayout::RowLayout(std::vector<std::int64_t> counts) : counts_(std::move(counts)) {
+  if (counts_.empty()) throw InternalError("RowLayout needs at least one rank");
+  offsets_.assign(counts_.size() + 1, 0);
+  for (std::size_t r = 0; r < counts_.size(); ++r) {
+    if (counts_[r] < 0) throw InternalError("RowLayout: negative row count");
+    offsets_[r + 1] = offsets_[r] + counts_[r];
+  }
+  const std::int64_t n = static_cast<std::int64_t>(counts_.size());
+  const std::int64_t q = total() / n, rem = total() % n;
+  balanced_ = true;
+  for (std::int64_t r = 0; r < n; ++r) {
+    if (counts_[static_cast<std::size_t>(r)] != q + (r < rem ? 1 : 0)) balanced_ = false;
+  }
+}
+
+RowLayout RowLayout::balanced(std::int64_t rows, int nranks) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) counts[static_cast<std::size_t>(r)] = rows / nranks + (r < rows % nranks ? 1 : 0);
+  return RowLayout(std::move(counts));
+}
+
+RowLayout RowLayout::on_rank(std::int64_t rows, int nranks, int root) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(nranks), 0);
+  counts.at(static_cast<std::size_t>(root)) = rows;
+  return RowLayout(std::move(counts));
+}
+
+RowLayout RowLayout::from_local(const Comm& comm, std::int64_t local_rows) {
+  return RowLayout(comm.allgather(local_rows));
+}
+
+int RowLayout::owner(std::int64_t row) const {
+  if (row < 0 || row >= total())
+    throw InternalError("RowLayout::owner: row " + std::to_string(row) + " outside [0, " + std::to_string(total()) +
+                        ")");
+  const auto it = std::upper_bound(offsets_.begin(), offsets_.end() - 1, row);
+  return static_cast<int>(it - offsets_.begin()) - 1;
+}
+
+OwnerOf RowLayout::device_owner() const {
+  Kokkos::View<std::int64_t*, MemSpace> offsets("shardops::RowLayout::offsets", offsets_.size());
+  Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits> host(offsets_.data(), offsets_.size());
+  Kokkos::deep_copy(offsets, host);
+  OwnerOf o;
+  o.offsets = offsets;
+  o.nranks = nranks();
+  o.balanced = balanced_ && total() >= nranks();
+  o.quotient = total() / nranks();
+  o.remainder = total() % nranks();
+  return o;
+}
+
+}  // namespace shardops

@@ -431,7 +431,8 @@ struct Context {
   Options o;
   std::int64_t row_bytes;
   shardops::OpOptions op_options;
-  std::int64_t base_rss = 0;  ///< resident memory before any workload (MPI, Kokkos, the libraries)
+  shardops::OpStats op_stats;  ///< what the last op reported (op_options.stats points here)
+  std::int64_t base_rss = 0;   ///< resident memory before any workload (MPI, Kokkos, the libraries)
 };
 
 /// Rows this rank sends to each owner when row i goes to the owner of target[i].
@@ -467,7 +468,7 @@ Result run_workload(Context& ctx, Workload& w) {
   const std::int64_t rss_before = peak_rss();
   r.time = time_op(comm, ctx.o, w.run);
   const std::int64_t peak = std::max(peak_rss(), rss_before);
-  r.bytes_exchanged = comm.sum(shardops::last_bytes_sent());
+  r.bytes_exchanged = comm.sum(ctx.op_stats.bytes_sent);
   const std::vector<std::int64_t> send = w.send_bytes();
   std::int64_t to_others = 0;
   for (int p = 0; p < comm.size(); ++p) to_others += p == comm.rank() ? 0 : send[static_cast<std::size_t>(p)];
@@ -737,13 +738,14 @@ void write_json(const std::string& path, const std::vector<Result>& rs, const Op
 }
 
 int bench_main(int argc, char** argv) {
-  Context ctx{Comm(MPI_COMM_WORLD), parse(argc, argv), 0, {}};
+  Context ctx{Comm(MPI_COMM_WORLD), parse(argc, argv), 0, {}, {}};
   if (ctx.o.help) {
     if (ctx.comm.rank() == 0) std::printf("%s\n", kUsage);
     return 0;
   }
   ctx.row_bytes = ctx.o.cols * 4;
   ctx.op_options.schedule = ctx.o.schedule;
+  ctx.op_options.stats = &ctx.op_stats;
   ctx.base_rss = current_rss();
   std::vector<Workload> ws = make_workloads(ctx);
   std::vector<Result> results;

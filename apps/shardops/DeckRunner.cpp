@@ -155,7 +155,10 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
     }
   }
   std::int64_t sent = 0;
+  OpStats stats;  // each step's op reports the bytes it sent here
+  options.stats = &stats;
   for (const DeckStep& step : deck.steps) {
+    stats = OpStats();
     Kokkos::Timer timer;
     std::vector<DistTensor> results;
     try {
@@ -178,7 +181,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
       }
       throw_error(e.kind(), step.where + ": " + e.what() + about);
     }
-    sent += last_bytes_sent();
+    sent += stats.bytes_sent;
     std::set<std::string> from;
     for (const std::string& name : step.inputs) {
       const auto it = sources.find(name);

@@ -75,6 +75,9 @@ ScatterOp tensor_scatter_op(const std::string& command) {
 }  // namespace
 
 void run_op_command(const Comm& comm, const Request& r, RunRecord& record, InputList& inputs) {
+  OpStats stats;  // what the op reports (bytes sent)
+  OpOptions options = r.options;
+  options.stats = &stats;
   record.command = r.command;
   record.options = std::string("bad_indices=") + (r.options.bad_indices == BadIndices::Error ? "error" : "ignore");
   std::vector<Output> outputs;
@@ -93,7 +96,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
       partitions = read_input(comm, "partitions", "--partitions", r.partitions, inputs, record);
       data = read_input(comm, "data", "--data", r.data, inputs, record, &partitions);
     }
-    const std::vector<DistTensor> parts = dynamic_partition(comm, data, partitions, r.num_partitions, r.options);
+    const std::vector<DistTensor> parts = dynamic_partition(comm, data, partitions, r.num_partitions, options);
     for (std::size_t p = 0; p < parts.size(); ++p) outputs.push_back({out + "/" + std::to_string(p), parts[p]});
     record.options += ", num_partitions=" + std::to_string(r.num_partitions);
   } else if (r.command == "dynamic-stitch" || r.command == "parallel-dynamic-stitch") {
@@ -111,7 +114,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
         data.push_back(read_input(comm, "data" + sm, "--data", r.data_list[m], inputs, record, &indices[m]));
       }
     }
-    outputs.push_back({out, dynamic_stitch(comm, indices, data, r.options)});
+    outputs.push_back({out, dynamic_stitch(comm, indices, data, options)});
   } else if (r.command == "scatter-nd") {
     const std::vector<std::int64_t> shape = parse_shape(r.shape);
     DistTensor indices, updates;
@@ -120,7 +123,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
       indices = read_input(comm, "indices", "--indices", r.indices, inputs, record);
       updates = read_input(comm, "updates", "--updates", r.updates, inputs, record, &indices);
     }
-    outputs.push_back({out, scatter_nd(comm, indices, updates, shape, r.options)});
+    outputs.push_back({out, scatter_nd(comm, indices, updates, shape, options)});
     record.options += ", shape=" + r.shape;
   } else if (r.command.rfind("tensor-scatter-", 0) == 0) {
     DistTensor tensor, indices, updates;
@@ -130,7 +133,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
       indices = read_input(comm, "indices", "--indices", r.indices, inputs, record);
       updates = read_input(comm, "updates", "--updates", r.updates, inputs, record, &indices);
     }
-    outputs.push_back({out, tensor_scatter(comm, tensor_scatter_op(r.command), tensor, indices, updates, r.options)});
+    outputs.push_back({out, tensor_scatter(comm, tensor_scatter_op(r.command), tensor, indices, updates, options)});
   } else if (r.command == "gather-nd") {
     DistTensor params, indices;
     {
@@ -138,11 +141,11 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
       params = read_input(comm, "params", "--params", r.params, inputs, record);
       indices = read_input(comm, "indices", "--indices", r.indices, inputs, record);
     }
-    outputs.push_back({out, gather_nd(comm, params, indices, r.options)});
+    outputs.push_back({out, gather_nd(comm, params, indices, options)});
   } else {
     throw InternalError("unknown command " + r.command);
   }
-  record.bytes_sent_local = last_bytes_sent();
+  record.bytes_sent_local = stats.bytes_sent;
   write_outputs(comm, r, outputs, record);
 }
 

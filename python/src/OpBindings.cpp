@@ -7,7 +7,11 @@
 namespace shardops::python {
 namespace {
 
-OpOptions options_for(const std::string& bad_indices) { return OpOptions{bad_indices_from_string(bad_indices)}; }
+OpOptions options_for(const std::string& bad_indices) {
+  OpOptions options;
+  options.bad_indices = bad_indices_from_string(bad_indices);
+  return options;
+}
 
 py::list arrays_of(const Call& call, const std::vector<Tensor>& tensors) {
   py::list out;

@@ -204,10 +204,16 @@ std::vector<std::int64_t> counts_of(const Tensor& partitions, const RowLayout& l
   return counts;
 }
 
-RoundLimit::RoundLimit(std::int64_t rows) : saved_(ExchangePlan::max_rows_per_round()) {
-  ExchangePlan::set_max_rows_per_round(rows);
+RouteOptions round_limit(std::int64_t rows) {
+  RouteOptions route;
+  if (rows > 0) route.max_rows_per_round = rows;
+  return route;
 }
-RoundLimit::~RoundLimit() { ExchangePlan::set_max_rows_per_round(saved_); }
+
+OpOptions with_round_limit(std::int64_t rows, OpOptions base) {
+  base.route = round_limit(rows);
+  return base;
+}
 
 std::vector<DType> movement_dtypes() {
   return {DType::Bool,  DType::Int8,    DType::Float16,   DType::Int32,     DType::Float32,
@@ -218,12 +224,12 @@ std::vector<DType> arithmetic_dtypes() {
   return {DType::Float16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::UInt8, DType::Complex64};
 }
 
-ExchangePlan plan_to(const std::vector<std::int64_t>& dests) {
+ExchangePlan plan_to(const std::vector<std::int64_t>& dests, const RouteOptions& route) {
   Kokkos::View<std::int64_t*, MemSpace> d("test::dest", dests.size());
   Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits> h(dests.data(), dests.size());
   Kokkos::deep_copy(d, h);
   auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return d(i); };
-  return ExchangePlan::build(world(), static_cast<std::int64_t>(dests.size()), dest_of);
+  return ExchangePlan::build(world(), static_cast<std::int64_t>(dests.size()), dest_of, route);
 }
 
 ByteView to_byte_view(const std::vector<unsigned char>& bytes) {

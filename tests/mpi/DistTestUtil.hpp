@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "shardops/core/Tensor.hpp"
+#include "shardops/ops/Ops.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
 #include "shardops/route/ExchangePlan.hpp"
@@ -80,22 +81,14 @@ std::string error_of(const std::function<void()>& call);
 /// layout checks: count of p in partitions[block r] for every r.
 std::vector<std::int64_t> counts_of(const Tensor& partitions_flat, const RowLayout& element_layout, std::int32_t p);
 
-/// Sets ExchangePlan::max_rows_per_round for a scope (forces exchanges to split
-/// into rounds) and restores the previous value at its end, even on failure.
-class RoundLimit {
- public:
-  explicit RoundLimit(std::int64_t rows);
-  ~RoundLimit();
-  RoundLimit(const RoundLimit&) = delete;
-  RoundLimit& operator=(const RoundLimit&) = delete;
-  std::int64_t saved() const { return saved_; }
-
- private:
-  std::int64_t saved_;
-};
+/// Route options whose exchanges split into rounds of at most \p rows rows per
+/// message (forces the split of a large exchange); 0: no limit.
+RouteOptions round_limit(std::int64_t rows);
+/// Op options whose exchanges split as round_limit(\p rows) says.
+OpOptions with_round_limit(std::int64_t rows, OpOptions base = {});
 
 /// Collective: an ExchangePlan sending local row i to rank dests[i] (-1: not sent).
-ExchangePlan plan_to(const std::vector<std::int64_t>& dests);
+ExchangePlan plan_to(const std::vector<std::int64_t>& dests, const RouteOptions& route = RouteOptions());
 /// Host bytes into a ByteView in MemSpace, and back.
 ByteView to_byte_view(const std::vector<unsigned char>& bytes);
 std::vector<unsigned char> byte_view_to_host(const ByteView& v);

@@ -16,7 +16,7 @@ const char* gather_params_name(GatherParams how) {
 }
 
 // Each way of getting remote params rows (forced fetch, forced replication, then the
-// automatic choice, last so that last_bytes_sent() tells what it did) gives the
+// automatic choice, last so that options.stats tells what it did) gives the
 // one-rank op's bytes.
 void check_gather(const Tensor& params, const Tensor& indices, const RowLayout& params_layout,
                   const RowLayout& index_layout, const OpOptions& options, const std::string& what) {
@@ -165,11 +165,11 @@ TEST(DistGatherNd, EmptyInputs) {
 TEST(DistGatherNd, SplitExchangesGiveTheSameBytes) {
   Rng rng(408);
   const int p = world().size();
-  RoundLimit rounds(p);  // one row per peer per round
+  const OpOptions rounds = with_round_limit(p);  // one row per peer per round
   const Tensor params = random_tensor(rng, DType::Int64, Shape{13, 3});
   const Tensor indices = random_indices(rng, DType::Int32, Shape{40}, {13});
   for (const RowLayout& il : test_layouts(rng, 40, p)) {
-    check_gather(params, indices, random_layout(rng, 13, p), il, {}, "rounds " + layout_str(il));
+    check_gather(params, indices, random_layout(rng, 13, p), il, rounds, "rounds " + layout_str(il));
   }
 }
 
@@ -181,8 +181,11 @@ TEST(DistGatherNd, RowsThatStayLocalAreNotSent) {
   for (std::int64_t i = 0; i < rows; ++i) own.push_back(i);
   const RowLayout layout = RowLayout::balanced(rows, p);
   const Tensor params = random_tensor(rng, DType::Float32, Shape{rows, 4});
-  check_gather(params, index_tensor(DType::Int64, Shape{rows, 1}, own), layout, layout, {}, "own rows");
-  EXPECT_EQ(last_bytes_sent(), 0);
+  OpStats stats;
+  OpOptions options;
+  options.stats = &stats;
+  check_gather(params, index_tensor(DType::Int64, Shape{rows, 1}, own), layout, layout, options, "own rows");
+  EXPECT_EQ(stats.bytes_sent, 0);
 }
 
 // Auto replicates params no larger than the average rank's output (params rows x ranks
@@ -195,15 +198,18 @@ TEST(DistGatherNd, AutoReplicatesSmallParams) {
   const Tensor params = random_tensor(rng, DType::Float32, Shape{rows, 3});
   const RowLayout pl = RowLayout::balanced(rows, p);
   const Tensor many = random_indices(rng, DType::Int64, Shape{rows * p}, {rows});
-  check_gather(params, many, pl, RowLayout::balanced(rows * p, p), {}, "index rows = ranks x params rows");
+  OpStats stats;
+  OpOptions options;
+  options.stats = &stats;
+  check_gather(params, many, pl, RowLayout::balanced(rows * p, p), options, "index rows = ranks x params rows");
   const std::int64_t block_bytes = pl.count(world().rank()) * 3 * 4;
-  EXPECT_EQ(last_bytes_sent(), p > 1 ? block_bytes * (p - 1) : 0);
+  EXPECT_EQ(stats.bytes_sent, p > 1 ? block_bytes * (p - 1) : 0);
   if (p > 1) {
     // One index row fewer: fetch. No rank sends its whole block to everyone then
     // (at most one row per index row it asked about or was asked for).
     const Tensor fewer = random_indices(rng, DType::Int64, Shape{rows * p - 1}, {rows});
-    check_gather(params, fewer, pl, RowLayout::balanced(rows * p - 1, p), {}, "one index row fewer");
-    EXPECT_NE(last_bytes_sent(), block_bytes * (p - 1));
+    check_gather(params, fewer, pl, RowLayout::balanced(rows * p - 1, p), options, "one index row fewer");
+    EXPECT_NE(stats.bytes_sent, block_bytes * (p - 1));
   }
   // A bad index on a replicating gather: the error a one-rank run gives, on every rank.
   Tensor bad = random_indices(rng, DType::Int32, Shape{rows * p}, {rows});

@@ -296,15 +296,15 @@ TEST(DistTensorScatter, EveryUpdateToOneRankIgnorePolicyAndEmpty) {
 TEST(DistScatter, SplitExchangesGiveTheSameBytes) {
   Rng rng(315);
   const int p = world().size();
-  RoundLimit rounds(2 * p);
+  const OpOptions rounds = with_round_limit(2 * p);
   for (DType dtype : {DType::Float32, DType::Float16}) {
     const Tensor indices = random_indices(rng, DType::Int64, Shape{90}, {12}, 5);
     const Tensor updates = random_tensor(rng, dtype, Shape{90, 3});
     const Tensor tensor = random_tensor(rng, dtype, Shape{12, 3});
     for (const RowLayout& layout : test_layouts(rng, 90, p)) {
-      check_scatter_nd(indices, updates, {12, 3}, layout, layout, {}, "rounds " + layout_str(layout));
-      check_tensor_scatter(ScatterOp::Update, tensor, indices, updates, random_layout(rng, 12, p), layout, layout, {},
-                           "rounds " + layout_str(layout));
+      check_scatter_nd(indices, updates, {12, 3}, layout, layout, rounds, "rounds " + layout_str(layout));
+      check_tensor_scatter(ScatterOp::Update, tensor, indices, updates, random_layout(rng, 12, p), layout, layout,
+                           rounds, "rounds " + layout_str(layout));
     }
   }
 }
@@ -322,13 +322,16 @@ TEST(DistScatter, RowsThatStayLocalAreNotSent) {
   const RowLayout layout = RowLayout::balanced(rows, p);  // = ScatterNd's output layout
   const Tensor updates = random_tensor(rng, DType::Float64, Shape{rows, 2});
   const Tensor local_indices = index_tensor(DType::Int32, Shape{rows, 1}, own);
-  check_scatter_nd(local_indices, updates, {rows, 2}, layout, layout, {}, "own rows");
-  EXPECT_EQ(last_bytes_sent(), 0);
-  check_tensor_scatter(ScatterOp::Add, updates, local_indices, updates, layout, layout, layout, {}, "own rows");
-  EXPECT_EQ(last_bytes_sent(), 0);
+  OpStats stats;
+  OpOptions options;
+  options.stats = &stats;
+  check_scatter_nd(local_indices, updates, {rows, 2}, layout, layout, options, "own rows");
+  EXPECT_EQ(stats.bytes_sent, 0);
+  check_tensor_scatter(ScatterOp::Add, updates, local_indices, updates, layout, layout, layout, options, "own rows");
+  EXPECT_EQ(stats.bytes_sent, 0);
   const Tensor remote_indices = index_tensor(DType::Int32, Shape{rows, 1}, reversed);
-  check_scatter_nd(remote_indices, updates, {rows, 2}, layout, layout, {}, "reversed rows");
-  const std::int64_t sent = world().sum(last_bytes_sent());
+  check_scatter_nd(remote_indices, updates, {rows, 2}, layout, layout, options, "reversed rows");
+  const std::int64_t sent = world().sum(stats.bytes_sent);
   if (p > 1) {
     EXPECT_GT(sent, 0);
   } else {

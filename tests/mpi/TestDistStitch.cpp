@@ -237,12 +237,12 @@ TEST(DistDynamicStitch, UnnamedRowsAreZeroOnReusedMemory) {
 TEST(DistDynamicStitch, SplitExchangesGiveTheSameBytes) {
   Rng rng(207);
   const int p = world().size();
-  RoundLimit rounds(2 * p);
+  const OpOptions rounds = with_round_limit(2 * p);
   std::vector<Input> inputs;
   for (int m = 0; m < 3; ++m) inputs.push_back(make_input(rng, DType::Float16, Shape{30}, Shape{3}, 0, 9));
   for (const RowLayout& layout : test_layouts(rng, 30, p)) {
     inputs[1].index_layout = inputs[1].data_layout = layout;
-    check_stitch(inputs, {}, "rounds " + layout_str(layout));
+    check_stitch(inputs, rounds, "rounds " + layout_str(layout));
   }
 }
 
@@ -256,8 +256,11 @@ TEST(DistDynamicStitch, RowsThatStayLocalAreNotSent) {
   in.indices = Tensor::from_vector(DType::Int32, Shape{rows}, own);
   in.data = random_tensor(rng, DType::Int32, Shape{rows, 2});
   in.index_layout = in.data_layout = RowLayout::balanced(rows, p);  // = the output layout
-  check_stitch({in}, {}, "own rows");
-  EXPECT_EQ(last_bytes_sent(), 0);
+  OpStats stats;
+  OpOptions options;
+  options.stats = &stats;
+  check_stitch({in}, options, "own rows");
+  EXPECT_EQ(stats.bytes_sent, 0);
 }
 
 // The inverse of a partition of each rank's own rows (the W5 pattern): every index
@@ -300,11 +303,13 @@ TEST(DistDynamicStitch, InverseOfALocalPartitionStaysInPlace) {
       in.index_layout = in.data_layout = RowLayout(counts);
       inputs.push_back(in);
     }
+    OpStats stats;
     OpOptions options;
+    options.stats = &stats;
     if (ignore_negatives) options.bad_indices = BadIndices::Ignore;
     const std::string what = ignore_negatives ? "ignoring negatives" : "all named";
     check_stitch(inputs, options, "in place, " + what);
-    EXPECT_EQ(last_bytes_sent(), 0) << what;
+    EXPECT_EQ(stats.bytes_sent, 0) << what;
     // One index of the last rank's rows in piece 0 now names row 0 (rank 0's).
     Input& first = inputs[0];
     const std::int64_t last_rank_first = first.index_layout.offset(p - 1);

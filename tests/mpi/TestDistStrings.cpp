@@ -151,14 +151,14 @@ TEST(DistStrings, GatherNdDepthsAndIgnoredIndices) {
 
 TEST(DistStrings, SplitRoundsMoveTheSameStrings) {
   // Rounds of 3 rows (bytes, for the string bytes) per message: many Alltoallv rounds.
-  const RoundLimit limit(3 * world().size());
+  const OpOptions rounds = with_round_limit(3 * world().size());
   Rng rng(707);
   const Tensor indices = random_indices(rng, DType::Int32, Shape{20}, {7}, 2);
   const Tensor updates = random_strings(rng, Shape{20});
-  expect_same_tensor(scatter_nd(world(), shard(indices), shard(updates), {7}), scatter_nd(indices, updates, {7}),
-                     "scatter_nd split rounds");
+  expect_same_tensor(scatter_nd(world(), shard(indices), shard(updates), {7}, rounds),
+                     scatter_nd(indices, updates, {7}), "scatter_nd split rounds");
   const Tensor params = random_strings(rng, Shape{7});
-  expect_same_tensor(gather_nd(world(), shard(params), shard(indices)), gather_nd(params, indices),
+  expect_same_tensor(gather_nd(world(), shard(params), shard(indices), rounds), gather_nd(params, indices),
                      "gather_nd split rounds");
 }
 

@@ -124,10 +124,10 @@ TEST(DistTensor, RedistributeWithZeroByteRowsAndInRounds) {
   EXPECT_EQ(moved.layout(), RowLayout::balanced(9, p));
   EXPECT_EQ(moved.local().shape(), Shape({RowLayout::balanced(9, p).count(world().rank()), 0}));
   // A redistribution split into many small rounds.
-  RoundLimit rounds(3);
+  const RouteOptions rounds = round_limit(3);
   const Tensor full = random_tensor(rng, DType::Int32, Shape{50, 2});
   for (const RowLayout& layout : test_layouts(rng, 50, p)) {
-    expect_holds_block(shard(full, layout).rebalance(world()), full, RowLayout::balanced(50, p),
+    expect_holds_block(shard(full, layout).rebalance(world(), rounds), full, RowLayout::balanced(50, p),
                        "rounds of 3 rows from " + layout_str(layout));
   }
 }

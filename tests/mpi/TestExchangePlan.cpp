@@ -13,7 +13,7 @@ namespace {
 
 using test::byte_view_to_host;
 using test::plan_to;
-using test::RoundLimit;
+using test::round_limit;
 using test::to_byte_view;
 using test::world;
 
@@ -170,11 +170,11 @@ TEST(ExchangePlan, OnePlanCarriesPayloadsOfDifferentRowSizes) {
 
 // The owner answers each received row with a reply; exchange_reverse + unpack put
 // the replies back beside the rows that asked; rows not sent get zeros.
-void check_round_trip(std::int64_t base, DestRule rule) {
+void check_round_trip(std::int64_t base, DestRule rule, const RouteOptions& route = RouteOptions()) {
   const int me = world().rank(), p = world().size();
   const std::int64_t n = rows_of(me, base);
   const std::size_t row_bytes = 8;
-  const ExchangePlan plan = plan_to(dests_of(me, n, p, rule));
+  const ExchangePlan plan = plan_to(dests_of(me, n, p, rule), route);
   // Ask: each row carries its own (source, index).
   std::vector<std::int64_t> ask;
   for (std::int64_t i = 0; i < n; ++i) ask.push_back(me * 1000000 + i);
@@ -249,8 +249,7 @@ TEST(ExchangePlan, SplitIntoRoundsGivesTheSameResult) {
     EXPECT_EQ(whole, expected_receive(me, p, base, rule, 24, 5));
     for (std::int64_t limit : {1, 4, 7, 64}) {
       SCOPED_TRACE("max rows per round " + std::to_string(limit));
-      RoundLimit guard(limit);
-      const ExchangePlan plan = plan_to(dests);
+      const ExchangePlan plan = plan_to(dests, round_limit(limit));
       for (std::size_t row_bytes : {std::size_t(24), std::size_t(3)}) {
         const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, row_bytes, 5)).data(), row_bytes);
         EXPECT_EQ(byte_view_to_host(recv), expected_receive(me, p, base, rule, row_bytes, 5))
@@ -258,31 +257,24 @@ TEST(ExchangePlan, SplitIntoRoundsGivesTheSameResult) {
       }
       EXPECT_EQ(plan.bytes_sent(), whole_bytes + whole_bytes / 24 * 3);
     }
-    {
-      RoundLimit guard(5);
-      check_round_trip(base, rule);
-    }
+    check_round_trip(base, rule, round_limit(5));
   }
 }
 
 // Ranks that disagree on whether they need rounds (one sends much, others little)
 // still take the same path: the number of rounds is agreed collectively.
-TEST(ExchangePlan, RoundLimitIsRestored) {
-  const std::int64_t before = ExchangePlan::max_rows_per_round();
-  {
-    RoundLimit guard(3);
-    EXPECT_EQ(ExchangePlan::max_rows_per_round(), 3);
-  }
-  EXPECT_EQ(ExchangePlan::max_rows_per_round(), before);
+TEST(ExchangePlan, KeepsItsRouteOptions) {
+  const ExchangePlan limited = plan_to({}, round_limit(3));
+  EXPECT_EQ(limited.options().max_rows_per_round, 3);
+  EXPECT_EQ(plan_to({}).options().max_rows_per_round, RouteOptions().max_rows_per_round);
 }
 
 TEST(ExchangePlan, SplitWhenOnlyOneRankIsLarge) {
   const int me = world().rank(), p = world().size();
-  RoundLimit guard(static_cast<std::int64_t>(4 * p));
   const std::int64_t n = me == p - 1 ? 100 : 2;
   std::vector<std::int64_t> dests;
   for (std::int64_t i = 0; i < n; ++i) dests.push_back(i % p);
-  const ExchangePlan plan = plan_to(dests);
+  const ExchangePlan plan = plan_to(dests, round_limit(static_cast<std::int64_t>(4 * p)));
   const ByteView recv = plan.forward(to_byte_view(local_payload(me, n, 8, 3)).data(), 8);
   std::vector<unsigned char> expected;
   for (int s = 0; s < p; ++s) {

@@ -79,25 +79,35 @@ TEST(MpiStaging, TheEnvironmentDecides) {
   {
     ScopedEnv env(kStaging, nullptr);
     EXPECT_FALSE(mpi_staging_forced());
-    EXPECT_EQ(mpi_takes_memspace_pointers(), host_memory() || gpu_aware_mpi_enabled());
+    EXPECT_EQ(RouteOptions().mpi_takes_memspace_pointers(), host_memory() || gpu_aware_mpi_enabled());
   }
   for (const char* value : {"", "auto"}) {
     ScopedEnv env(kStaging, value);
     EXPECT_FALSE(mpi_staging_forced()) << "'" << value << "'";
-    EXPECT_EQ(mpi_takes_memspace_pointers(), host_memory() || gpu_aware_mpi_enabled()) << "'" << value << "'";
+    EXPECT_EQ(RouteOptions().mpi_takes_memspace_pointers(), host_memory() || gpu_aware_mpi_enabled())
+        << "'" << value << "'";
   }
   {
     ScopedEnv env(kStaging, "host");
     EXPECT_TRUE(mpi_staging_forced());
-    EXPECT_FALSE(mpi_takes_memspace_pointers());
+    EXPECT_FALSE(RouteOptions().mpi_takes_memspace_pointers());
     ScopedEnv aware("SHARDOPS_GPU_AWARE_MPI", "1");  // staging wins over GPU-aware MPI
     EXPECT_TRUE(gpu_aware_mpi_enabled());
-    EXPECT_FALSE(mpi_takes_memspace_pointers());
+    EXPECT_FALSE(RouteOptions().mpi_takes_memspace_pointers());
+  }
+  {
+    // Read when the options are made: a later change of the environment does not
+    // reach a route already built.
+    ScopedEnv env(kStaging, nullptr);
+    const ExchangePlan plan = plan_to({});
+    ScopedEnv later(kStaging, "host");
+    EXPECT_FALSE(plan.options().stage_through_host);
+    EXPECT_TRUE(RouteOptions().stage_through_host);
   }
   {
     ScopedEnv env(kStaging, "device");
     EXPECT_THROW(mpi_staging_forced(), InvalidArgument);
-    EXPECT_THROW(mpi_takes_memspace_pointers(), InvalidArgument);
+    EXPECT_THROW(RouteOptions(), InvalidArgument);
   }
 }
 
@@ -200,9 +210,10 @@ TEST(MpiStaging, ExchangePlanRoutesGiveTheSameBytes) {
     for (std::int64_t i = 0; i < n; ++i) dests.push_back(rule(me, i, p));
     // limit 0: no round limit (one Alltoallv); else rows per round, split into many rounds.
     for (std::int64_t limit : {0, 1, 5, 2 * p + 1}) {
-      std::optional<RoundLimit> rounds;
-      if (limit > 0) rounds.emplace(limit);
-      const ExchangePlan plan = plan_to(dests);
+      RouteOptions direct_route = round_limit(limit), staged_route = direct_route;
+      direct_route.stage_through_host = false;
+      staged_route.stage_through_host = true;
+      const ExchangePlan plan = plan_to(dests, direct_route), staged_plan = plan_to(dests, staged_route);
       // Rows to other ranks, both ways: what staging copies per byte of row.
       std::int64_t remote_rows = 0;
       for (int r = 0; r < p; ++r) {
@@ -212,15 +223,8 @@ TEST(MpiStaging, ExchangePlanRoutesGiveTheSameBytes) {
       }
       for (std::size_t row_bytes : {std::size_t(1), std::size_t(3), std::size_t(8), std::size_t(24)}) {
         SCOPED_TRACE("limit " + std::to_string(limit) + ", row_bytes " + std::to_string(row_bytes));
-        Routes direct, staged;
-        {
-          ScopedEnv env(kStaging, nullptr);
-          direct = run_routes(plan, row_bytes, static_cast<int>(row_bytes));
-        }
-        {
-          ScopedEnv env(kStaging, "host");
-          staged = run_routes(plan, row_bytes, static_cast<int>(row_bytes));
-        }
+        const Routes direct = run_routes(plan, row_bytes, static_cast<int>(row_bytes));
+        const Routes staged = run_routes(staged_plan, row_bytes, static_cast<int>(row_bytes));
         expect_same_routes(staged, direct);
         // Four routes (two each way) staged the remote rows, each through its own host buffer.
         EXPECT_EQ(staged.bytes_staged, 4 * remote_rows * static_cast<std::int64_t>(row_bytes));
@@ -236,24 +240,28 @@ TEST(MpiStaging, ExchangePlanRoutesGiveTheSameBytes) {
 
 // ------------------------------------------------------------ distributed ops
 
-// Runs `op` with MPI as the build decides, then with host staging forced: the
-// allgathered results must be the same bytes, and equal to `expected` (the one-rank
-// op). Where rows moved between ranks, every rank must have staged. Returns this
-// rank's count of staging buffers.
-std::int64_t expect_staging_changes_nothing(const std::function<std::vector<DistTensor>()>& op,
-                                            const std::vector<Tensor>& expected, const std::string& what) {
+// Runs `op` under \p base with MPI as the build decides, then with host staging
+// forced: the allgathered results must be the same bytes, and equal to `expected` (the
+// one-rank op). Where rows moved between ranks, every rank must have staged. Returns
+// this rank's count of staging buffers.
+std::int64_t expect_staging_changes_nothing(const std::function<std::vector<DistTensor>(const OpOptions&)>& op,
+                                            const std::vector<Tensor>& expected, const std::string& what,
+                                            const OpOptions& base = {}) {
   std::vector<Tensor> direct, staged;
-  std::int64_t sent_direct = 0, sent_staged = 0, allocations = 0;
+  std::int64_t allocations = 0;
+  OpStats sent_direct, sent_staged;
   {
-    ScopedEnv env(kStaging, nullptr);
-    for (const DistTensor& t : op()) direct.push_back(t.allgather(world()));
-    sent_direct = last_bytes_sent();
+    OpOptions options = base;
+    options.route.stage_through_host = false;
+    options.stats = &sent_direct;
+    for (const DistTensor& t : op(options)) direct.push_back(t.allgather(world()));
   }
   {
-    ScopedEnv env(kStaging, "host");
+    OpOptions options = base;
+    options.route.stage_through_host = true;
+    options.stats = &sent_staged;
     StagingAllocations counter;
-    const std::vector<DistTensor> out = op();
-    sent_staged = last_bytes_sent();
+    const std::vector<DistTensor> out = op(options);
     allocations = counter.count();
     for (const DistTensor& t : out) staged.push_back(t.allgather(world()));
   }
@@ -265,8 +273,8 @@ std::int64_t expect_staging_changes_nothing(const std::function<std::vector<Dist
     expect_same_tensor(staged[i], direct[i], name + " (staged vs direct)");
     expect_same_tensor(direct[i], expected[i], name + " (vs one-rank op)");
   }
-  EXPECT_EQ(sent_staged, sent_direct) << what;
-  if (world().sum(sent_staged) > 0) {
+  EXPECT_EQ(sent_staged.bytes_sent, sent_direct.bytes_sent) << what;
+  if (world().sum(sent_staged.bytes_sent) > 0) {
     EXPECT_GT(allocations, 0) << what << ": staging did not run";
   }
   return allocations;
@@ -279,8 +287,7 @@ TEST(MpiStaging, DynamicStitch) {
   Rng rng(801);
   const int p = world().size();
   for (std::int64_t limit : round_limits()) {
-    std::optional<RoundLimit> rounds;
-    if (limit > 0) rounds.emplace(limit);
+    const OpOptions rounds = with_round_limit(limit);
     for (DType dtype : {DType::Float32, DType::Int8, DType::Complex128}) {
       // Two inputs with duplicate targets within and across them.
       const Tensor i0 = random_int32(rng, Shape{37}, 0, 40), i1 = random_int32(rng, Shape{9, 2}, 0, 40);
@@ -291,11 +298,11 @@ TEST(MpiStaging, DynamicStitch) {
         const std::string what = std::string(dtype_name(dtype)) + " limit " + std::to_string(limit) + " " +
                                  layout_str(layout) + " " + layout_str(other);
         expect_staging_changes_nothing(
-            [&]() {
+            [&](const OpOptions& o) {
               return std::vector<DistTensor>{dynamic_stitch(world(), {shard(i0, layout), shard(i1, other)},
-                                                            {shard(d0, layout), shard(d1, other)})};
+                                                            {shard(d0, layout), shard(d1, other)}, o)};
             },
-            {expected}, "stitch " + what);
+            {expected}, "stitch " + what, rounds);
       }
     }
   }
@@ -305,8 +312,7 @@ TEST(MpiStaging, ScatterNdAndTensorScatter) {
   Rng rng(802);
   const int p = world().size();
   for (std::int64_t limit : round_limits()) {
-    std::optional<RoundLimit> rounds;
-    if (limit > 0) rounds.emplace(limit);
+    const OpOptions rounds = with_round_limit(limit);
     for (DType dtype : {DType::Float32, DType::Float16, DType::Int64}) {
       const Tensor indices = random_indices(rng, DType::Int64, Shape{50}, {14, 2}, 6);
       const Tensor updates = random_tensor(rng, dtype, Shape{50, 3});
@@ -316,20 +322,21 @@ TEST(MpiStaging, ScatterNdAndTensorScatter) {
         const std::string what = std::string(dtype_name(dtype)) + " limit " + std::to_string(limit) + " " +
                                  layout_str(layout) + " " + layout_str(tensor_layout);
         expect_staging_changes_nothing(
-            [&]() {
+            [&](const OpOptions& o) {
               return std::vector<DistTensor>{
-                  scatter_nd(world(), shard(indices, layout), shard(updates, layout), {14, 2, 3})};
+                  scatter_nd(world(), shard(indices, layout), shard(updates, layout), {14, 2, 3}, o)};
             },
-            {scatter_nd(indices, updates, {14, 2, 3})}, "scatter_nd " + what);
+            {scatter_nd(indices, updates, {14, 2, 3})}, "scatter_nd " + what, rounds);
         for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add, ScatterOp::Max}) {
           // Updates sharded unlike their indices: aligned first (one more exchange).
           const RowLayout update_layout = random_layout(rng, 50, p);
           expect_staging_changes_nothing(
-              [&]() {
+              [&](const OpOptions& o) {
                 return std::vector<DistTensor>{tensor_scatter(world(), op, shard(tensor, tensor_layout),
-                                                              shard(indices, layout), shard(updates, update_layout))};
+                                                              shard(indices, layout), shard(updates, update_layout),
+                                                              o)};
               },
-              {tensor_scatter(op, tensor, indices, updates)}, std::string(scatter_op_name(op)) + " " + what);
+              {tensor_scatter(op, tensor, indices, updates)}, std::string(scatter_op_name(op)) + " " + what, rounds);
         }
       }
     }
@@ -340,8 +347,7 @@ TEST(MpiStaging, GatherNd) {
   Rng rng(803);
   const int p = world().size();
   for (std::int64_t limit : round_limits()) {
-    std::optional<RoundLimit> rounds;
-    if (limit > 0) rounds.emplace(limit);
+    const OpOptions rounds = with_round_limit(limit);
     for (DType dtype : {DType::Float64, DType::UInt8}) {
       const Tensor params = random_tensor(rng, dtype, Shape{23, 4, 2});
       for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{23}, std::vector<std::int64_t>{23, 4}}) {
@@ -352,15 +358,15 @@ TEST(MpiStaging, GatherNd) {
                                    std::to_string(limit) + " " + layout_str(layout) + " " + layout_str(params_layout);
           // Rows fetched through the exchange, and all of params brought to every rank.
           for (GatherParams how : {GatherParams::Fetch, GatherParams::Replicate}) {
-            OpOptions opts;
+            OpOptions opts = rounds;
             opts.gather_params = how;
             expect_staging_changes_nothing(
-                [&]() {
+                [&](const OpOptions& o) {
                   return std::vector<DistTensor>{
-                      gather_nd(world(), shard(params, params_layout), shard(indices, layout), opts)};
+                      gather_nd(world(), shard(params, params_layout), shard(indices, layout), o)};
                 },
                 {gather_nd(params, indices)},
-                "gather_nd " + what + (how == GatherParams::Fetch ? " fetch" : " replicate"));
+                "gather_nd " + what + (how == GatherParams::Fetch ? " fetch" : " replicate"), opts);
           }
         }
       }
@@ -374,8 +380,7 @@ TEST(MpiStaging, DynamicPartitionWithDataToAlign) {
   Rng rng(804);
   const int p = world().size();
   for (std::int64_t limit : round_limits()) {
-    std::optional<RoundLimit> rounds;
-    if (limit > 0) rounds.emplace(limit);
+    const OpOptions rounds = with_round_limit(limit);
     const Tensor partitions = random_int32(rng, Shape{45}, 0, 4);
     const Tensor data = random_tensor(rng, DType::Float32, Shape{45, 5});
     const std::vector<Tensor> expected = dynamic_partition(data, partitions, 5);
@@ -384,8 +389,10 @@ TEST(MpiStaging, DynamicPartitionWithDataToAlign) {
       const std::string what =
           "partition limit " + std::to_string(limit) + " " + layout_str(layout) + " " + layout_str(data_layout);
       const std::int64_t allocations = expect_staging_changes_nothing(
-          [&]() { return dynamic_partition(world(), shard(data, data_layout), shard(partitions, layout), 5); },
-          expected, what);
+          [&](const OpOptions& o) {
+            return dynamic_partition(world(), shard(data, data_layout), shard(partitions, layout), 5, o);
+          },
+          expected, what, rounds);
       if (!(data_layout == layout)) {
         EXPECT_GT(allocations, 0) << what << ": the data were aligned without staging";
       }

@@ -16,8 +16,10 @@
 
 namespace shardops {
 
-/// Records the bytes the op sent (read back by last_bytes_sent()).
-void set_last_bytes_sent(std::int64_t bytes);
+/// Records the bytes the op sent in options.stats, if the caller asked for them.
+inline void record_bytes_sent(const OpOptions& options, std::int64_t bytes) {
+  if (options.stats) options.stats->bytes_sent = bytes;
+}
 
 /// Collective: raises on every rank the bad-index error with the smallest \p order
 /// among the ranks that \p found one.

@@ -71,7 +71,7 @@ bool replicate_params(GatherParams choice, const GatherGeometry& g, int nranks) 
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
                      const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::GatherNd");
-  set_last_bytes_sent(0);
+  record_bytes_sent(options, 0);
   check_tf_kernel("GatherNd", params.dtype(), indices_in.dtype(), options.bad_indices);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   const GatherGeometry g = check_gather_nd(params.shape(), indices_in.shape());
@@ -79,7 +79,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   // A rank-1 index is one index row: bring it whole to rank 0, which owns the output.
   const DistTensor indices =
       indices_in.shape().rank() == 1
-          ? indices_in.redistribute(comm, RowLayout::on_rank(indices_in.shape().dim(0), comm.size(), 0))
+          ? indices_in.redistribute(comm, RowLayout::on_rank(indices_in.shape().dim(0), comm.size(), 0), options.route)
           : indices_in;
   const bool one_row = indices_in.shape().rank() == 1;
   const RowLayout out_layout = one_row ? (g.output.rank() == 0 ? RowLayout::on_rank(1, comm.size(), 0)
@@ -104,7 +104,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
 
   if (g.index_depth == 0) {
     // Every index row selects all of params: replicate params, gather locally.
-    const Tensor full = params.allgather(comm);
+    const Tensor full = params.allgather(comm, options.route);
     if (n > 0 && row_bytes > 0) {
       const Tensor local = gather_nd(full, indices.local().reshaped(indices.local().shape()), options);
       out.copy_from(local.reshaped(out.shape()));
@@ -143,17 +143,17 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       if (replicate) {
         phase.emplace("route");
         if (is_string(params.dtype())) {
-          with_strings = params.allgather(comm);
+          with_strings = params.allgather(comm, options.route);
           others = ByteView(with_strings.data(), with_strings.nbytes());
           own_rows = 0;
-          set_last_bytes_sent(static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
+          record_bytes_sent(options, static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
         } else {
           others = allocate_uninitialized<ByteView>(
               "shardops::dist::GatherNd::replicated",
               static_cast<std::size_t>(params.layout().total() - params.layout().count(me)) * params.row_bytes());
-          set_last_bytes_sent(replicate_blocks(comm, params.layout(),
-                                               ByteView(params.local().data(), params.local().nbytes()), others,
-                                               params.row_bytes(), OwnBlock::LeftOut));
+          record_bytes_sent(
+              options, replicate_blocks(comm, params.layout(), ByteView(params.local().data(), params.local().nbytes()),
+                                        others, params.row_bytes(), OwnBlock::LeftOut, options.route));
         }
       }
       phase.emplace("apply");
@@ -187,7 +187,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner,
                                                              rows_per_dim0, dest, request);
     validate(bad);
-    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
+    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest}, options.route);
     // Requests to this rank itself are not sent: it answers them below, from params
     // straight into the output.
     const ByteView asked =
@@ -196,7 +196,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     // at a time as they are sent (own rows are copied straight from params when the
     // output is assembled).
     const ByteView answered = plan.reply_remote(params.local().data(), asked, row_bytes);
-    set_last_bytes_sent(plan.bytes_sent());
+    record_bytes_sent(options, plan.bytes_sent());
     // params may be a row slice of a larger tensor: pick a word its rows align to.
     const std::size_t word = row_bytes > 0 ? word_selector(row_bytes, {params.local().data()}) : 1;
     phase.emplace("apply");
@@ -214,7 +214,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const DistTensor result(out, g.output, out_layout, me);
   // Strings: the fetched handles name strings held by the params' ranks (replicated
   // params brought their strings along: nothing to fetch).
-  return is_string(params.dtype()) && !replicate ? resolve_strings(comm, result, params.local().strings()) : result;
+  return is_string(params.dtype()) && !replicate
+             ? resolve_strings(comm, result, params.local().strings(), options.route)
+             : result;
 }
 
 }  // namespace shardops

@@ -20,9 +20,6 @@
 
 namespace shardops {
 
-/// Bytes sent to other ranks by the last dist op on this rank (for reports).
-std::int64_t last_bytes_sent();
-
 std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                           std::int64_t num_partitions, const OpOptions& options = {});
 
@@ -37,9 +34,6 @@ DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tens
 
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices,
                      const OpOptions& options = {});
-
-/// \p data moved to \p index's layout (a scalar index: all of data on rank 0).
-DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index);
 
 /// \brief Host bytes a rank spends on each tensor an op takes or makes, before any of
 /// its data: the tensor objects, its row layout and counts over \p ranks, and the

@@ -10,13 +10,13 @@ namespace shardops {
 std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                           std::int64_t num_partitions, const OpOptions& options) {
   kx::ScopedRegion region("shardops::dist::DynamicPartition");
-  set_last_bytes_sent(0);
+  record_bytes_sent(options, 0);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
   const PartitionGeometry g = check_dynamic_partition(data.shape(), partitions.shape(), num_partitions);
   check_tensor_count(comm, num_partitions,
                      "num_partitions " + std::to_string(num_partitions) + " (one output tensor each)");
-  const DistTensor aligned = align_to(comm, data, partitions);
+  const DistTensor aligned = align_to(comm, data, partitions, options.route);
   const Tensor& ids = partitions.local();
   const std::int64_t local_rows = ids.num_elements();  // a scalar: 1 on rank 0, 0 elsewhere
 

@@ -35,7 +35,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                  : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero,
                           "shardops::dist::ScatterNd::output");
   });
-  set_last_bytes_sent(0);
+  record_bytes_sent(options, 0);
   // ScatterNd's string output keeps the updates' string type, even when empty.
   if (is_string(dtype) && !tensor) out = out.with_strings(updates.local().strings());
   if (g.empty_output) return DistTensor(out, g.output, out_layout, me);
@@ -43,7 +43,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const bool concat = is_string(dtype) && op == ScatterOp::ScatterNd;
 
   const ExecSpace space;
-  const DistTensor upd = align_to(comm, updates, indices);
+  const DistTensor upd = align_to(comm, updates, indices, options.route);
   const std::int64_t n = indices.local().num_elements() / g.index_depth;                           // local index rows
   const std::int64_t first_row = indices.row_offset() * (indices.row_elements() / g.index_depth);  // global index row
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
@@ -94,7 +94,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner,
                                                              rows_per_dim0, dest, target);
     validate(bad);
-    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest});
+    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest}, options.route);
     const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
     if (concat) {
       // Strings: every update row (own ones included) in global order at its owner,
@@ -103,8 +103,8 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
           plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
       const Tensor routed = Tensor::adopt(DType::String, Shape{plan.num_recv(), g.slice_size},
                                           plan.forward(upd.local().data(), row_bytes));
-      const Tensor received = fetch_strings(comm, routed, upd.local().strings());
-      set_last_bytes_sent(plan.bytes_sent());
+      const Tensor received = fetch_strings(comm, routed, upd.local().strings(), options.route);
+      record_bytes_sent(options, plan.bytes_sent());
       phase.emplace("apply");
       out = concat_strings_by_target(space, plan.num_recv(),
                                      ReceivedRow{reinterpret_cast<const std::int64_t*>(all_target.data())}, received,
@@ -116,7 +116,7 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const ByteView recv_target =
         plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
     const ByteView recv_rows = plan.forward_remote(upd.local().data(), row_bytes);
-    set_last_bytes_sent(plan.bytes_sent());
+    record_bytes_sent(options, plan.bytes_sent());
     phase.emplace("apply");
     // Global order is (source rank, local order): the rows of lower ranks (the first
     // `lo` received), then this rank's own (the rows of `upd` the plan keeps here, in
@@ -150,9 +150,10 @@ DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tens
   if (op == ScatterOp::Update && is_string(tensor.dtype()) && is_string(updates.dtype())) {
     // The updates' handles and the tensor's into one pool per rank; handles move,
     // then each rank fetches the strings it ends with.
-    const std::vector<DistTensor> shared = share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices});
+    const std::vector<DistTensor> shared =
+        share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices}, options.route);
     const DistTensor out = scatter_impl(comm, op, &shared[0], indices, shared[1], tensor.shape().dims(), options);
-    return resolve_strings(comm, out, shared[0].local().strings());
+    return resolve_strings(comm, out, shared[0].local().strings(), options.route);
   }
   return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
 }

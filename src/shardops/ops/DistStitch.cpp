@@ -196,8 +196,9 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const bool in_place = comm.size() == 1 || comm.min(mine_min >= own_first && mine_max < own_end ? 1 : 0) == 1;
   if (in_place) {
     std::vector<Tensor> rows;  // data[m] in indices[m]'s layout
-    for (std::size_t m = 0; m < indices.size(); ++m) rows.push_back(align_to(comm, data[m], indices[m]).local());
-    set_last_bytes_sent(0);
+    for (std::size_t m = 0; m < indices.size(); ++m)
+      rows.push_back(align_to(comm, data[m], indices[m], options.route).local());
+    record_bytes_sent(options, 0);
     phase.emplace("apply");
     std::vector<std::int64_t> keys(indices.size());
     for (std::size_t m = 0; m < indices.size(); ++m) keys[m] = key_base[m] + first_flat[m];
@@ -236,7 +237,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
         });
   }
   auto dest_of = KOKKOS_LAMBDA(const std::int64_t j)->std::int64_t { return dest(j); };
-  const ExchangePlan plan = ExchangePlan::build(comm, total, dest_of);
+  const ExchangePlan plan = ExchangePlan::build(comm, total, dest_of, options.route);
   // Rows that stay on this rank are neither packed nor received: they are assigned
   // straight from `rows` below.
   const ByteView recv_target =
@@ -249,12 +250,12 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {
-    rows.push_back(align_to(comm, data[m], indices[m]).local());
+    rows.push_back(align_to(comm, data[m], indices[m], options.route).local());
     plan.pack_remote(send, local_first[m], rows.back().data(), indices[m].local().num_elements(), row_bytes);
     word = word_selector(word, {rows.back().data()});
   }
   const ByteView recv_rows = plan.exchange_remote(send, row_bytes);
-  set_last_bytes_sent(plan.bytes_sent());
+  record_bytes_sent(options, plan.bytes_sent());
 
   phase.emplace("apply");
   // Sequential: the rows in key order — input by input, each input's rows by source
@@ -336,8 +337,8 @@ DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indic
   // stitched like any 8-byte rows, then each rank fetches the strings it ends with.
   std::vector<const DistTensor*> layout_of;
   for (const DistTensor& t : indices) layout_of.push_back(&t);
-  const std::vector<DistTensor> shared = share_dist_string_pool(comm, data, layout_of);
-  return resolve_strings(comm, stitch_impl(comm, indices, shared, options), shared[0].local().strings());
+  const std::vector<DistTensor> shared = share_dist_string_pool(comm, data, layout_of, options.route);
+  return resolve_strings(comm, stitch_impl(comm, indices, shared, options), shared[0].local().strings(), options.route);
 }
 
 }  // namespace shardops

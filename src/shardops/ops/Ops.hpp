@@ -13,6 +13,7 @@
 #include "shardops/core/Tensor.hpp"
 #include "shardops/kernels/Schedule.hpp"
 #include "shardops/ops/Validation.hpp"
+#include "shardops/route/GpuAwareMpi.hpp"
 
 namespace shardops {
 
@@ -24,6 +25,13 @@ enum class GatherParams {
   Replicate,  ///< every rank receives all of params (one exchange) and gathers locally
 };
 
+/// What an op reports about its run, for the caller's report.
+struct OpStats {
+  /// Bytes this rank sent to other ranks in the op's main exchange (0 on one rank, or
+  /// when every row stayed where it was).
+  std::int64_t bytes_sent = 0;
+};
+
 /// Options common to all ops.
 struct OpOptions {
   BadIndices bad_indices = BadIndices::Error;
@@ -32,6 +40,11 @@ struct OpOptions {
   /// Subnormal floats in the arithmetic ops (ScatterNd, TensorScatterAdd/Sub/Min/Max):
   /// flushed to zero as TF's CPU kernels do, or kept (core/TfFloat.hpp).
   Denormals denormals = Denormals::Flush;
+  /// How the distributed ops move rows between ranks (a default one reads the
+  /// environment once, when the options are made: route/GpuAwareMpi.hpp).
+  RouteOptions route;
+  /// Where the op writes what it reports (null: nowhere). The op overwrites it.
+  OpStats* stats = nullptr;
 };
 
 /// outputs[p] = rows data[j] with partitions[j] == p, in order of j.

@@ -60,14 +60,14 @@ DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full, con
   return DistTensor(block, full.shape(), layout, r);
 }
 
-DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target) const {
+DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target, const RouteOptions& route) const {
   if (target == layout_) return *this;
   if (target.total() != layout_.total()) throw InternalError("DistTensor::redistribute to a layout with another total");
   const OwnerOf owner = target.device_owner();
   const std::int64_t base = row_offset();
   auto dest_of = KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t { return owner(base + i); };
   const std::int64_t n = layout_.count(rank_);
-  const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+  const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of, route);
   const std::size_t rb = row_bytes();
   const ByteView recv = plan.forward(local_.data(), rb);
   const int r = comm.rank();
@@ -78,16 +78,16 @@ DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target) c
                       Kokkos::subview(recv, std::make_pair(std::size_t(0), local.nbytes())));
   }
   // Strings: the handles moved; now the bytes of the strings that arrived.
-  if (is_string(dtype())) local = fetch_strings(comm, local, local_.strings());
+  if (is_string(dtype())) local = fetch_strings(comm, local, local_.strings(), route);
   return DistTensor(local, shape_, target, r);
 }
 
-DistTensor DistTensor::rebalance(const Comm& comm) const {
+DistTensor DistTensor::rebalance(const Comm& comm, const RouteOptions& route) const {
   if (is_scalar()) return *this;
-  return redistribute(comm, RowLayout::balanced(layout_.total(), comm.size()));
+  return redistribute(comm, RowLayout::balanced(layout_.total(), comm.size()), route);
 }
 
-Tensor DistTensor::allgather(const Comm& comm) const {
+Tensor DistTensor::allgather(const Comm& comm, const RouteOptions& route) const {
   if (is_string(dtype())) return allgather_strings(comm, *this);
   // This rank's block is copied into place, the others arrive there.
   Tensor all(dtype(), shape_, Init::Uninitialized, "shardops::DistTensor::allgather");
@@ -97,8 +97,18 @@ Tensor DistTensor::allgather(const Comm& comm) const {
   const ByteView mine(local_.data(), local_.nbytes());
   const std::size_t mine_at = static_cast<std::size_t>(layout_.offset(rank_)) * rb;
   Kokkos::deep_copy(Kokkos::subview(whole, std::make_pair(mine_at, mine_at + mine.extent(0))), mine);
-  replicate_blocks(comm, layout_, mine, whole, rb, OwnBlock::InPlace);
+  replicate_blocks(comm, layout_, mine, whole, rb, OwnBlock::InPlace, route);
   return all;
+}
+
+DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index, const RouteOptions& route) {
+  if (index.is_scalar()) {
+    if (data.is_scalar()) return data;
+    return data.redistribute(comm, RowLayout::on_rank(data.layout().total(), comm.size(), 0), route);
+  }
+  if (data.is_scalar() || data.layout() == index.layout()) return data;
+  if (data.layout().total() != index.layout().total()) return data;  // the op's shape check reports it
+  return data.redistribute(comm, index.layout(), route);
 }
 
 }  // namespace shardops

@@ -6,6 +6,7 @@
 
 #include "shardops/core/Tensor.hpp"
 #include "shardops/route/Comm.hpp"
+#include "shardops/route/GpuAwareMpi.hpp"
 #include "shardops/route/RowLayout.hpp"
 
 namespace shardops {
@@ -41,12 +42,12 @@ class DistTensor {
   std::int64_t row_elements() const { return is_scalar() ? 1 : shape_.product_from(1); }
   std::size_t row_bytes() const { return static_cast<std::size_t>(row_elements()) * dtype_size(dtype()); }
 
-  /// Collective: the same rows under another layout (same total).
-  DistTensor redistribute(const Comm& comm, const RowLayout& target) const;
+  /// Collective: the same rows under another layout (same total), moved as \p route says.
+  DistTensor redistribute(const Comm& comm, const RowLayout& target, const RouteOptions& route = RouteOptions()) const;
   /// Collective: balanced blocks.
-  DistTensor rebalance(const Comm& comm) const;
+  DistTensor rebalance(const Comm& comm, const RouteOptions& route = RouteOptions()) const;
   /// Collective: the whole tensor on every rank.
-  Tensor allgather(const Comm& comm) const;
+  Tensor allgather(const Comm& comm, const RouteOptions& route = RouteOptions()) const;
 
  private:
   Tensor local_;
@@ -54,5 +55,12 @@ class DistTensor {
   RowLayout layout_;
   int rank_ = 0;
 };
+
+/// \brief Collective: \p data moved to \p index's layout (a scalar index: all of data on
+/// rank 0), as paired inputs (data with partitions, updates with indices) need. Returns
+/// \p data itself when the layouts already agree, or when the totals differ (the op's
+/// shape check reports that).
+DistTensor align_to(const Comm& comm, const DistTensor& data, const DistTensor& index,
+                    const RouteOptions& route = RouteOptions());
 
 }  // namespace shardops

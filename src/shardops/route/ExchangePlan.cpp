@@ -15,8 +15,6 @@ namespace shardops {
 
 namespace {
 
-std::int64_t g_max_rows_per_round = INT_MAX;
-
 // forward()'s stage: the rows for other ranks are packed and sent this many bytes at a
 // time, so a route holds its receive buffer and a stage, not a whole send buffer too.
 constexpr std::int64_t kStreamStageBytes = std::int64_t(8) << 20;
@@ -75,10 +73,10 @@ using Counts = std::vector<std::int64_t>;
 // deep_copy, never read by the host). Collective: every rank runs the same rounds.
 template <class Bytes>
 void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Counts& scounts, const Counts& soffs,
-               const Counts& rcounts, const Counts& roffs, std::size_t row_bytes) {
+               const Counts& rcounts, const Counts& roffs, std::size_t row_bytes, std::int64_t rows_per_round) {
   const RowType type(row_bytes);
   const int n = comm.size(), self = comm.rank();
-  const std::int64_t cap = std::max<std::int64_t>(1, g_max_rows_per_round / n);
+  const std::int64_t cap = std::max<std::int64_t>(1, rows_per_round / n);
   // Rounds this rank needs; every rank runs the largest number.
   std::int64_t my_rounds = 1;
   for (int r = 0; r < n; ++r) {
@@ -145,11 +143,13 @@ void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Cou
 // a host View's mirror is the View itself.) Returns the bytes staged through host
 // buffers (sent plus received).
 std::int64_t move_rows(const Comm& comm, const ByteView& send, const ByteView& recv, const Counts& scounts,
-                       const Counts& soffs, const Counts& rcounts, const Counts& roffs, std::size_t row_bytes) {
+                       const Counts& soffs, const Counts& rcounts, const Counts& roffs, std::size_t row_bytes,
+                       const RouteOptions& route) {
   if (row_bytes == 0) return 0;
-  if (mpi_takes_memspace_pointers()) {
+  const std::int64_t rows_per_round = route.rows_per_round();
+  if (route.mpi_takes_memspace_pointers()) {
     const MpiTime mpi_time;
-    alltoallv(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes);
+    alltoallv(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes, rows_per_round);
     return 0;
   }
   const std::size_t me = static_cast<std::size_t>(comm.rank());
@@ -165,7 +165,7 @@ std::int64_t move_rows(const Comm& comm, const ByteView& send, const ByteView& r
   }
   {
     const MpiTime mpi_time;
-    alltoallv(comm, send_host, recv_host, scounts, soffs, rcounts, roffs, row_bytes);
+    alltoallv(comm, send_host, recv_host, scounts, soffs, rcounts, roffs, row_bytes, rows_per_round);
   }
   for (std::size_t r = 0; r < rcounts.size(); ++r) {
     if (r != me) copy_rows(recv, roffs[r], recv_host, roffs[r], rcounts[r], row_bytes);
@@ -221,11 +221,6 @@ void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemS
 
 }  // namespace
 
-void ExchangePlan::set_max_rows_per_round(std::int64_t rows) {
-  g_max_rows_per_round = std::max<std::int64_t>(1, std::min<std::int64_t>(rows, INT_MAX));
-}
-std::int64_t ExchangePlan::max_rows_per_round() { return g_max_rows_per_round; }
-
 void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
   comm_ = comm;
   const std::size_t n = static_cast<std::size_t>(nranks_);
@@ -271,7 +266,7 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
   *bytes_sent_ += sent_bytes;
   if (row_bytes == 0) return recv;
 
-  *bytes_staged_ += move_rows(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes);
+  *bytes_staged_ += move_rows(comm, send, recv, scounts, soffs, rcounts, roffs, row_bytes, route_options_);
   return recv;
 }
 
@@ -404,7 +399,7 @@ std::optional<ByteView> ExchangePlan::stream_rows(
   const std::int64_t cap = std::max<std::int64_t>(
       1,
       std::min<std::int64_t>(kStreamStageBytes / static_cast<std::int64_t>(std::max<std::size_t>(row_bytes, 1)) / peers,
-                             g_max_rows_per_round / nranks_));
+                             route_options_.rows_per_round() / nranks_));
   std::int64_t my_rounds = 0, to_send = 0;
   for (std::size_t r = 0; r < n; ++r) {
     if (r == me) continue;
@@ -413,7 +408,7 @@ std::optional<ByteView> ExchangePlan::stream_rows(
   }
   // Streamed when MPI reads MemSpace and receive positions fit an int, on every rank:
   // the collectives must match.
-  const bool can_stream = row_bytes > 0 && mpi_takes_memspace_pointers() && total_recv <= INT_MAX;
+  const bool can_stream = row_bytes > 0 && route_options_.mpi_takes_memspace_pointers() && total_recv <= INT_MAX;
   constexpr std::int64_t kCannot = std::int64_t(1) << 62;
   const std::int64_t rounds = comm.max(can_stream ? my_rounds : kCannot);
   if (rounds >= kCannot) return std::nullopt;
@@ -485,7 +480,7 @@ ByteView ExchangePlan::exchange_reverse_bytes(const ByteView& reply, const std::
 }
 
 std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const ByteView& block, const ByteView& all,
-                              std::size_t row_bytes, OwnBlock own) {
+                              std::size_t row_bytes, OwnBlock own, const RouteOptions& route) {
   const std::size_t n = static_cast<std::size_t>(comm.size());
   const int me = comm.rank();
   const std::int64_t left_out = own == OwnBlock::LeftOut ? layout.count(me) : 0;
@@ -503,7 +498,7 @@ std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const B
       static_cast<std::size_t>(roffs[n]) * row_bytes > all.extent(0))
     throw InternalError("replicate_blocks: buffers smaller than the layout");
   ExecSpace().fence();  // kernels that filled `block` must be done before MPI reads it
-  move_rows(comm, block, all, scounts, soffs, rcounts, roffs, row_bytes);
+  move_rows(comm, block, all, scounts, soffs, rcounts, roffs, row_bytes, route);
   return layout.count(me) * static_cast<std::int64_t>(row_bytes) * (comm.size() - 1);
 }
 

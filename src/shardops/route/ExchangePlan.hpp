@@ -28,6 +28,7 @@
 #include "shardops/core/Tensor.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 #include "shardops/route/Comm.hpp"
+#include "shardops/route/GpuAwareMpi.hpp"
 #include "shardops/route/RowLayout.hpp"
 
 namespace shardops {
@@ -40,11 +41,14 @@ class ExchangePlan {
   ExchangePlan() = default;
 
   /// \brief Collective. \p dest_of(i) is the destination rank of local row i in
-  /// [0, n), or -1 for a row that is not sent.
+  /// [0, n), or -1 for a row that is not sent. Every exchange of the plan moves its
+  /// buffers as \p route says.
   template <class DestOf>
-  static ExchangePlan build(const Comm& comm, std::int64_t n, const DestOf& dest_of) {
+  static ExchangePlan build(const Comm& comm, std::int64_t n, const DestOf& dest_of,
+                            const RouteOptions& route = RouteOptions()) {
     const ExecSpace space;
     ExchangePlan plan;
+    plan.route_options_ = route;
     plan.nranks_ = comm.size();
     plan.self_ = comm.rank();
     plan.num_rows_ = n;
@@ -162,10 +166,8 @@ class ExchangePlan {
   /// the exchanges staged (see GpuAwareMpi.hpp).
   std::int64_t bytes_staged() const noexcept { return *bytes_staged_; }
 
-  /// Largest rows in one message (per peer) and in one Alltoallv (in all); lower
-  /// it to test the split of a large exchange. Default: what fits in an int.
-  static void set_max_rows_per_round(std::int64_t rows);
-  static std::int64_t max_rows_per_round();
+  /// The settings the plan was built with.
+  const RouteOptions& options() const noexcept { return route_options_; }
 
  private:
   void finish(const Comm& comm, const std::int64_t* bucket_begin);
@@ -192,6 +194,7 @@ class ExchangePlan {
   void unpack_rows(const ByteView& packed, unsigned char* out, std::size_t row_bytes, bool skip_self) const;
 
   std::optional<Comm> comm_;
+  RouteOptions route_options_;
   int nranks_ = 1, self_ = 0;
   std::int64_t num_rows_ = 0;
   Kokkos::View<std::int64_t*, MemSpace> slot_;
@@ -214,9 +217,9 @@ enum class OwnBlock {
 /// offset in \p layout (less this rank's count after it, with OwnBlock::LeftOut); \p
 /// block holds this rank's layout.count(rank) rows. Moved like a plan's payload: one
 /// MPI_Alltoallv (every peer is sent the same rows), split in rounds when counts would
-/// overflow, staged through host buffers when MPI cannot read MemSpace. Returns the
-/// bytes this rank sent.
+/// overflow, staged through host buffers when MPI cannot read MemSpace (as \p route
+/// says). Returns the bytes this rank sent.
 std::int64_t replicate_blocks(const Comm& comm, const RowLayout& layout, const ByteView& block, const ByteView& all,
-                              std::size_t row_bytes, OwnBlock own);
+                              std::size_t row_bytes, OwnBlock own, const RouteOptions& route = RouteOptions());
 
 }  // namespace shardops

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -38,10 +39,14 @@ bool mpi_staging_forced() {
                         "': use host (always stage MPI buffers through host memory) or auto");
 }
 
-bool mpi_takes_memspace_pointers() {
-  if (mpi_staging_forced()) return false;
+bool RouteOptions::mpi_takes_memspace_pointers() const {
+  if (stage_through_host) return false;
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return true;
-  return gpu_aware_mpi_enabled();
+  return gpu_aware_mpi;
+}
+
+std::int64_t RouteOptions::rows_per_round() const {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(max_rows_per_round, INT_MAX));
 }
 
 }  // namespace shardops

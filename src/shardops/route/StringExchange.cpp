@@ -5,7 +5,6 @@
 
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/kernels/StringKernels.hpp"
-#include "shardops/ops/DistOps.hpp"
 #include "shardops/route/ExchangePlan.hpp"
 
 namespace shardops {
@@ -52,7 +51,7 @@ std::string allgatherv_bytes(const Comm& comm, const std::string& mine) {
 
 }  // namespace
 
-Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& own) {
+Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& own, const RouteOptions& route) {
   const ExecSpace space;
   const int me = comm.rank(), nranks = comm.size();
   const std::int64_t n = handles.num_elements();
@@ -77,7 +76,7 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
     const StringHandle x = h(i);
     return x == 0 || string_handle_home(x) == me ? -1 : string_handle_home(x);
   };
-  const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of);
+  const ExchangePlan plan = ExchangePlan::build(comm, n, dest_of, route);
   const Int64View entry = uninitialized("shardops::strings::fetch::entry", n);
   Kokkos::parallel_for(
       "shardops::strings::fetch::entry", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
@@ -159,16 +158,17 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
   return out.with_strings(pool);
 }
 
-DistTensor resolve_strings(const Comm& comm, const DistTensor& t, const StringPool& own) {
-  return DistTensor(fetch_strings(comm, t.local(), own), t.shape(), t.layout(), comm.rank());
+DistTensor resolve_strings(const Comm& comm, const DistTensor& t, const StringPool& own, const RouteOptions& route) {
+  return DistTensor(fetch_strings(comm, t.local(), own, route), t.shape(), t.layout(), comm.rank());
 }
 
 std::vector<DistTensor> share_dist_string_pool(const Comm& comm, const std::vector<DistTensor>& inputs,
-                                               const std::vector<const DistTensor*>& layout_of) {
+                                               const std::vector<const DistTensor*>& layout_of,
+                                               const RouteOptions& route) {
   std::vector<DistTensor> aligned;
   std::vector<Tensor> locals;
   for (std::size_t m = 0; m < inputs.size(); ++m) {
-    aligned.push_back(layout_of[m] ? align_to(comm, inputs[m], *layout_of[m]) : inputs[m]);
+    aligned.push_back(layout_of[m] ? align_to(comm, inputs[m], *layout_of[m], route) : inputs[m]);
     locals.push_back(aligned.back().local());
   }
   const std::vector<Tensor> shared = share_string_pool(locals);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/StringTensor.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/Filters.hpp"
@@ -12,7 +13,6 @@
 #include "shardops/hdf5/PathLookup.hpp"
 #include "shardops/hdf5/RowTransfer.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
-#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops::io {
 

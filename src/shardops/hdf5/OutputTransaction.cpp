@@ -13,6 +13,7 @@
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/core/StringTensor.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
@@ -23,7 +24,6 @@
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/hdf5/StorageLayout.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
-#include "shardops/kernels/StringKernels.hpp"
 
 namespace shardops::io {
 

@@ -13,99 +13,10 @@ using Bytes = Kokkos::View<char*, MemSpace>;
 
 FlatView<const StringHandle> handles_of(const Tensor& t) { return t.flat<const StringHandle>(); }
 
-// Handles e -> entry e of a pool homed at `home`, for a tensor of `shape`.
-Tensor sequential_handles(const Shape& shape, int home, const char* label) {
-  Tensor out(DType::String, shape, Init::Uninitialized, label);
-  const auto h = out.flat<StringHandle>();
-  Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, out.num_elements()),
-      KOKKOS_LAMBDA(const std::int64_t e) { h(e) = make_string_handle(home, e); });
-  return out;
-}
-
-// Every handle of t names an entry of t's own pool (or is 0).
-void check_own_handles(const Tensor& t, const char* what) {
-  const auto h = handles_of(t);
-  const int home = t.strings().home;
-  const std::int64_t entries = t.strings().entries();
-  std::int64_t foreign = 0;
-  Kokkos::parallel_reduce(
-      "shardops::strings::check_handles", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, t.num_elements()),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& bad) {
-        const StringHandle x = h(i);
-        if (x != 0 && (string_handle_home(x) != home || string_handle_entry(x) >= entries)) ++bad;
-      },
-      foreign);
-  if (foreign > 0) {
-    throw InternalError(std::string(what) + ": " + std::to_string(foreign) +
-                        " string handles name strings held by another rank");
-  }
-}
-
 }  // namespace
 
-StringTensorBuilder::StringTensorBuilder(std::size_t expected_strings) { offsets_.reserve(expected_strings + 1); }
-
-void StringTensorBuilder::append(const char* data, std::size_t length) {
-  bytes_.append(data, length);
-  offsets_.push_back(static_cast<std::int64_t>(bytes_.size()));
-}
-
-Tensor StringTensorBuilder::finish(const Shape& shape, int home, StringFormat format) {
-  if (static_cast<std::int64_t>(size()) != shape.num_elements()) {
-    throw InvalidArgument("string tensor of shape " + shape.str() + " from " + std::to_string(size()) + " strings");
-  }
-  StringPool pool;
-  pool.home = home;
-  pool.format = format;
-  pool.offsets = allocate_uninitialized<Offsets>("shardops::strings::offsets", offsets_.size());
-  Kokkos::deep_copy(pool.offsets, Kokkos::View<const std::int64_t*, Kokkos::HostSpace, UnmanagedTraits>(
-                                      offsets_.data(), offsets_.size()));
-  check_allocation(bytes_.size(), "string pool");
-  pool.bytes = allocate_uninitialized<Bytes>("shardops::strings::bytes", bytes_.size());
-  Kokkos::deep_copy(pool.bytes,
-                    Kokkos::View<const char*, Kokkos::HostSpace, UnmanagedTraits>(bytes_.data(), bytes_.size()));
-  std::vector<std::int64_t>{0}.swap(offsets_);
-  std::string().swap(bytes_);
-  return sequential_handles(shape, home, "shardops::strings::make").with_strings(pool);
-}
-
-Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home, StringFormat format) {
-  if (static_cast<std::int64_t>(values.size()) != shape.num_elements()) {
-    throw InvalidArgument("make_string_tensor: " + std::to_string(values.size()) + " strings for shape " + shape.str());
-  }
-  StringTensorBuilder builder(values.size());
-  for (const std::string& v : values) builder.append(v.data(), v.size());
-  return builder.finish(shape, home, format);
-}
-
-std::vector<std::string> string_values(const Tensor& t) {
-  if (t.dtype() != DType::String) throw InternalError("string_values on a " + std::string(dtype_name(t.dtype())));
-  check_own_handles(t, "string_values");
-  const std::vector<StringHandle> h = t.to_vector<StringHandle>();
-  auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.strings().offsets);
-  auto bytes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.strings().bytes);
-  std::vector<std::string> out(h.size());
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    if (h[i] == 0) continue;
-    const std::int64_t e = string_handle_entry(h[i]);
-    out[i].assign(bytes.data() + offsets(e), static_cast<std::size_t>(offsets(e + 1) - offsets(e)));
-  }
-  return out;
-}
-
-std::int64_t string_payload_bytes(const Tensor& t) {
-  const auto h = handles_of(t);
-  const Kokkos::View<const std::int64_t*, MemSpace> offsets = t.strings().offsets;
-  std::int64_t total = 0;
-  Kokkos::parallel_reduce(
-      "shardops::strings::payload", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, t.num_elements()),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum) { sum += kernels::entry_length(offsets, h(i)); }, total);
-  return total;
-}
-
 Tensor compact_strings(const Tensor& t, int home) {
-  check_own_handles(t, "compact_strings");
+  check_own_string_handles(t, "compact_strings");
   const std::int64_t n = t.num_elements();
   const auto h = handles_of(t);
   const Kokkos::View<const std::int64_t*, MemSpace> src_off = t.strings().offsets;
@@ -127,7 +38,7 @@ Tensor compact_strings(const Tensor& t, int home) {
         for (std::int64_t k = 0; k < len; ++k) bytes(to + k) = src_bytes(from + k);
       });
   StringPool pool{offsets, bytes, home, t.strings().format};
-  return sequential_handles(t.shape(), home, "shardops::strings::compact").with_strings(pool);
+  return sequential_string_handles(t.shape(), home, "shardops::strings::compact").with_strings(pool);
 }
 
 std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs) {
@@ -188,7 +99,7 @@ std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs) {
   out.reserve(inputs.size());
   for (std::size_t m = 0; m < inputs.size(); ++m) {
     const Tensor& in = inputs[m];
-    check_own_handles(in, "share_string_pool");
+    check_own_string_handles(in, "share_string_pool");
     Tensor t(DType::String, in.shape(), Init::Uninitialized, "shardops::strings::rebased");
     const auto src = handles_of(in);
     const auto dst = t.flat<StringHandle>();
@@ -208,7 +119,7 @@ std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs) {
 Tensor concat_grouped_strings(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& order,
                               const Kokkos::View<std::int64_t*, MemSpace>& begin, const Tensor& updates,
                               const Shape& out_shape, std::int64_t out_rows, std::int64_t slice, int home) {
-  check_own_handles(updates, "concat_strings");
+  check_own_string_handles(updates, "concat_strings");
   const std::int64_t elems = out_rows * slice;
   const auto upd = handles_of(updates);
   const Kokkos::View<const std::int64_t*, MemSpace> src_off = updates.strings().offsets;
@@ -242,7 +153,7 @@ Tensor concat_grouped_strings(const ExecSpace& space, const Kokkos::View<std::in
       });
   space.fence();
   StringPool pool{offsets, bytes, home, updates.strings().format};
-  return sequential_handles(out_shape, home, "shardops::strings::concat").with_strings(pool);
+  return sequential_string_handles(out_shape, home, "shardops::strings::concat").with_strings(pool);
 }
 
 }  // namespace shardops

@@ -11,33 +11,11 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/core/StringTensor.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 
 namespace shardops {
-
-/// Host: a string tensor holding \p values (row-major), its pool homed at \p home.
-Tensor make_string_tensor(Shape shape, const std::vector<std::string>& values, int home = 0, StringFormat format = {});
-
-/// \brief Host: a string tensor built from strings appended one at a time, costing 8
-/// bytes of offset per string plus the bytes themselves (readers of large string
-/// datasets use it instead of a std::string per element).
-class StringTensorBuilder {
- public:
-  explicit StringTensorBuilder(std::size_t expected_strings = 0);
-  void append(const char* data, std::size_t length);
-  std::size_t size() const noexcept { return offsets_.size() - 1; }
-  /// The tensor of \p shape (as many elements as strings appended); the builder is emptied.
-  Tensor finish(const Shape& shape, int home = 0, StringFormat format = {});
-
- private:
-  std::vector<std::int64_t> offsets_{0};
-  std::string bytes_;
-};
-
-/// Host: the strings of \p t, row-major. \throws InternalError if a handle names
-/// another rank's pool (resolve those first: route/StringExchange.hpp).
-std::vector<std::string> string_values(const Tensor& t);
 
 /// \p t with a new pool holding exactly its strings, one entry per element in
 /// element order, homed at \p home (handles must name t's own pool).
@@ -47,9 +25,6 @@ Tensor compact_strings(const Tensor& t, int home);
 /// pool: the inputs' pools back to back. Ops that mix elements of several inputs
 /// (stitch, tensor-scatter-update) run on these. Inputs sharing a pool keep it.
 std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs);
-
-/// Bytes of all strings \p t's elements name (its payload), counted once per element.
-std::int64_t string_payload_bytes(const Tensor& t);
 
 namespace kernels {
 

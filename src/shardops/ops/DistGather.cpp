@@ -28,7 +28,7 @@ void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<
                      const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t self_first,
                      std::int64_t self_count, int self, const W* src, const W* answered, W* out, std::int64_t words) {
   kernels::for_each_row_streaming(
-      space, "shardops::dist::GatherNd::assemble", n, KOKKOS_LAMBDA(const std::int64_t i) {
+      space, "shardops::GatherNd::assemble", n, KOKKOS_LAMBDA(const std::int64_t i) {
         // Own and answered rows interleave at random: pick the source row by a select,
         // not a branch the CPU would mispredict half the time.
         // Random rows of src: keep cache misses in flight. One expression, no named
@@ -66,11 +66,23 @@ bool replicate_params(GatherParams choice, const GatherGeometry& g, int nranks) 
   return g.slice_size > 0 && g.params_rows * nranks <= g.num_slices;
 }
 
+/// \p out holds \p copies copies of \p block, back to back (GatherNd with index depth
+/// 0: every index row selects all of params).
+void repeat_block(const Tensor& block, const Tensor& out, std::int64_t copies) {
+  const std::int64_t bytes = static_cast<std::int64_t>(block.nbytes());
+  const unsigned char* src = block.data();
+  unsigned char* dst = out.data();
+  Kokkos::parallel_for(
+      "shardops::GatherNd::repeat", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, bytes * copies),
+      KOKKOS_LAMBDA(const std::int64_t b) { dst[b] = src[b % bytes]; });
+  ExecSpace().fence();
+}
+
 }  // namespace
 
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
                      const OpOptions& options) {
-  kx::ScopedRegion region("shardops::dist::GatherNd");
+  kx::ScopedRegion region("shardops::GatherNd");
   record_bytes_sent(options, 0);
   check_tf_kernel("GatherNd", params.dtype(), indices_in.dtype(), options.bad_indices);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
@@ -94,24 +106,29 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                                     : g.output.with_dim0(out_layout.count(me));
   // Index depth 0 copies params into it; otherwise every row is written (a gathered
   // row, or zeros for an ignored bad index), so it need not be zeroed first.
-  tensor_bytes(g.output, params.dtype(), "shardops::dist::GatherNd::output");  // the same text at any rank count
+  tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
-                 "shardops::dist::GatherNd::output");
+                 "shardops::GatherNd::output");
   });
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
 
   if (g.index_depth == 0) {
     // Every index row selects all of params: replicate params, gather locally.
     const Tensor full = params.allgather(comm, options.route);
-    if (n > 0 && row_bytes > 0) {
-      const Tensor local = gather_nd(full, indices.local().reshaped(indices.local().shape()), options);
-      out.copy_from(local.reshaped(out.shape()));
-    }
+    if (n > 0 && row_bytes > 0) repeat_block(full, out, n);
     // Strings: the handles name the replicated pool (homed here); keep just their strings.
     if (is_string(params.dtype())) out = compact_strings(out.with_strings(full.strings()), me);
     return DistTensor(out, g.output, out_layout, me);
+  }
+
+  // No index rows anywhere: nothing to gather or check (the index depth may even be
+  // more than the bounds kernels take).
+  if (g.num_slices == 0) {
+    const DistTensor empty(out, g.output, out_layout, me);
+    // Strings: an empty pool of params' string type.
+    return is_string(params.dtype()) ? resolve_strings(comm, empty, params.local().strings(), options.route) : empty;
   }
 
   const ExecSpace space;
@@ -126,13 +143,13 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const auto validate = [&](std::int64_t bad_here) {
       if (options.bad_indices != BadIndices::Error) return;
       agree_last_bad_index_row(
-          comm, space, n, linear, first_row, indices.local(), "shardops::dist::GatherNd::validate",
+          comm, space, n, linear, first_row, indices.local(), "shardops::GatherNd::validate",
           [&](std::int64_t row, const std::vector<std::int64_t>& values) { return gather_index_error(g, row, values); },
           bad_here);
     };
     if (comm.size() == 1 || replicate) {
       // Every params row is here (one rank) or is brought here (replicate): gather
-      // straight into the output, as the one-rank op does (nothing to route; a bad
+      // straight into the output (nothing to route; a bad
       // index gives a zero row, counted by the gather). The other ranks' rows arrive in
       // a buffer of their own; this rank's block is read where it lies.
       std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
@@ -149,7 +166,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
           record_bytes_sent(options, static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
         } else {
           others = allocate_uninitialized<ByteView>(
-              "shardops::dist::GatherNd::replicated",
+              "shardops::GatherNd::replicated",
               static_cast<std::size_t>(params.layout().total() - params.layout().count(me)) * params.row_bytes());
           record_bytes_sent(
               options, replicate_blocks(comm, params.layout(), ByteView(params.local().data(), params.local().nbytes()),
@@ -180,11 +197,11 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     // Ask the owner of each index's first coordinate for the row, by its local number.
     const OwnerOf owner = params.layout().device_owner();
     // Every entry is written by the route kernel: no need to zero them first.
-    const auto request = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
-        "shardops::dist::GatherNd::request", static_cast<std::size_t>(n));
-    const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::GatherNd::dest",
-                                                                           static_cast<std::size_t>(n));
-    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::GatherNd::route", n, linear, owner,
+    const auto request = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::GatherNd::request",
+                                                                                       static_cast<std::size_t>(n));
+    const auto dest =
+        allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::GatherNd::dest", static_cast<std::size_t>(n));
+    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::GatherNd::route", n, linear, owner,
                                                              rows_per_dim0, dest, request);
     validate(bad);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest}, options.route);

@@ -2,11 +2,12 @@
 /// \file
 /// \brief The ops on row-sharded tensors. Every function is collective over \p comm.
 ///
-/// Results are byte-identical for any number of ranks and equal to the one-rank ops
-/// (ops/Ops.hpp), hence to TensorFlow's CPU result. Validation is collective:
+/// Results are byte-identical for any number of ranks, hence equal to TensorFlow's
+/// CPU result (the one-rank ops of ops/Ops.hpp are these over Comm::self()).
+/// Validation is collective:
 /// shape checks use global shapes (every rank reaches the same verdict), index
 /// checks are agreed with one allreduce, and every rank raises the message a
-/// one-rank run would raise. Output layouts (SPEC section 2): DynamicPartition
+/// one-rank run would raise. Output layouts: DynamicPartition
 /// outputs stay where their rows were; DynamicStitch and ScatterNd are balanced;
 /// TensorScatter* keep the layout of \p tensor; GatherNd the layout of \p indices.
 /// Paired inputs (data with partitions, data[m] with indices[m], updates with

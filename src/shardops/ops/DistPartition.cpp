@@ -1,5 +1,6 @@
 #include <optional>
 
+#include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/Partition.hpp"
 #include "shardops/ops/DistCommon.hpp"
@@ -7,9 +8,39 @@
 
 namespace shardops {
 
+namespace {
+
+/// This rank's rows of \p data grouped by their partition in \p partitions (already
+/// validated), each group in row order: one output tensor per partition, slices of
+/// one buffer.
+std::vector<Tensor> partition_here(const Tensor& data, const Tensor& partitions, const PartitionGeometry& g) {
+  const ExecSpace space;
+  const auto ids = partitions.flat<const std::int32_t>();
+  const auto layout = kernels::partition_layout(space, ids, g.num_partitions);
+  Tensor grouped(data.dtype(), g.slice_shape.prepend(layout.total), Init::Uninitialized,
+                 "shardops::DynamicPartition::outputs");
+  if (is_string(data.dtype())) grouped = grouped.with_strings(data.strings());  // handles move, bytes stay
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * data.itemsize();
+  const std::int64_t rows = partitions.num_elements();
+  dispatch_word(word_selector(row_bytes, {data.data(), grouped.data()}), [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    kernels::partition_rows<ExecSpace, W>(space, layout, ids, g.num_partitions, data.matrix<const W>(rows, words),
+                                          grouped.matrix<W>(layout.total, words));
+  });
+  space.fence();
+  auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
+  std::vector<Tensor> outputs;
+  outputs.reserve(static_cast<std::size_t>(g.num_partitions));
+  for (int p = 0; p < g.num_partitions; ++p) outputs.push_back(grouped.slice_rows(begin(p), begin(p + 1)));
+  return outputs;
+}
+
+}  // namespace
+
 std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                           std::int64_t num_partitions, const OpOptions& options) {
-  kx::ScopedRegion region("shardops::dist::DynamicPartition");
+  kx::ScopedRegion region("shardops::DynamicPartition");
   record_bytes_sent(options, 0);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
@@ -40,9 +71,7 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
   std::vector<Tensor> local;
   run_agreed(comm, [&] {  // the outputs' memory may fit on one rank and not on another
     if (local_rows > 0) {
-      OpOptions local_options = options;
-      local_options.bad_indices = BadIndices::Ignore;  // already agreed on
-      local = dynamic_partition(aligned.local(), ids, num_partitions, local_options);
+      local = partition_here(aligned.local(), ids, g);
     } else {
       for (int p = 0; p < g.num_partitions; ++p) {
         local.emplace_back(data.dtype(), g.slice_shape.prepend(0));

@@ -5,10 +5,10 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
-#include "shardops/kernels/ScatterApply.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistCommon.hpp"
 #include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/detail/ScatterApply.hpp"
 #include "shardops/route/ExchangePlan.hpp"
 #include "shardops/route/StringExchange.hpp"
 
@@ -19,7 +19,7 @@ namespace {
 DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
                         const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
   const char* name = scatter_op_name(op);
-  kx::ScopedRegion region(std::string("shardops::dist::") + name);
+  kx::ScopedRegion region(std::string("shardops::") + name);
   const DType dtype = tensor ? tensor->dtype() : updates.dtype();
   expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype(), options.bad_indices);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
@@ -28,12 +28,11 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
   const Tensor* base = tensor ? &tensor->local() : nullptr;
-  if (!tensor) tensor_bytes(g.output, dtype, "shardops::dist::ScatterNd::output");  // the same text at any rank count
+  if (!tensor) tensor_bytes(g.output, dtype, "shardops::ScatterNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = tensor ? base->uninitialized_like("shardops::dist::TensorScatter::output")
-                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero,
-                          "shardops::dist::ScatterNd::output");
+    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
+                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::ScatterNd::output");
   });
   record_bytes_sent(options, 0);
   // ScatterNd's string output keeps the updates' string type, even when empty.
@@ -57,15 +56,15 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const auto validate = [&](std::int64_t bad_here) {
       if (options.bad_indices != BadIndices::Error) return;
       agree_last_bad_index_row(
-          comm, space, n, linear, first_row, indices.local(), "shardops::dist::scatter::validate",
+          comm, space, n, linear, first_row, indices.local(), "shardops::scatter::validate",
           [&](std::int64_t row, const std::vector<std::int64_t>& values) {
             return scatter_index_error(g, row, values);
           },
           bad_here);
     };
     if (comm.size() == 1) {
-      // One rank owns every row: apply in index order straight from the inputs, as
-      // the one-rank op does (nothing to route). The apply counts the rows it skips,
+      // One rank owns every row: apply in index order straight from the inputs
+      // (nothing to route). The apply counts the rows it skips,
       // the bad ones, on the way, and the error policy acts after it (the output is
       // this call's own until it returns); strings validate first.
       if (concat) {
@@ -87,11 +86,11 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     // Route each update to the owner of its first coordinate, with its row there.
     const OwnerOf owner = out_layout.device_owner();
     // Every entry is written by the route kernel: no need to zero them first.
-    const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::scatter::target",
+    const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::scatter::target",
                                                                                       static_cast<std::size_t>(n));
-    const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::scatter::dest",
-                                                                           static_cast<std::size_t>(n));
-    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::dist::scatter::route", n, linear, owner,
+    const auto dest =
+        allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::scatter::dest", static_cast<std::size_t>(n));
+    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::scatter::route", n, linear, owner,
                                                              rows_per_dim0, dest, target);
     validate(bad);
     const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest}, options.route);

@@ -35,7 +35,7 @@ IndexRange index_range(const Tensor& ids) {
   const std::int32_t* p = reinterpret_cast<const std::int32_t*>(ids.data());
   Kokkos::MinMaxScalar<std::int64_t> range;
   Kokkos::parallel_reduce(
-      "shardops::dist::DynamicStitch::index_range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, ids.num_elements()),
+      "shardops::DynamicStitch::index_range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, ids.num_elements()),
       KOKKOS_LAMBDA(const std::int64_t i, Kokkos::MinMaxScalar<std::int64_t>& v) {
         const std::int64_t x = p[i];
         if (x > v.max_val) v.max_val = x;
@@ -58,8 +58,7 @@ Tensor stitch_in_place(const ExecSpace& space, const std::vector<DistTensor>& in
                        const std::vector<std::int64_t>& key_base, const StitchGeometry& g, std::int64_t out_rows,
                        std::int64_t first_row, Schedule schedule) {
   // Every row is written once: by its last writer, or as zeros by zero_unclaimed().
-  Tensor merged(rows[0].dtype(), g.output.with_dim0(out_rows), Init::Uninitialized,
-                "shardops::dist::DynamicStitch::merged");
+  Tensor merged(rows[0].dtype(), g.output.with_dim0(out_rows), Init::Uninitialized, "shardops::DynamicStitch::merged");
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(rows[0].dtype());
   if (row_bytes == 0 || out_rows == 0) return merged;
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
@@ -97,9 +96,9 @@ std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePla
                                        const std::vector<std::int64_t>& key_base) {
   const std::int64_t inputs = static_cast<std::int64_t>(key_base.size());
   const std::int64_t stride = inputs + 1, entries = plan.nranks() * stride;
-  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_base("shardops::dist::DynamicStitch::key_base",
+  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_base("shardops::DynamicStitch::key_base",
                                                                  static_cast<std::size_t>(inputs));
-  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_seg("shardops::dist::DynamicStitch::segments",
+  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_seg("shardops::DynamicStitch::segments",
                                                                 static_cast<std::size_t>(2 * plan.nranks()));
   for (std::int64_t m = 0; m < inputs; ++m) host_base(m) = key_base[static_cast<std::size_t>(m)];
   const std::vector<std::int64_t>& offsets = plan.remote_recv_offsets();
@@ -109,11 +108,11 @@ std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePla
   }
   const auto base = Kokkos::create_mirror_view_and_copy(MemSpace(), host_base);
   const auto seg = Kokkos::create_mirror_view_and_copy(MemSpace(), host_seg);
-  const Kokkos::View<std::int64_t*, MemSpace> starts("shardops::dist::DynamicStitch::input_starts",
+  const Kokkos::View<std::int64_t*, MemSpace> starts("shardops::DynamicStitch::input_starts",
                                                      static_cast<std::size_t>(entries));
   const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
   Kokkos::parallel_for(
-      "shardops::dist::DynamicStitch::input_starts", Kokkos::RangePolicy<ExecSpace>(space, 0, entries),
+      "shardops::DynamicStitch::input_starts", Kokkos::RangePolicy<ExecSpace>(space, 0, entries),
       KOKKOS_LAMBDA(const std::int64_t j) {
         const std::int64_t r = j / stride, m = j % stride;
         std::int64_t lo = seg(2 * r), hi = seg(2 * r + 1);
@@ -136,7 +135,7 @@ std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePla
 
 DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                        const OpOptions& options) {
-  kx::ScopedRegion region("shardops::dist::DynamicStitch");
+  kx::ScopedRegion region("shardops::DynamicStitch");
   const ExecSpace space;
   const int n = static_cast<int>(indices.size());
   for (int m = 0; m < n; ++m)
@@ -171,8 +170,8 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     for (std::size_t m = 0; m < indices.size() && !found; ++m) {
       const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
       auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
-      const std::int64_t bad = kernels::first_where(space, indices[m].local().num_elements(), negative,
-                                                    "shardops::dist::DynamicStitch::validate");
+      const std::int64_t bad =
+          kernels::first_where(space, indices[m].local().num_elements(), negative, "shardops::DynamicStitch::validate");
       if (bad >= 0) {
         found = true;
         input = static_cast<std::int64_t>(m);
@@ -186,7 +185,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
   const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
-  tensor_bytes(g.output, data[0].dtype(), "shardops::dist::DynamicStitch::merged");  // the same text at any rank count
+  tensor_bytes(g.output, data[0].dtype(), "shardops::DynamicStitch::merged");  // the same text at any rank count
   const int me = comm.rank();
   phase.emplace("route");
   // Nothing to route when every rank's indices name only rows it owns (always so on
@@ -216,18 +215,17 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     total += indices[m].local().num_elements();
   }
   // Every entry is written by the route kernels: no need to zero them first.
-  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::dist::DynamicStitch::dest",
+  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::DynamicStitch::dest",
                                                                          static_cast<std::size_t>(total));
-  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
-      "shardops::dist::DynamicStitch::target", static_cast<std::size_t>(total));
-  const auto key = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::dist::DynamicStitch::key",
+  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::target",
+                                                                                    static_cast<std::size_t>(total));
+  const auto key = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::key",
                                                                                  static_cast<std::size_t>(total));
   for (std::size_t m = 0; m < indices.size(); ++m) {
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
     const std::int64_t first = local_first[m], kb = key_base[m] + first_flat[m];
     Kokkos::parallel_for(
-        "shardops::dist::DynamicStitch::route",
-        Kokkos::RangePolicy<ExecSpace>(space, 0, indices[m].local().num_elements()),
+        "shardops::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, 0, indices[m].local().num_elements()),
         KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int32_t idx = ids[i];
           const int r = idx < 0 ? -1 : owner(idx);
@@ -245,7 +243,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const ByteView recv_key =
       plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
-  const ByteView send = allocate_uninitialized<ByteView>("shardops::dist::DynamicStitch::send",
+  const ByteView send = allocate_uninitialized<ByteView>("shardops::DynamicStitch::send",
                                                          static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
   std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
@@ -267,7 +265,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   Tensor merged;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     merged = Tensor(data[0].dtype(), g.output.with_dim0(out_layout.count(me)),
-                    assigns ? Init::Uninitialized : Init::Zero, "shardops::dist::DynamicStitch::merged");
+                    assigns ? Init::Uninitialized : Init::Zero, "shardops::DynamicStitch::merged");
   });
   if (assigns) {
     const std::vector<std::int64_t> starts =

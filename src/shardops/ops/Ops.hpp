@@ -4,7 +4,8 @@
 ///
 /// Each op validates in TensorFlow's order and throws InvalidArgument with TF's
 /// message text; nothing is allocated before the shapes are known to be valid.
-/// The distributed versions (ops/DistOps.hpp) build on the same kernels.
+/// Each is the distributed op of ops/DistOps.hpp over Comm::self(), a one-rank
+/// communicator that needs no MPI: one rank and many run the same code.
 
 #include <cstdint>
 #include <string>

@@ -31,19 +31,23 @@ Comm::Comm(MPI_Comm parent) {
   check_mpi(MPI_Comm_size(*dup, &size_), "MPI_Comm_size");
 }
 
+Comm Comm::self() noexcept { return Comm(nullptr); }
+
 namespace {
 std::int64_t reduce_one(MPI_Comm c, std::int64_t v, MPI_Op op) {
+  if (c == MPI_COMM_NULL) return v;  // Comm::self()
   std::int64_t out = 0;
   check_mpi(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, op, c), "MPI_Allreduce");
   return out;
 }
 }  // namespace
 
-std::int64_t Comm::sum(std::int64_t value) const { return reduce_one(get(), value, MPI_SUM); }
-std::int64_t Comm::max(std::int64_t value) const { return reduce_one(get(), value, MPI_MAX); }
-std::int64_t Comm::min(std::int64_t value) const { return reduce_one(get(), value, MPI_MIN); }
+std::int64_t Comm::sum(std::int64_t value) const { return size_ == 1 ? value : reduce_one(get(), value, MPI_SUM); }
+std::int64_t Comm::max(std::int64_t value) const { return size_ == 1 ? value : reduce_one(get(), value, MPI_MAX); }
+std::int64_t Comm::min(std::int64_t value) const { return size_ == 1 ? value : reduce_one(get(), value, MPI_MIN); }
 
 std::vector<std::int64_t> Comm::sum(const std::vector<std::int64_t>& values) const {
+  if (size_ == 1) return values;
   std::vector<std::int64_t> out(values.size());
   if (values.empty()) return out;
   check_mpi(MPI_Allreduce(values.data(), out.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_SUM, get()),
@@ -52,12 +56,14 @@ std::vector<std::int64_t> Comm::sum(const std::vector<std::int64_t>& values) con
 }
 
 std::vector<std::int64_t> Comm::allgather(std::int64_t value) const {
+  if (size_ == 1) return {value};
   std::vector<std::int64_t> out(static_cast<std::size_t>(size_));
   check_mpi(MPI_Allgather(&value, 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, get()), "MPI_Allgather");
   return out;
 }
 
 std::vector<std::int64_t> Comm::allgather(const std::vector<std::int64_t>& values) const {
+  if (size_ == 1) return values;
   std::vector<std::int64_t> out(values.size() * static_cast<std::size_t>(size_));
   if (values.empty()) return out;
   const int n = static_cast<int>(values.size());
@@ -66,6 +72,7 @@ std::vector<std::int64_t> Comm::allgather(const std::vector<std::int64_t>& value
 }
 
 std::string Comm::broadcast(const std::string& text, int root) const {
+  if (size_ == 1) return text;
   std::int64_t len = static_cast<std::int64_t>(text.size());
   check_mpi(MPI_Bcast(&len, 1, MPI_INT64_T, root, get()), "MPI_Bcast");
   std::string out = rank_ == root ? text : std::string(static_cast<std::size_t>(len), '\0');
@@ -73,13 +80,19 @@ std::string Comm::broadcast(const std::string& text, int root) const {
   return out;
 }
 
-void Comm::barrier() const { check_mpi(MPI_Barrier(get()), "MPI_Barrier"); }
+void Comm::barrier() const {
+  if (size_ > 1) check_mpi(MPI_Barrier(get()), "MPI_Barrier");
+}
 
 void agree_on_error(const Comm& comm, const PendingError* local) {
   struct {
     long order;
     int rank;
   } mine{local ? static_cast<long>(local->order) : std::numeric_limits<long>::max(), comm.rank()}, best{};
+  if (comm.size() == 1) {  // nothing to agree on
+    if (local) throw_error(local->kind, local->message, local->subject);
+    return;
+  }
   int any_local = local ? 1 : 0, any = 0;
   check_mpi(MPI_Allreduce(&any_local, &any, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
   if (!any) return;

@@ -21,12 +21,20 @@ void check_mpi(int rc, const char* call);
 /// \brief A duplicated communicator. Cheap to copy (copies share the dup, which is
 /// freed with the last copy). The dup returns errors instead of aborting, so a
 /// failed call becomes an exception.
+///
+/// Every collective below returns at once on a one-rank communicator (a sum of one
+/// value is that value), so a one-rank run never calls MPI through them.
 class Comm {
  public:
   /// Collective over \p parent.
   explicit Comm(MPI_Comm parent = MPI_COMM_WORLD);
 
-  MPI_Comm get() const noexcept { return *handle_; }
+  /// \brief A one-rank communicator that needs no MPI (MPI may be uninitialised): the
+  /// one-rank ops run the distributed ones over it. Every collective is then a local
+  /// copy, and get() is MPI_COMM_NULL.
+  static Comm self() noexcept;
+
+  MPI_Comm get() const noexcept { return handle_ ? *handle_ : MPI_COMM_NULL; }
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
 
@@ -45,6 +53,7 @@ class Comm {
   void barrier() const;
 
  private:
+  Comm(std::nullptr_t) noexcept {}
   std::shared_ptr<MPI_Comm> handle_;
   int rank_ = 0;
   int size_ = 1;

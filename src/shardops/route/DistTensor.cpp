@@ -43,6 +43,13 @@ DistTensor DistTensor::from_local(const Comm& comm, const Tensor& local) {
   return DistTensor(block, tail.prepend(layout.total()), layout, comm.rank());
 }
 
+DistTensor DistTensor::whole(const Tensor& t) {
+  // The one rank's string handles must name its own pool (home 0).
+  const Tensor own = is_string(t.dtype()) && t.strings().home != 0 ? compact_strings(t, 0) : t;
+  if (t.rank() == 0) return DistTensor(own, Shape(), RowLayout::on_rank(1, 1, 0), 0);
+  return DistTensor(own, t.shape(), RowLayout::on_rank(t.shape().dim(0), 1, 0), 0);
+}
+
 DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full) {
   if (full.rank() == 0) return from_replicated(comm, full, RowLayout::on_rank(1, comm.size(), 0));
   return from_replicated(comm, full, RowLayout::balanced(full.shape().dim(0), comm.size()));

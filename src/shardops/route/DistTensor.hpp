@@ -30,6 +30,9 @@ class DistTensor {
   /// (balanced if omitted). For tests and small inputs.
   static DistTensor from_replicated(const Comm& comm, const Tensor& full);
   static DistTensor from_replicated(const Comm& comm, const Tensor& full, const RowLayout& layout);
+  /// \brief \p t whole on the one rank of Comm::self(), without a copy: how the one-rank
+  /// ops hand their tensors to the distributed ones.
+  static DistTensor whole(const Tensor& t);
 
   const Tensor& local() const noexcept { return local_; }
   const Shape& shape() const noexcept { return shape_; }

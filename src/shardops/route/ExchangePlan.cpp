@@ -74,6 +74,7 @@ using Counts = std::vector<std::int64_t>;
 template <class Bytes>
 void alltoallv(const Comm& comm, const Bytes& send, const Bytes& recv, const Counts& scounts, const Counts& soffs,
                const Counts& rcounts, const Counts& roffs, std::size_t row_bytes, std::int64_t rows_per_round) {
+  if (comm.size() == 1) return;  // rows to self are not moved: nothing to send
   const RowType type(row_bytes);
   const int n = comm.size(), self = comm.rank();
   const std::int64_t cap = std::max<std::int64_t>(1, rows_per_round / n);
@@ -231,9 +232,13 @@ void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
     send_offsets_[r + 1] = send_offsets_[r] + send_counts_[r];
   }
   recv_counts_.assign(n, 0);
-  const MpiTime mpi_time;
-  check_mpi(MPI_Alltoall(send_counts_.data(), 1, MPI_INT64_T, recv_counts_.data(), 1, MPI_INT64_T, comm.get()),
-            "MPI_Alltoall");
+  if (nranks_ == 1) {
+    recv_counts_ = send_counts_;
+  } else {
+    const MpiTime mpi_time;
+    check_mpi(MPI_Alltoall(send_counts_.data(), 1, MPI_INT64_T, recv_counts_.data(), 1, MPI_INT64_T, comm.get()),
+              "MPI_Alltoall");
+  }
   recv_offsets_.assign(n + 1, 0);
   for (std::size_t r = 0; r < n; ++r) recv_offsets_[r + 1] = recv_offsets_[r] + recv_counts_[r];
   remote_send_counts_ = send_counts_;
@@ -416,7 +421,8 @@ std::optional<ByteView> ExchangePlan::stream_rows(
                                                          static_cast<std::size_t>(total_recv) * row_bytes);
   const ByteView stage = allocate_uninitialized<ByteView>(
       "shardops::ExchangePlan::stage", static_cast<std::size_t>(std::min(cap * peers, to_send)) * row_bytes);
-  const RowType type(row_bytes);
+  std::optional<RowType> type;  // no round on one rank: no MPI at all
+  if (rounds > 0) type.emplace(row_bytes);
   const ExecSpace space;
   std::vector<int> sc(n, 0), sd(n, 0), rc(n, 0), rd(n, 0);
   dispatch_word(word_selector(row_bytes, {src}), [&](auto tag) {
@@ -439,8 +445,8 @@ std::optional<ByteView> ExchangePlan::stream_rows(
       }
       space.fence();  // the stage is packed before MPI reads it
       const MpiTime mpi_time;
-      check_mpi(MPI_Alltoallv(stage.data(), sc.data(), sd.data(), type.get(), recv.data(), rc.data(), rd.data(),
-                              type.get(), comm.get()),
+      check_mpi(MPI_Alltoallv(stage.data(), sc.data(), sd.data(), type->get(), recv.data(), rc.data(), rd.data(),
+                              type->get(), comm.get()),
                 "MPI_Alltoallv");
     }
   });

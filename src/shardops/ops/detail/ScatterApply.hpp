@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// \brief The apply step of the scatter family on type-erased tensors, shared by the
+/// \brief The apply step of the scatter family on type-erased tensors (an op-level
+/// dispatch over ScatterOp and the dtype onto the kernels), shared by the
 /// one-rank ops and the owner side of the distributed ops.
 
 #include <cstdint>

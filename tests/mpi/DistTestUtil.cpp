@@ -8,7 +8,7 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Error.hpp"
-#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 namespace test {

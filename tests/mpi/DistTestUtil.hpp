@@ -20,8 +20,8 @@
 #include "shardops/ops/Ops.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
-#include "shardops/route/ExchangePlan.hpp"
 #include "shardops/route/RowLayout.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 namespace test {

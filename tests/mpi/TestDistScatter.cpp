@@ -6,7 +6,7 @@
 
 #include "DistTestUtil.hpp"
 #include "shardops/ops/DistOps.hpp"
-#include "shardops/ops/TfKernels.hpp"
+#include "shardops/ops/detail/TfKernels.hpp"
 
 namespace shardops {
 namespace {

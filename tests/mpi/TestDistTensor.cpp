@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"
-#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "DistTestUtil.hpp"
-#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 namespace {

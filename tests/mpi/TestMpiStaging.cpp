@@ -20,8 +20,8 @@
 #include "DistTestUtil.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/ops/DistOps.hpp"
-#include "shardops/route/ExchangePlan.hpp"
 #include "shardops/route/GpuAwareMpi.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 namespace {

@@ -27,7 +27,7 @@ namespace test {
 constexpr Schedule kSchedules[] = {Schedule::Sequential, Schedule::Parallel};
 /// Index dtypes of the scatter/gather family.
 constexpr DType kIndexDTypes[] = {DType::Int32, DType::Int64};
-/// GatherNd's: TF has int16 kernels for it alone (ops/TfKernels.hpp).
+/// GatherNd's: TF has int16 kernels for it alone (ops/detail/TfKernels.hpp).
 constexpr DType kGatherIndexDTypes[] = {DType::Int16, DType::Int32, DType::Int64};
 constexpr BadIndices kPolicies[] = {BadIndices::Error, BadIndices::Ignore};
 

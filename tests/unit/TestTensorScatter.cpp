@@ -11,7 +11,7 @@
 #include "OpsTestUtil.hpp"
 #include "Reference.hpp"
 #include "shardops/core/Half.hpp"
-#include "shardops/ops/TfKernels.hpp"
+#include "shardops/ops/detail/TfKernels.hpp"
 
 namespace shardops {
 namespace test {

@@ -49,7 +49,7 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
 }
 
 /// The index dtypes a dispatch_index call is built for. TF has int16 kernels only for
-/// GatherNd (ops/TfKernels.hpp refuses int16 elsewhere first), so only the gather
+/// GatherNd (ops/detail/TfKernels.hpp refuses int16 elsewhere first), so only the gather
 /// pays for instantiating them.
 enum class IndexDTypes { Int32Int64, WithInt16 };
 

@@ -3,8 +3,8 @@
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/Partition.hpp"
-#include "shardops/ops/DistCommon.hpp"
 #include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/detail/DistCommon.hpp"
 
 namespace shardops {
 

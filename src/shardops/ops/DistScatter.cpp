@@ -6,11 +6,11 @@
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/kernels/StringKernels.hpp"
-#include "shardops/ops/DistCommon.hpp"
 #include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/detail/DistCommon.hpp"
 #include "shardops/ops/detail/ScatterApply.hpp"
-#include "shardops/route/ExchangePlan.hpp"
 #include "shardops/route/StringExchange.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 

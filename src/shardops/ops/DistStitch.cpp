@@ -7,10 +7,10 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/Assign.hpp"
 #include "shardops/kernels/FindWhere.hpp"
-#include "shardops/ops/DistCommon.hpp"
 #include "shardops/ops/DistOps.hpp"
-#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/ops/detail/DistCommon.hpp"
 #include "shardops/route/StringExchange.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 

@@ -2,7 +2,7 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/ops/Ops.hpp"
-#include "shardops/ops/TfKernels.hpp"
+#include "shardops/ops/detail/TfKernels.hpp"
 
 namespace shardops {
 

@@ -1,8 +1,8 @@
 #include "shardops/route/DistTensor.hpp"
 
 #include "shardops/kernels/StringKernels.hpp"
-#include "shardops/route/ExchangePlan.hpp"
 #include "shardops/route/StringExchange.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 

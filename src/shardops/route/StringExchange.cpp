@@ -5,7 +5,7 @@
 
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/kernels/StringKernels.hpp"
-#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 

@@ -1,4 +1,4 @@
-#include "shardops/route/ExchangePlan.hpp"
+#include "shardops/route/detail/ExchangePlan.hpp"
 
 #include <algorithm>
 #include <climits>

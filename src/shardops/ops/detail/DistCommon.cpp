@@ -1,4 +1,4 @@
-#include "shardops/ops/DistCommon.hpp"
+#include "shardops/ops/detail/DistCommon.hpp"
 
 #include "shardops/ops/DistOps.hpp"
 

@@ -1,4 +1,4 @@
-#include "shardops/ops/TfKernels.hpp"
+#include "shardops/ops/detail/TfKernels.hpp"
 
 #include <algorithm>
 #include <cctype>

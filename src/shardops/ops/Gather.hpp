@@ -1,0 +1,40 @@
+#pragma once
+/// \file
+/// \brief GatherNd.
+///
+/// Every function taking a Comm is collective over it: all its ranks call it with
+/// their blocks of the same global tensors. Results are byte-identical for any number
+/// of ranks and equal to TensorFlow's CPU result; the overload without a Comm is the
+/// same op over Comm::self() (one rank, MPI need not be initialised). Validation is
+/// collective: shape checks use global shapes, index checks are agreed with one
+/// allreduce, and every rank raises the message a one-rank run would raise. A paired
+/// input (data with partitions, data[m] with indices[m], updates with indices) is
+/// first moved to its index tensor's layout if it differs.
+
+#include <cstdint>
+#include <vector>
+
+#include "shardops/core/Tensor.hpp"
+#include "shardops/ops/OpOptions.hpp"
+#include "shardops/route/Comm.hpp"
+#include "shardops/route/DistTensor.hpp"
+
+namespace shardops {
+
+/// \brief GatherNd: output[i] = params[indices[i]] (slices when the index depth K is
+/// less than params' rank). A bad index fails with TF's message, or gives a zero row
+/// under BadIndices::Ignore.
+/// \param comm the ranks holding the tensors (collective over them)
+/// \param params the tensor to read, any dtype
+/// \param indices int16/int32/int64 [..., K]
+/// \param options bad-index policy, how remote params rows are got (gather_params),
+/// route settings, where to report bytes sent
+/// \return indices.shape[:-1] + params.shape[K:] in \p indices' layout (a rank-1 index,
+/// one index row: on rank 0).
+DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices,
+                     const OpOptions& options = {});
+
+/// GatherNd on one rank's tensors (see above).
+Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& options = {});
+
+}  // namespace shardops

@@ -9,8 +9,9 @@
 namespace shardops {
 namespace app {
 
-/// \brief Parses argv. Returns the request, or std::nullopt after printing help or
-/// the version (exit 0). \throws InvalidArgument for a usage error (exit 2), with
+/// \brief Parses argv. The op subcommands and their options come from the op registry
+/// (ops/OpRegistry.hpp). Returns the request, or std::nullopt after printing help, the
+/// version or the list of ops (--list-ops) (exit 0). \throws InvalidArgument for a usage error (exit 2), with
 /// CLI11's message. Only \p print ranks write to stdout.
 std::optional<Request> parse_command_line(int argc, char** argv, bool print);
 

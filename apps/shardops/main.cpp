@@ -35,12 +35,12 @@ void print_summary(const shardops::app::RunRecord& record, int ranks, double sec
 
 }  // namespace
 
-// True if the command line only asks for help or the version: answered before MPI and
-// Kokkos start, which cost more than the answer (a script's `shardops --version`).
+// True if the command line only asks for help, the version or the list of ops: answered
+// before MPI and Kokkos start, which cost more than the answer (a script's `shardops --version`).
 bool only_help_or_version(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--help") == 0 ||
-        std::strcmp(argv[i], "-h") == 0)
+        std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--list-ops") == 0)
       return true;
   }
   return false;

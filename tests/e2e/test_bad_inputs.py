@@ -214,6 +214,9 @@ def catalogue(d, good, not_h5, truncated, regular):
                                     "--out", o], 2, ["--indices and --data must name the same number of datasets"]),
         C("no_command", [], 2, ["no command given"]),
         C("unknown_command", ["scatter-everything", "--out", o], 2, ["unknown command 'scatter-everything'"]),
+        # An op that is not in the op registry, spelled like one that is: refused, naming the ones there are.
+        C("unknown_tensor_scatter_command", tscatter("mul", "/tensor", "/sidx_one", "/supd"), 2,
+          ["unknown command 'tensor-scatter-mul'", "tensor-scatter-max"]),
         C("bad_indices_policy_value", gather("/gidx_ok", "--bad-indices", "skip"), 2, ["--bad-indices"]),
     ]
 

@@ -68,8 +68,8 @@ note() { echo "$(date +%T) $* | $(uptime | sed 's/.*load average: /load /')" | t
 
 if [[ $BUILD == 1 ]]; then
   note "build $BUILD_DIR"
-  cmake -S "$REPO" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -Dshardops_ENABLE_TESTS=OFF -Dshardops_ENABLE_APP=OFF \
-    -Dshardops_ENABLE_BENCHMARKS=ON > "$OUT/build.log"
+  cmake -S "$REPO" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDOPS_ENABLE_TESTS=OFF -DSHARDOPS_ENABLE_APP=OFF \
+    -DSHARDOPS_ENABLE_BENCHMARKS=ON > "$OUT/build.log"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target shardops_bench >> "$OUT/build.log"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target petsc_sf_bench >> "$OUT/build.log" 2>&1 || true
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target tpetra_bench >> "$OUT/build.log" 2>&1 || true

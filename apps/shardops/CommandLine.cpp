@@ -17,13 +17,6 @@ namespace app {
 
 namespace {
 
-// The command-line option of an input or attribute: "--num-partitions".
-std::string option_name(const std::string& name) {
-  std::string option = "--" + name;
-  std::replace(option.begin(), option.end(), '_', '-');
-  return option;
-}
-
 void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string& schedule) {
   // TF's attr spells the policies DEFAULT/ERROR/IGNORE; any case is accepted.
   sub->add_option("--bad-indices", bad_indices,
@@ -55,6 +48,12 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
 }
 
 }  // namespace
+
+std::string option_name(const std::string& name) {
+  std::string option = "--" + name;
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
 
 std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   CLI::App app{"shardops " SHARDOPS_VERSION_STRING

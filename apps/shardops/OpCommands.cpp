@@ -91,12 +91,6 @@ std::vector<const OpInput*> read_order(const OpInfo& op) {
   return order;
 }
 
-std::string option_name(const std::string& name) {
-  std::string option = "--" + name;
-  std::replace(option.begin(), option.end(), '_', '-');
-  return option;
-}
-
 }  // namespace
 
 void run_op_command(const Comm& comm, const Request& r, RunRecord& record, InputList& inputs) {

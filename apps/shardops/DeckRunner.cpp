@@ -10,7 +10,6 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
-#include "shardops/ops/DistElementwise.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/OpRegistry.hpp"
 
@@ -65,26 +64,23 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
       tensors.push_back(env.at(it->second.text));
     }
   }
+  // A missing optional attribute takes its fallback, read as the deck would write it.
+  DeckStep given = step;
   for (const OpAttr& a : op.attrs) {
-    // A missing optional attribute takes its fallback, read as the deck would write it.
-    DeckStep given;
-    const DeckStep* from = &step;
-    if (!step.args.count(a.name)) {
-      given.where = step.where;
-      given.args[a.name] = DeckValue{a.fallback, {}, false, step.line};
-      from = &given;
-    }
+    if (!given.args.count(a.name)) given.args[a.name] = DeckValue{a.fallback, {}, false, step.line};
+  }
+  for (const OpAttr& a : op.attrs) {
     switch (a.kind) {
-      case AttrKind::Int: args.ints[a.name] = {deck_int(*from, a.name)}; break;
-      case AttrKind::Shape: args.ints[a.name] = deck_int_list(*from, a.name); break;
-      case AttrKind::IntOrTensor: {
-        const auto it = env.find(from->args.at(a.name).text);
+      case AttrKind::Int: args.ints[a.name] = {deck_int(given, a.name)}; break;
+      case AttrKind::Shape: args.ints[a.name] = deck_int_list(given, a.name); break;
+      case AttrKind::IntOrTensor: {  // a tensor's name: its number of rows
+        const auto it = env.find(given.args.at(a.name).text);
         args.ints[a.name] = {it != env.end() ? (it->second.is_scalar() ? 1 : it->second.shape().dim(0))
-                                             : deck_int(*from, a.name)};
+                                             : deck_int(given, a.name)};
         break;
       }
-      case AttrKind::Number: args.numbers[a.name] = deck_scalar(*from, a.name, Scalar(), true); break;
-      case AttrKind::DType: args.dtypes[a.name] = dtype_from_name(deck_text_or(*from, a.name, "")); break;
+      case AttrKind::Number: args.numbers[a.name] = deck_scalar(given, a.name, Scalar(), true); break;
+      case AttrKind::DType: args.dtypes[a.name] = dtype_from_name(deck_text_or(given, a.name, "")); break;
     }
   }
   return op.run(comm, op, args);

@@ -1,5 +1,5 @@
 /// \file
-/// \brief The standard workloads (SPEC section 7) through the distributed ops, with
+/// \brief The standard workloads (docs/performance.md) through the distributed ops, with
 /// the floors that say how good each time is, measured in the same run.
 ///
 ///   mpirun -n R shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P]
@@ -8,7 +8,7 @@
 ///
 /// Per workload it prints: time (max over ranks per repeat, median over repeats after
 /// warm-up), effective bandwidth (each input read once, each output written once: the
-/// byte formulas of shared/bench/peers.py), the split into local work (phases
+/// same byte formulas as run_all.sh's one-process peers), the split into local work (phases
 /// validate + apply) and exchange (phase route) from PhaseClock, the bytes sent
 /// between ranks, the floors timed in the same run — a Kokkos deep_copy moving the
 /// rank's share of the op's bytes (ceiling for local work), a raw MPI_Alltoallv of

@@ -342,9 +342,8 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
   const std::int64_t any = comm.sum(stot);
   if (any == 0) return {};
   // Buffers of the kind the ops' exchanges use (huge pages where the system grants them,
-  // see core/HostMemory.hpp): an Alltoallv between small-page buffers took 1.2-1.4x as
-  // long here (W3 at 2 ranks, 33.5 MB to the other rank: 8.3-9.4 vs 6.7-6.8 ms with
-  // SHARDOPS_HUGE_PAGES=0 and without), a floor the op would beat by its allocator alone.
+  // see core/HostMemory.hpp): an Alltoallv between small-page buffers is slower, a floor
+  // the op would beat by its allocator alone (compare with SHARDOPS_HUGE_PAGES=0).
   const HostWords sbuf = host_words(static_cast<std::size_t>(std::max<std::int64_t>(stot, 1)), 1),
                   rbuf = host_words(static_cast<std::size_t>(std::max<std::int64_t>(rtot, 1)), 0);
   // The rows to group: each peer's bytes (this rank's own too) cut into 64-byte rows

@@ -23,8 +23,9 @@ def pages(repo=REPO):
     return [os.path.join(repo, "README.md")] + [os.path.join(docs, f) for f in names]
 
 
-def prose_lines(path):
-    """(line number, text) of the lines outside fenced code blocks, inline code removed."""
+def prose_lines(path, keep_code=False):
+    """(line number, text) of the lines outside fenced code blocks, inline code removed
+    unless keep_code (a heading's code spans are part of its anchor)."""
     inside = False
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
@@ -32,7 +33,7 @@ def prose_lines(path):
                 inside = not inside
                 continue
             if not inside:
-                yield number, re.sub(r"`[^`]*`", "", line)
+                yield number, line if keep_code else re.sub(r"`[^`]*`", "", line)
 
 
 def anchor(heading):
@@ -43,7 +44,7 @@ def anchor(heading):
 
 def anchors(path):
     found = set()
-    for _, line in prose_lines(path):
+    for _, line in prose_lines(path, keep_code=True):
         m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if m:
             found.add(anchor(m.group(1)))

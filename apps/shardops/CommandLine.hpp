@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief Parsing the command line (SPEC section 4) with CLI11.
+/// \brief Parsing the command line (docs/cli.md) with CLI11.
 
 #include <optional>
 #include <string>

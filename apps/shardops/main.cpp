@@ -1,7 +1,8 @@
 // The shardops command: parses the command line, runs one op across the ranks of
-// MPI_COMM_WORLD, and makes every rank exit with the same code (SPEC section 4):
-// 0 success, 2 bad input or usage, 3 I/O failure, 1 internal error. Errors are
-// printed once, by rank 0.
+// MPI_COMM_WORLD, and makes every rank exit with the same code (docs/cli.md): 0
+// success, 2 bad input or usage, 3 I/O failure, 1 internal error, 128 + the signal for
+// a job stopped by SIGHUP/SIGINT/SIGTERM. Errors are printed once, by rank 0, so a
+// job of N ranks does not print N copies.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>

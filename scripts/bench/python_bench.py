@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The standard workloads W1-W5 (SPEC section 7: float32 rows of D=16, N=2^20 rows, M=2^21
+"""The standard workloads W1-W5 (docs/performance.md: float32 rows of D=16, N=2^20 rows, M=2^21
 random index rows, P=16) called from Python, against NumPy, PyTorch and TensorFlow on the
 same arrays in one process and against the C++ op (shardops_bench: the call overhead).
 
@@ -10,7 +10,7 @@ Times are medians over the repeats (after one warm-up) of the slowest rank's tim
 --table alternates the Python and C++ runs --rounds times and keeps each one's fastest round.
 Each rank makes the same global arrays (one seed) and passes its balanced block. --peers
 (rank 0, R = 1) also times NumPy and PyTorch here and TensorFlow in $SHARDOPS_TF_VENV (the
-peer formulations of shared/bench/peers.py).
+same formulations as run_all.sh's one-process peers).
 """
 
 import argparse

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end: bad input to the shardops command (ctest e2e_bad_inputs_np_3).
 
-SPEC sections 4 and 6: every bad input gets its exit code (2 bad input or usage, 3 I/O),
+Every bad input gets its exit code (docs/cli.md) (2 bad input or usage, 3 I/O),
 its message (TensorFlow's text where TF has one, and the dataset it is about) printed once
 by rank 0, and leaves the output path as it was (file bytes identical, or still absent, and
 no temporary file left beside it). No run may hang: each is killed after --timeout seconds

@@ -1,5 +1,5 @@
 /// \file
-/// \brief The standard workloads (SPEC section 7) through the distributed ops, with
+/// \brief The standard workloads (docs/performance.md) through the distributed ops, with
 /// the floors that say how good each time is, measured in the same run.
 ///
 ///   mpirun -n R shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P]
@@ -8,7 +8,7 @@
 ///
 /// Per workload it prints: time (max over ranks per repeat, median over repeats after
 /// warm-up), effective bandwidth (each input read once, each output written once: the
-/// byte formulas of shared/bench/peers.py), the split into local work (phases
+/// same byte formulas as run_all.sh's one-process peers), the split into local work (phases
 /// validate + apply) and exchange (phase route) from PhaseClock, the bytes sent
 /// between ranks, the floors timed in the same run — a Kokkos deep_copy moving the
 /// rank's share of the op's bytes (ceiling for local work), a raw MPI_Alltoallv of
@@ -342,9 +342,8 @@ ExchangeFloors time_exchange_floors(const Comm& comm, const Options& o, const st
   const std::int64_t any = comm.sum(stot);
   if (any == 0) return {};
   // Buffers of the kind the ops' exchanges use (huge pages where the system grants them,
-  // see core/HostMemory.hpp): an Alltoallv between small-page buffers took 1.2-1.4x as
-  // long here (W3 at 2 ranks, 33.5 MB to the other rank: 8.3-9.4 vs 6.7-6.8 ms with
-  // SHARDOPS_HUGE_PAGES=0 and without), a floor the op would beat by its allocator alone.
+  // see core/HostMemory.hpp): an Alltoallv between small-page buffers is slower, a floor
+  // the op would beat by its allocator alone (compare with SHARDOPS_HUGE_PAGES=0).
   const HostWords sbuf = host_words(static_cast<std::size_t>(std::max<std::int64_t>(stot, 1)), 1),
                   rbuf = host_words(static_cast<std::size_t>(std::max<std::int64_t>(rtot, 1)), 0);
   // The rows to group: each peer's bytes (this rank's own too) cut into 64-byte rows

@@ -1,5 +1,6 @@
-# Finds Kokkos, MPI and parallel HDF5; shared by the build tree and (through
-# shardopsConfig.cmake) by consumers of the installed package.
+# Finds Kokkos, MPI and parallel HDF5 for the build. (Consumers of the installed package
+# find them through shardopsConfig.cmake, which does not change their project: it enables
+# no language, and takes HDF5 as this build found it instead of running FindHDF5.)
 
 # No version in find_package: Debian's Kokkos 3.4 ships a SameMajorVersion
 # version file that rejects any 4.x request, and Kokkos 4 the reverse.
@@ -9,28 +10,12 @@ if(Kokkos_VERSION VERSION_LESS 3.4.1)
 endif()
 message(STATUS "Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR} (devices: ${Kokkos_DEVICES})")
 
-# Debian's Trilinos-built Kokkos points Kokkos::kokkos at /usr/lib/include,
-# which does not exist; swap in the real include dirs when that happens.
-if(TARGET Kokkos::kokkos)
-  get_target_property(_shardops_kokkos_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
-  set(_shardops_fixed_inc)
-  set(_shardops_needs_fix FALSE)
-  foreach(_dir IN LISTS _shardops_kokkos_inc)
-    if(_dir MATCHES "^\\$<" OR EXISTS "${_dir}")
-      list(APPEND _shardops_fixed_inc "${_dir}")
-    else()
-      set(_shardops_needs_fix TRUE)
-    endif()
-  endforeach()
-  if(_shardops_needs_fix)
-    list(APPEND _shardops_fixed_inc ${Kokkos_INCLUDE_DIRS})
-    set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_shardops_fixed_inc}")
-  endif()
-endif()
+include(shardopsKokkosInclude)
+shardops_fix_kokkos_include_dirs()
 
 find_package(MPI REQUIRED COMPONENTS CXX)
 
-# FindHDF5 probes the compiler wrappers with a C test program.
+# FindHDF5 probes the compiler wrappers with a C test program (our build only).
 get_property(_shardops_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
 if(NOT "C" IN_LIST _shardops_languages)
   enable_language(C)
@@ -47,3 +32,8 @@ if(NOT TARGET HDF5::HDF5)
     INTERFACE_LINK_LIBRARIES "${HDF5_LIBRARIES}"
     INTERFACE_COMPILE_DEFINITIONS "${HDF5_DEFINITIONS}")
 endif()
+# What the installed package's shardops::hdf5 target holds (shardopsConfig.cmake): the
+# parallel HDF5 found here, so consumers need neither FindHDF5 nor the C language.
+string(REPLACE "-D" "" SHARDOPS_HDF5_DEFINITIONS "${HDF5_DEFINITIONS}")
+set(SHARDOPS_HDF5_INCLUDE_DIRS "${HDF5_INCLUDE_DIRS}")
+set(SHARDOPS_HDF5_LIBRARIES "${HDF5_LIBRARIES}")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the example inputs (SPEC section 7's workload, scaled by --rows) with h5py.
+"""Writes the example inputs (the standard workloads' shapes, docs/performance.md, scaled by --rows) with h5py.
 
 example.h5:/data        float32 [rows, 16]    the rows to move
 example.h5:/positions   int32   [rows]        0..rows-1 (partitioned alongside data, they

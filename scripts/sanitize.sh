@@ -17,7 +17,7 @@ FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fr
 bash "$REPO/scripts/setup.sh"
 cmake -S "$REPO" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPIEXEC_MAX_NUMPROCS=4 \
   -DCMAKE_CXX_FLAGS="$FLAGS" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -Dshardops_ENABLE_FUZZ=OFF -Dshardops_ENABLE_BENCHMARKS=OFF
+  -DSHARDOPS_ENABLE_FUZZ=OFF -DSHARDOPS_ENABLE_BENCHMARKS=OFF
 cmake --build "$BUILD" --parallel "$(nproc)"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1

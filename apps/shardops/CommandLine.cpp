@@ -2,77 +2,20 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/hdf5/StorageLayout.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops {
 namespace app {
 
 namespace {
-
-struct OpHelp {
-  const char* name;
-  const char* summary;
-  const char* meaning;
-  const char* example;
-};
-
-const OpHelp kHelp[] = {
-    {"dynamic-partition", "Split rows of data into N outputs by partition id (tf.dynamic_partition)",
-     "outputs[p] holds the slices data[j] with partitions[j] == p, in order of j. partitions is int32 with a shape "
-     "that is a prefix of data's; each output has shape [count_p] + data.shape[partitions.rank:]. Outputs are written "
-     "to OUT/0 .. OUT/N-1 and stay on the ranks that held their rows.",
-     "mpirun -n 4 shardops dynamic-partition --data in.h5:/x --partitions in.h5:/p --num-partitions 4 --out "
-     "out.h5:/parts"},
-    {"dynamic-stitch", "Interleave data tensors by indices (tf.dynamic_stitch)",
-     "merged[indices[m][i]] = data[m][i] for every input m and position i; when an index repeats, the last (m, i) in "
-     "order wins; rows that no index names are zero. merged has shape [max(indices)+1] + "
-     "data[0].shape[indices[0].rank:]. "
-     "Give the index datasets after --indices and the data datasets, in the same order, after --data.",
-     "mpirun -n 4 shardops dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out "
-     "out.h5:/merged"},
-    {"parallel-dynamic-stitch", "Same as dynamic-stitch (tf.raw_ops.ParallelDynamicStitch)",
-     "Identical result to dynamic-stitch: TensorFlow leaves duplicates across inputs undefined for the parallel op; "
-     "shardops gives the DynamicStitch result, which is one of the outcomes TensorFlow allows.",
-     "mpirun -n 4 shardops parallel-dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out "
-     "out.h5:/m"},
-    {"scatter-nd", "Scatter updates into zeros of a given shape, summing duplicates (tf.scatter_nd)",
-     "output = zeros(shape), then output[indices[i]] += updates[i] for every index row i in order (the last dimension "
-     "of "
-     "indices is the index depth K; an index addresses a slice when K < rank). Duplicates accumulate in index order, "
-     "bool accumulates as OR.",
-     "mpirun -n 4 shardops scatter-nd --indices in.h5:/idx --updates in.h5:/upd --shape 1048576,16 --out out.h5:/y"},
-    {"tensor-scatter-update", "Copy of tensor with rows replaced at indices (tf.tensor_scatter_nd_update)",
-     "output = tensor, then output[indices[i]] = updates[i] for every index row i in order: the last duplicate wins.",
-     "mpirun -n 4 shardops tensor-scatter-update --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
-     "out.h5:/y"},
-    {"tensor-scatter-add", "Copy of tensor with updates added at indices (tf.tensor_scatter_nd_add)",
-     "output = tensor, then output[indices[i]] += updates[i] for every index row i in order.",
-     "mpirun -n 4 shardops tensor-scatter-add --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
-     "out.h5:/y"},
-    {"tensor-scatter-sub", "Copy of tensor with updates subtracted at indices (tf.tensor_scatter_nd_sub)",
-     "output = tensor, then output[indices[i]] -= updates[i] for every index row i in order.",
-     "mpirun -n 4 shardops tensor-scatter-sub --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
-     "out.h5:/y"},
-    {"tensor-scatter-min", "Copy of tensor with the running minimum at indices (tf.tensor_scatter_nd_min)",
-     "output = tensor, then output[indices[i]] = min(output[indices[i]], updates[i]) in index order (TensorFlow's NaN "
-     "rules: a NaN already in the output stays, a NaN update is ignored). Not defined for complex dtypes.",
-     "mpirun -n 4 shardops tensor-scatter-min --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
-     "out.h5:/y"},
-    {"tensor-scatter-max", "Copy of tensor with the running maximum at indices (tf.tensor_scatter_nd_max)",
-     "output = tensor, then output[indices[i]] = max(output[indices[i]], updates[i]) in index order. Not defined for "
-     "complex dtypes.",
-     "mpirun -n 4 shardops tensor-scatter-max --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out "
-     "out.h5:/y"},
-    {"gather-nd", "Gather slices of params at indices (tf.gather_nd)",
-     "output[i] = params[indices[i]]: the last dimension of indices (K, 0 <= K <= rank) indexes the leading dims of "
-     "params, so output has shape indices.shape[:-1] + params.shape[K:]; K = 0 copies all of params per index row.",
-     "mpirun -n 4 shardops gather-nd --params in.h5:/p --indices in.h5:/idx --out out.h5:/y"},
-};
 
 void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string& schedule) {
   // TF's attr spells the policies DEFAULT/ERROR/IGNORE; any case is accepted.
@@ -106,43 +49,56 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
 
 }  // namespace
 
+std::string option_name(const std::string& name) {
+  std::string option = "--" + name;
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
 std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   CLI::App app{"shardops " SHARDOPS_VERSION_STRING
                ": TensorFlow's data-movement ops on tensors sharded by rows across MPI ranks.\n"
                "Inputs and outputs are HDF5 datasets named FILE:/path. Run under mpirun or srun."};
   app.set_version_flag("--version", "shardops " SHARDOPS_VERSION_STRING);
+  std::ostringstream null_stream;
+  std::ostream& out = print ? std::cout : null_stream;
+  app.add_flag_function(
+      "--list-ops",
+      [&out](std::int64_t) {
+        out << op_registry_json() << std::flush;
+        throw CLI::Success();
+      },
+      "Print every op (names, inputs, attributes, dtypes) as JSON and exit");
   app.require_subcommand(1, 1);
   Request r;
   std::string bad_indices = "error", schedule = "auto";
 
-  for (const OpHelp& h : kHelp) {
-    CLI::App* sub = app.add_subcommand(h.name, h.summary);
-    sub->footer(std::string("\n") + h.meaning + "\n\nExample:\n  " + h.example);
-    const std::string name = h.name;
-    if (name == "dynamic-partition") {
-      sub->add_option("--data", r.data, "Data dataset")->required();
-      sub->add_option("--partitions", r.partitions, "int32 partition ids (shape: a prefix of data's)")->required();
-      sub->add_option("--num-partitions", r.num_partitions, "Number of outputs (>= 1)")->required();
-      sub->add_option("--out", r.out, "Output group: outputs go to OUT/0 .. OUT/N-1")->required();
-    } else if (name == "dynamic-stitch" || name == "parallel-dynamic-stitch") {
-      sub->add_option("--indices", r.indices_list, "int32 index datasets, one per data input")->required();
-      sub->add_option("--data", r.data_list, "Data datasets, in the order of --indices")->required();
-      sub->add_option("--out", r.out, "Output dataset")->required();
-    } else if (name == "scatter-nd") {
-      sub->add_option("--indices", r.indices, "int32/int64 indices [..., K]")->required();
-      sub->add_option("--updates", r.updates, "Updates: indices.shape[:-1] + shape[K:]")->required();
-      sub->add_option("--shape", r.shape, "Output shape, comma-separated (e.g. 4,4,4)")->required();
-      sub->add_option("--out", r.out, "Output dataset")->required();
-    } else if (name.rfind("tensor-scatter-", 0) == 0) {
-      sub->add_option("--tensor", r.tensor, "The tensor to update (a copy is written)")->required();
-      sub->add_option("--indices", r.indices, "int32/int64 indices [..., K]")->required();
-      sub->add_option("--updates", r.updates, "Updates: indices.shape[:-1] + tensor.shape[K:]")->required();
-      sub->add_option("--out", r.out, "Output dataset")->required();
-    } else if (name == "gather-nd") {
-      sub->add_option("--params", r.params, "The tensor to gather from")->required();
-      sub->add_option("--indices", r.indices, "int32/int64 indices [..., K]")->required();
-      sub->add_option("--out", r.out, "Output dataset")->required();
+  // One subcommand per op of the registry that has one; its options are the op's inputs
+  // and attributes. The values land in these maps (a map's elements stay where they are).
+  std::map<std::string, std::string> single_inputs;
+  std::map<std::string, std::vector<std::string>> list_inputs;
+  std::map<std::string, std::int64_t> int_attrs;
+  std::map<std::string, std::string> text_attrs;
+  for (const OpInfo& op : op_registry()) {
+    if (op.command.empty()) continue;
+    CLI::App* sub = app.add_subcommand(op.command, op.summary);
+    sub->footer("\n" + op.meaning + "\n\nExample:\n  " + op.example);
+    for (const OpInput& in : op.inputs) {
+      const std::string option = option_name(in.name);
+      if (in.is_list) {
+        sub->add_option(option, list_inputs[in.name], in.help)->required();
+      } else {
+        sub->add_option(option, single_inputs[in.name], in.help)->required();
+      }
     }
+    for (const OpAttr& a : op.attrs) {
+      CLI::Option* o = a.kind == AttrKind::Int ? sub->add_option(option_name(a.name), int_attrs[a.name], a.help)
+                                               : sub->add_option(option_name(a.name), text_attrs[a.name], a.help);
+      if (a.required) o->required();
+    }
+    sub->add_option("--out", r.out,
+                    op.output_per_partition ? "Output group: outputs go to OUT/0 .. OUT/N-1" : "Output dataset")
+        ->required();
     add_common(sub, r, bad_indices, schedule);
   }
 
@@ -164,8 +120,6 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
       "inputs/pipeline.yaml --set rows=100000");
   add_common(run, r, bad_indices, schedule);
 
-  std::ostringstream null_stream;
-  std::ostream& out = print ? std::cout : null_stream;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -177,6 +131,8 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   } catch (const CLI::CallForVersion& e) {
     app.exit(e, out, out);
     return std::nullopt;
+  } catch (const CLI::Success&) {
+    return std::nullopt;  // --list-ops printed
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (app.get_subcommands().empty()) {
@@ -184,11 +140,7 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
         what = "no command given";
       } else if (argv[1][0] != '-') {
         // CLI11 would only say "A subcommand is required": name the word it did not know.
-        std::string known;
-        for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-          known += (known.empty() ? "" : ", ") + sub->get_name();
-        }
-        what = std::string("unknown command '") + argv[1] + "' (the commands are " + known + ")";
+        what = std::string("unknown command '") + argv[1] + "' (the commands are " + op_commands() + ", ls, run)";
       }
     }
     throw InvalidArgument("usage: " + what + " (run shardops --help)");
@@ -204,10 +156,24 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   r.options.schedule = schedule == "sequential" ? Schedule::Sequential
                        : schedule == "parallel" ? Schedule::Parallel
                                                 : Schedule::Auto;
-  if ((r.command == "dynamic-stitch" || r.command == "parallel-dynamic-stitch") &&
-      r.indices_list.size() != r.data_list.size()) {
-    throw InvalidArgument("usage: --indices and --data must name the same number of datasets, got " +
-                          std::to_string(r.indices_list.size()) + " and " + std::to_string(r.data_list.size()));
+  if (r.command == "run") return r;
+  const OpInfo& op = op_for_command(r.command);
+  const OpInput* first_list = nullptr;
+  for (const OpInput& in : op.inputs) {
+    r.inputs[in.name] = in.is_list ? list_inputs[in.name] : std::vector<std::string>{single_inputs[in.name]};
+    if (!in.is_list) continue;
+    // List inputs pair up element by element (DynamicStitch's indices[m] with data[m]).
+    if (first_list && list_inputs[in.name].size() != list_inputs[first_list->name].size()) {
+      throw InvalidArgument("usage: " + option_name(first_list->name) + " and " + option_name(in.name) +
+                            " must name the same number of datasets, got " +
+                            std::to_string(list_inputs[first_list->name].size()) + " and " +
+                            std::to_string(list_inputs[in.name].size()));
+    }
+    if (!first_list) first_list = &in;
+  }
+  for (const OpAttr& a : op.attrs) {
+    if (!chosen->count(option_name(a.name))) continue;
+    r.attrs[a.name] = a.kind == AttrKind::Int ? std::to_string(int_attrs[a.name]) : text_attrs[a.name];
   }
   return r;
 }

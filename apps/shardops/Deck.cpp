@@ -14,50 +14,12 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/MemoryBudget.hpp"
 #include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops {
 namespace app {
 
 namespace {
-
-// What each step op accepts. Tensor keys name one tensor, list keys several
-// ("name/*" expands to a partition's outputs); other keys are literals.
-struct OpSpec {
-  const char* op;
-  std::vector<std::string> tensors;
-  std::vector<std::string> lists;
-  std::vector<std::string> literals;
-  std::vector<std::string> required;
-};
-
-const std::vector<OpSpec>& op_specs() {
-  static const std::vector<OpSpec> specs = [] {
-    std::vector<OpSpec> s = {
-        {"dynamic_partition", {"data", "partitions"}, {}, {"num_partitions"}, {"data", "partitions", "num_partitions"}},
-        {"dynamic_stitch", {}, {"indices", "data"}, {}, {"indices", "data"}},
-        {"parallel_dynamic_stitch", {}, {"indices", "data"}, {}, {"indices", "data"}},
-        {"scatter_nd", {"indices", "updates"}, {}, {"shape"}, {"indices", "updates", "shape"}},
-        {"gather_nd", {"params", "indices"}, {}, {}, {"params", "indices"}},
-        {"range", {}, {}, {"start", "limit", "delta", "dtype"}, {"limit"}},
-        {"equal", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"not_equal", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"greater", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"greater_equal", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"less", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"less_equal", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"cast", {"x"}, {}, {"dtype"}, {"x", "dtype"}},
-        {"add", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"multiply", {"x"}, {}, {"y"}, {"x", "y"}},
-        {"random_uniform", {}, {}, {"shape", "dtype", "minval", "maxval", "seed"}, {"shape"}},
-    };
-    for (const char* op : {"tensor_scatter_update", "tensor_scatter_add", "tensor_scatter_sub", "tensor_scatter_min",
-                           "tensor_scatter_max"}) {
-      s.push_back({op, {"tensor", "indices", "updates"}, {}, {}, {"tensor", "indices", "updates"}});
-    }
-    return s;
-  }();
-  return specs;
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -333,19 +295,19 @@ class Loader {
     step.line = node.Mark().line + 1;
     if (!node.IsMap() || !node["op"]) fail(node, "step " + std::to_string(index) + " must be a mapping with an 'op'");
     step.op = scalar(node["op"], "op");
-    const auto& specs = op_specs();
-    const auto spec = std::find_if(specs.begin(), specs.end(), [&](const OpSpec& s) { return step.op == s.op; });
     step.where = path_ + ":" + std::to_string(step.line) + ": step " + std::to_string(index) + " (" + step.op + ")";
-    if (spec == specs.end()) {
-      std::vector<std::string> names;
-      for (const OpSpec& s : specs) names.push_back(s.op);
-      fail(node["op"], "step " + std::to_string(index) + ": unknown op '" + step.op + "' (known: " + join(names) + ")");
-    }
+    const OpInfo* spec = find_op(step.op);
+    if (spec == nullptr)
+      fail(node["op"], "step " + std::to_string(index) + ": unknown op '" + step.op + "' (known: " + op_names() + ")");
+    // Tensor keys name one tensor, list keys several ("name/*" expands to a partition's
+    // outputs); attributes are literals (range's limit may name a tensor: its rows).
     std::vector<std::string> allowed{"op", "out"};
-    for (const auto* group : {&spec->tensors, &spec->lists, &spec->literals})
-      allowed.insert(allowed.end(), group->begin(), group->end());
+    for (const OpInput& in : spec->inputs) allowed.push_back(in.name);
+    for (const OpAttr& a : spec->attrs) allowed.push_back(a.name);
     check_keys(node, allowed, "step " + std::to_string(index) + " (" + step.op + ")");
-    for (const std::string& key : spec->required) {
+    for (const std::string& key : allowed) {
+      const OpAttr* a = spec->attr(key);
+      if (key == "op" || key == "out" || (a && !a->required)) continue;
       if (!node[key]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing '" + key + "'");
     }
     if (!node["out"]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing 'out'");
@@ -364,15 +326,16 @@ class Loader {
       step.args[key] = v;
     }
     const std::string label = "step " + std::to_string(index) + " (" + step.op + "): ";
-    for (const std::string& key : spec->tensors) {
+    for (const OpInput& in : spec->inputs) {
+      const std::string& key = in.name;
       if (!node[key]) continue;
-      const DeckValue& v = step.args[key];
-      if (v.is_list) fail(node[key], label + "'" + key + "' names one tensor");
-      require_defined(node[key], v.text, step);
-      step.inputs.push_back(v.text);
-    }
-    for (const std::string& key : spec->lists) {
       DeckValue& v = step.args[key];
+      if (!in.is_list) {
+        if (v.is_list) fail(node[key], label + "'" + key + "' names one tensor");
+        require_defined(node[key], v.text, step);
+        step.inputs.push_back(v.text);
+        continue;
+      }
       if (!v.is_list) v = DeckValue{{}, {v.text}, true, v.line};
       std::vector<std::string> names;
       for (const std::string& item : v.list) {
@@ -384,17 +347,18 @@ class Loader {
       v.list = names;
       step.inputs.insert(step.inputs.end(), names.begin(), names.end());
     }
-    if (step.op == "range" && node["limit"]) {
+    for (const OpAttr& a : spec->attrs) {
+      if (a.kind != AttrKind::IntOrTensor || !node[a.name]) continue;
       std::int64_t ignored = 0;
-      const std::string& limit = step.args["limit"].text;
-      if (!is_integer_text(limit, ignored)) {
-        require_defined(node["limit"], limit, step);  // a tensor: its number of rows
-        step.inputs.push_back(limit);
+      const std::string& text = step.args[a.name].text;
+      if (!is_integer_text(text, ignored)) {
+        require_defined(node[a.name], text, step);  // a tensor: its number of rows
+        step.inputs.push_back(text);
       }
     }
     // Outputs: one name, or (dynamic_partition) a list of N names / a prefix for N.
     const DeckValue& out = step.args["out"];
-    if (step.op == "dynamic_partition") {
+    if (spec->output_per_partition) {
       const std::int64_t n = deck_int(step, "num_partitions");
       if (out.is_list) {
         if (static_cast<std::int64_t>(out.list.size()) != n) {
@@ -416,28 +380,33 @@ class Loader {
       step.outputs.push_back(out.text);
     }
     for (const std::string& name : step.outputs) define(name, node["out"]);
-    check_literal_types(step);
+    check_literal_types(*spec, step);
     return step;
   }
 
   // Literal keys are checked now, so a typo fails before any work starts.
-  static void check_literal_types(const DeckStep& step) {
+  static void check_literal_types(const OpInfo& op, const DeckStep& step) {
     for (const auto& kv : step.args) {
       const std::string& key = kv.first;
-      if (key == "num_partitions" || key == "seed" || key == "start" || key == "delta") {
-        deck_int(step, key);
-      } else if (key == "shape") {
-        check_dataset_rank(deck_int_list(step, key).size(), step.where + ": 'shape'");
-      } else if (key == "y" || key == "minval" || key == "maxval") {
-        deck_scalar(step, key, Scalar(), true);
-      } else if (key == "dtype") {
-        DType dtype = DType::Float32;
-        try {
-          dtype = dtype_from_name(kv.second.text);
-        } catch (const Error& e) {
-          throw InvalidArgument(step.where + ": " + e.what());
+      const OpAttr* a = op.attr(key);
+      if (a == nullptr) continue;
+      switch (a->kind) {
+        case AttrKind::Int: deck_int(step, key); break;
+        case AttrKind::Shape:
+          check_dataset_rank(deck_int_list(step, key).size(), step.where + ": '" + key + "'");
+          break;
+        case AttrKind::Number: deck_scalar(step, key, Scalar(), true); break;
+        case AttrKind::IntOrTensor: break;  // checked above
+        case AttrKind::DType: {
+          DType dtype = DType::Float32;
+          try {
+            dtype = dtype_from_name(kv.second.text);
+          } catch (const Error& e) {
+            throw InvalidArgument(step.where + ": " + e.what());
+          }
+          if (is_string(dtype)) throw InvalidArgument(step.where + ": " + step.op + " makes numbers, not strings");
+          break;
         }
-        if (is_string(dtype)) throw InvalidArgument(step.where + ": " + step.op + " makes numbers, not strings");
       }
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief Input decks (SPEC section 5): named tensors bound to HDF5 datasets or
+/// \brief Input decks (docs/decks.md): named tensors bound to HDF5 datasets or
 /// inline values, a list of steps (the ops plus a few element-wise helpers), and the
 /// outputs to write. A deck is parsed and checked completely (unknown keys, wrong
 /// types, undefined or not-yet-defined tensor names) before any work starts; every

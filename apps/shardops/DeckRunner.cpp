@@ -10,8 +10,8 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
-#include "shardops/ops/DistElementwise.hpp"
 #include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops {
 namespace app {
@@ -48,70 +48,42 @@ DistTensor inline_tensor(const Comm& comm, const DeckInput& in) {
   return DistTensor::from_replicated(comm, Tensor::from_host_bytes(in.dtype, shape, bytes.data(), bytes.size()));
 }
 
-const DistTensor& get(const Env& env, const DeckStep& step, const std::string& key) {
-  return env.at(step.args.at(key).text);
-}
-
-std::vector<DistTensor> get_list(const Env& env, const DeckStep& step, const std::string& key) {
-  std::vector<DistTensor> out;
-  for (const std::string& name : step.args.at(key).list) out.push_back(env.at(name));
-  return out;
-}
-
-ScatterOp tensor_scatter_op(const std::string& op) {
-  if (op == "tensor_scatter_update") return ScatterOp::Update;
-  if (op == "tensor_scatter_add") return ScatterOp::Add;
-  if (op == "tensor_scatter_sub") return ScatterOp::Sub;
-  if (op == "tensor_scatter_min") return ScatterOp::Min;
-  return ScatterOp::Max;
-}
-
-// Runs one step; returns its outputs in step.outputs order.
+// Runs one step through its op's entry in the registry; returns its outputs in
+// step.outputs order.
 std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const Env& env, const OpOptions& options) {
-  const std::string& op = step.op;
-  if (op == "dynamic_partition") {
-    return dynamic_partition(comm, get(env, step, "data"), get(env, step, "partitions"),
-                             deck_int(step, "num_partitions"), options);
+  const OpInfo& op = op_named(step.op);  // the loader refused any other name
+  OpArgs args;
+  args.options = options;
+  for (const OpInput& in : op.inputs) {
+    const auto it = step.args.find(in.name);
+    if (it == step.args.end()) continue;
+    std::vector<DistTensor>& tensors = args.tensors[in.name];
+    if (in.is_list) {
+      for (const std::string& name : it->second.list) tensors.push_back(env.at(name));
+    } else {
+      tensors.push_back(env.at(it->second.text));
+    }
   }
-  if (op == "dynamic_stitch" || op == "parallel_dynamic_stitch") {
-    return {dynamic_stitch(comm, get_list(env, step, "indices"), get_list(env, step, "data"), options)};
+  // A missing optional attribute takes its fallback, read as the deck would write it.
+  DeckStep given = step;
+  for (const OpAttr& a : op.attrs) {
+    if (!given.args.count(a.name)) given.args[a.name] = DeckValue{a.fallback, {}, false, step.line};
   }
-  if (op == "scatter_nd") {
-    return {
-        scatter_nd(comm, get(env, step, "indices"), get(env, step, "updates"), deck_int_list(step, "shape"), options)};
+  for (const OpAttr& a : op.attrs) {
+    switch (a.kind) {
+      case AttrKind::Int: args.ints[a.name] = {deck_int(given, a.name)}; break;
+      case AttrKind::Shape: args.ints[a.name] = deck_int_list(given, a.name); break;
+      case AttrKind::IntOrTensor: {  // a tensor's name: its number of rows
+        const auto it = env.find(given.args.at(a.name).text);
+        args.ints[a.name] = {it != env.end() ? (it->second.is_scalar() ? 1 : it->second.shape().dim(0))
+                                             : deck_int(given, a.name)};
+        break;
+      }
+      case AttrKind::Number: args.numbers[a.name] = deck_scalar(given, a.name, Scalar(), true); break;
+      case AttrKind::DType: args.dtypes[a.name] = dtype_from_name(deck_text_or(given, a.name, "")); break;
+    }
   }
-  if (op.rfind("tensor_scatter_", 0) == 0) {
-    return {tensor_scatter(comm, tensor_scatter_op(op), get(env, step, "tensor"), get(env, step, "indices"),
-                           get(env, step, "updates"), options)};
-  }
-  if (op == "gather_nd") return {gather_nd(comm, get(env, step, "params"), get(env, step, "indices"), options)};
-  ScopedPhase phase("apply");
-  if (op == "range") {
-    const std::string limit_text = step.args.at("limit").text;
-    const auto it = env.find(limit_text);
-    const std::int64_t limit =
-        it != env.end() ? (it->second.is_scalar() ? 1 : it->second.shape().dim(0)) : deck_int(step, "limit");
-    return {range(comm, dtype_from_name(deck_text_or(step, "dtype", "int32")), deck_int_or(step, "start", 0), limit,
-                  deck_int_or(step, "delta", 1))};
-  }
-  for (const CompareOp c : {CompareOp::Equal, CompareOp::NotEqual, CompareOp::Greater, CompareOp::GreaterEqual,
-                            CompareOp::Less, CompareOp::LessEqual}) {
-    if (op == compare_op_name(c))
-      return {compare_scalar(comm, c, get(env, step, "x"), deck_scalar(step, "y", Scalar(), true))};
-  }
-  if (op == "cast") return {cast(comm, get(env, step, "x"), dtype_from_name(deck_text_or(step, "dtype", "")))};
-  if (op == "add" || op == "multiply") {
-    return {arith_scalar(comm, op == "add" ? ArithOp::Add : ArithOp::Multiply, get(env, step, "x"),
-                         deck_scalar(step, "y", Scalar(), true))};
-  }
-  if (op == "random_uniform") {
-    const DType dtype = dtype_from_name(deck_text_or(step, "dtype", "float32"));
-    return {random_uniform(comm, dtype, Shape(deck_int_list(step, "shape")),
-                           static_cast<std::uint64_t>(deck_int_or(step, "seed", 0)),
-                           deck_scalar(step, "minval", Scalar::integer(0), false),
-                           deck_scalar(step, "maxval", Scalar::integer(1), false))};
-  }
-  throw InternalError(step.where + ": no runner for op " + op);
+  return op.run(comm, op, args);
 }
 
 }  // namespace

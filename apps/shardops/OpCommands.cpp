@@ -1,5 +1,6 @@
 #include "OpCommands.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -9,6 +10,7 @@
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops {
 namespace app {
@@ -63,21 +65,35 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   file.commit();
 }
 
-ScatterOp tensor_scatter_op(const std::string& command) {
-  if (command == "tensor-scatter-update") return ScatterOp::Update;
-  if (command == "tensor-scatter-add") return ScatterOp::Add;
-  if (command == "tensor-scatter-sub") return ScatterOp::Sub;
-  if (command == "tensor-scatter-min") return ScatterOp::Min;
-  if (command == "tensor-scatter-max") return ScatterOp::Max;
-  throw InternalError("unknown tensor-scatter command " + command);
+// The order inputs are read in: the op's order, but an input read in another's row layout
+// (OpInput::paired_with) right after that one.
+std::vector<const OpInput*> read_order(const OpInfo& op) {
+  std::vector<const OpInput*> order, waiting;
+  auto placed = [&](const std::string& name) {
+    return std::any_of(order.begin(), order.end(), [&](const OpInput* in) { return in->name == name; });
+  };
+  for (const OpInput& in : op.inputs) {
+    if (!in.paired_with.empty() && !placed(in.paired_with)) {
+      waiting.push_back(&in);
+      continue;
+    }
+    order.push_back(&in);
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      if (placed((*it)->paired_with)) {
+        order.push_back(*it);
+        it = waiting.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  order.insert(order.end(), waiting.begin(), waiting.end());
+  return order;
 }
 
 }  // namespace
 
 void run_op_command(const Comm& comm, const Request& r, RunRecord& record, InputList& inputs) {
-  OpStats stats;  // what the op reports (bytes sent)
-  OpOptions options = r.options;
-  options.stats = &stats;
   record.command = r.command;
   record.options = std::string("bad_indices=") + (r.options.bad_indices == BadIndices::Error ? "error" : "ignore");
   std::vector<Output> outputs;
@@ -86,64 +102,65 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   if (!io::parse_dataset_ref(out).rows.empty())
     throw InvalidArgument("--out " + out + ": an output is a whole dataset; a [start:stop] selects rows of an input");
 
-  if (r.command == "dynamic-partition") {
-    DistTensor partitions, data;
-    // Bounded before any work: every partition is an output tensor and a dataset.
-    check_tensor_count(comm, r.num_partitions,
-                       "--num-partitions " + std::to_string(r.num_partitions) + " (one output tensor each)");
-    {
-      ScopedPhase phase("read");
-      partitions = read_input(comm, "partitions", "--partitions", r.partitions, inputs, record);
-      data = read_input(comm, "data", "--data", r.data, inputs, record, &partitions);
+  const OpInfo& op = op_for_command(r.command);
+  OpArgs args;
+  OpStats stats;  // what the op reports (bytes sent)
+  args.options = r.options;
+  args.options.stats = &stats;
+  for (const OpAttr& a : op.attrs) {
+    const auto it = r.attrs.find(a.name);
+    if (it == r.attrs.end()) continue;
+    if (a.kind == AttrKind::Int) {
+      args.ints[a.name] = {std::stoll(it->second)};  // CLI11 checked it is one
+    } else if (a.kind == AttrKind::Shape) {
+      args.ints[a.name] = parse_shape(it->second);
+    } else {
+      throw InternalError("the command line has no " + std::string(attr_kind_name(a.kind)) + " attributes");
     }
-    const std::vector<DistTensor> parts = dynamic_partition(comm, data, partitions, r.num_partitions, options);
-    for (std::size_t p = 0; p < parts.size(); ++p) outputs.push_back({out + "/" + std::to_string(p), parts[p]});
-    record.options += ", num_partitions=" + std::to_string(r.num_partitions);
-  } else if (r.command == "dynamic-stitch" || r.command == "parallel-dynamic-stitch") {
-    std::vector<DistTensor> indices, data;
-    check_tensor_count(comm, 2 * static_cast<std::int64_t>(r.indices_list.size()),
-                       std::to_string(r.indices_list.size()) + " pairs of --indices and --data inputs");
-    {
-      ScopedPhase phase("read");
-      for (std::size_t m = 0; m < r.indices_list.size(); ++m) {
-        const std::string sm = "[" + std::to_string(m) + "]";
-        indices.push_back(read_input(comm, "indices" + sm, "--indices", r.indices_list[m], inputs, record));
+    record.options += ", " + a.name + "=" + it->second;
+  }
+  // Bounded before any work: every partition is an output tensor and a dataset, every
+  // input an input tensor.
+  if (op.output_per_partition) {
+    const std::int64_t n = args.integer("num_partitions");
+    check_tensor_count(comm, n, "--num-partitions " + std::to_string(n) + " (one output tensor each)");
+  }
+  std::vector<std::string> lists;
+  std::int64_t list_tensors = 0, pairs = 0;
+  for (const OpInput& in : op.inputs) {
+    if (!in.is_list) continue;
+    lists.push_back(option_name(in.name));
+    pairs = static_cast<std::int64_t>(r.inputs.at(in.name).size());
+    list_tensors += pairs;
+  }
+  if (!lists.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < lists.size(); ++i)
+      names += (i == 0 ? "" : i + 1 == lists.size() ? " and " : ", ") + lists[i];
+    check_tensor_count(comm, list_tensors,
+                       std::to_string(pairs) + (lists.size() == 2 ? " pairs of " : " sets of ") + names + " inputs");
+  }
+  {
+    ScopedPhase phase("read");
+    for (const OpInput* in : read_order(op)) {
+      const std::vector<std::string>& datasets = r.inputs.at(in->name);
+      std::vector<DistTensor>& tensors = args.tensors[in->name];
+      for (std::size_t m = 0; m < datasets.size(); ++m) {
+        const std::string subject = in->is_list ? in->name + "[" + std::to_string(m) + "]" : in->name;
+        const DistTensor* pair = nullptr;
+        if (!in->paired_with.empty()) {
+          const std::vector<DistTensor>& with = args.tensors.at(in->paired_with);
+          pair = in->is_list ? &with.at(m) : &with.front();
+        }
+        tensors.push_back(read_input(comm, subject, option_name(in->name), datasets[m], inputs, record, pair));
       }
-      for (std::size_t m = 0; m < r.data_list.size(); ++m) {
-        const std::string sm = "[" + std::to_string(m) + "]";
-        data.push_back(read_input(comm, "data" + sm, "--data", r.data_list[m], inputs, record, &indices[m]));
-      }
     }
-    outputs.push_back({out, dynamic_stitch(comm, indices, data, options)});
-  } else if (r.command == "scatter-nd") {
-    const std::vector<std::int64_t> shape = parse_shape(r.shape);
-    DistTensor indices, updates;
-    {
-      ScopedPhase phase("read");
-      indices = read_input(comm, "indices", "--indices", r.indices, inputs, record);
-      updates = read_input(comm, "updates", "--updates", r.updates, inputs, record, &indices);
-    }
-    outputs.push_back({out, scatter_nd(comm, indices, updates, shape, options)});
-    record.options += ", shape=" + r.shape;
-  } else if (r.command.rfind("tensor-scatter-", 0) == 0) {
-    DistTensor tensor, indices, updates;
-    {
-      ScopedPhase phase("read");
-      tensor = read_input(comm, "tensor", "--tensor", r.tensor, inputs, record);
-      indices = read_input(comm, "indices", "--indices", r.indices, inputs, record);
-      updates = read_input(comm, "updates", "--updates", r.updates, inputs, record, &indices);
-    }
-    outputs.push_back({out, tensor_scatter(comm, tensor_scatter_op(r.command), tensor, indices, updates, options)});
-  } else if (r.command == "gather-nd") {
-    DistTensor params, indices;
-    {
-      ScopedPhase phase("read");
-      params = read_input(comm, "params", "--params", r.params, inputs, record);
-      indices = read_input(comm, "indices", "--indices", r.indices, inputs, record);
-    }
-    outputs.push_back({out, gather_nd(comm, params, indices, options)});
+  }
+  const std::vector<DistTensor> results = op.run(comm, op, args);
+  if (op.output_per_partition) {
+    for (std::size_t p = 0; p < results.size(); ++p) outputs.push_back({out + "/" + std::to_string(p), results[p]});
   } else {
-    throw InternalError("unknown command " + r.command);
+    outputs.push_back({out, results.at(0)});
   }
   record.bytes_sent_local = stats.bytes_sent;
   write_outputs(comm, r, outputs, record);

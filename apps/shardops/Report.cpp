@@ -8,6 +8,7 @@
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops {
 namespace app {
@@ -94,6 +95,9 @@ std::string report_json(const Comm& comm, const RunRecord& record, double wall_s
   json report;
   report["shardops_version"] = SHARDOPS_VERSION_STRING;
   report["command"] = record.command;
+  // The TensorFlow op an op command ran (null for run and ls), from the op registry.
+  const OpInfo* op = find_op_by_command(record.command);
+  report["tf_op"] = op != nullptr ? json(op->tf_name) : json(nullptr);
   report["command_line"] = record.command_line;
   report["started"] = record.started;
   report["ranks"] = comm.size();
@@ -127,8 +131,11 @@ std::string report_json(const Comm& comm, const RunRecord& record, double wall_s
   if (!record.steps.empty()) {
     json steps = json::array();
     for (std::size_t k = 0; k < record.steps.size(); ++k) {
-      steps.push_back(
-          json{{"where", record.steps[k].where}, {"op", record.steps[k].op}, {"seconds", spread(all, q, 6 + k)}});
+      const OpInfo* step_op = find_op(record.steps[k].op);
+      steps.push_back(json{{"where", record.steps[k].where},
+                           {"op", record.steps[k].op},
+                           {"tf_op", step_op != nullptr ? json(step_op->tf_name) : json(nullptr)},
+                           {"seconds", spread(all, q, 6 + k)}});
     }
     report["steps"] = steps;
   }

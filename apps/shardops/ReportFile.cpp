@@ -28,11 +28,8 @@ std::vector<std::string> job_files(const Request& r) {
     }
     for (const DeckOutput& out : deck.outputs) names.push_back(out.dataset);
   } else {
-    for (const std::string* name : {&r.data, &r.partitions, &r.tensor, &r.params, &r.updates, &r.indices, &r.out}) {
-      if (!name->empty()) names.push_back(*name);
-    }
-    names.insert(names.end(), r.indices_list.begin(), r.indices_list.end());
-    names.insert(names.end(), r.data_list.begin(), r.data_list.end());
+    for (const auto& [input, datasets] : r.inputs) names.insert(names.end(), datasets.begin(), datasets.end());
+    if (!r.out.empty()) names.push_back(r.out);
   }
   std::vector<std::string> files;
   for (const std::string& name : names) files.push_back(io::parse_dataset_ref(name).file);

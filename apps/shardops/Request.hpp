@@ -3,6 +3,7 @@
 /// \brief What the user asked for, as parsed from the command line.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,10 @@ enum class Verbosity { Quiet, Normal, Verbose };
 /// \brief One op invocation. Dataset names are "FILE:/path".
 struct Request {
   std::string command;  ///< subcommand name, e.g. "scatter-nd"
-  // Inputs (which ones are used depends on the command).
-  std::string data, partitions, tensor, params, updates;
-  std::vector<std::string> indices_list, data_list;  ///< dynamic-stitch
-  std::string indices;
-  std::int64_t num_partitions = 0;
-  std::string shape;  ///< scatter-nd: "4,4,4"
+  /// An op's inputs by name (OpInfo::inputs): one dataset each, several for a list input.
+  std::map<std::string, std::vector<std::string>> inputs;
+  /// An op's attributes by name (OpInfo::attrs) as given: "4", "4,4,4".
+  std::map<std::string, std::string> attrs;
   std::string out;
   std::string deck;              ///< run: the deck file
   std::vector<std::string> set;  ///< run: NAME=VALUE parameter overrides

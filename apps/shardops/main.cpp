@@ -1,7 +1,8 @@
 // The shardops command: parses the command line, runs one op across the ranks of
-// MPI_COMM_WORLD, and makes every rank exit with the same code (SPEC section 4):
-// 0 success, 2 bad input or usage, 3 I/O failure, 1 internal error. Errors are
-// printed once, by rank 0.
+// MPI_COMM_WORLD, and makes every rank exit with the same code (docs/cli.md): 0
+// success, 2 bad input or usage, 3 I/O failure, 1 internal error, 128 + the signal for
+// a job stopped by SIGHUP/SIGINT/SIGTERM. Errors are printed once, by rank 0, so a
+// job of N ranks does not print N copies.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -35,12 +36,12 @@ void print_summary(const shardops::app::RunRecord& record, int ranks, double sec
 
 }  // namespace
 
-// True if the command line only asks for help or the version: answered before MPI and
-// Kokkos start, which cost more than the answer (a script's `shardops --version`).
+// True if the command line only asks for help, the version or the list of ops: answered
+// before MPI and Kokkos start, which cost more than the answer (a script's `shardops --version`).
 bool only_help_or_version(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "--help") == 0 ||
-        std::strcmp(argv[i], "-h") == 0)
+        std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--list-ops") == 0)
       return true;
   }
   return false;

@@ -11,6 +11,8 @@ other ranks get an empty array).
 """
 
 import atexit
+import inspect
+import json
 
 from mpi4py import MPI  # noqa: F401 - initializes MPI before the extension starts Kokkos
 
@@ -18,68 +20,60 @@ from ._errors import Error, InternalError, InvalidArgumentError, IOError  # noqa
 from . import _shardops
 
 __version__ = _shardops.__version__
-__all__ = ["dynamic_partition", "dynamic_stitch", "parallel_dynamic_stitch", "scatter_nd",
-           "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
-           "tensor_scatter_nd_min", "tensor_scatter_nd_max", "gather_nd", "read", "write", "row_block",
-           "Error", "InvalidArgumentError", "IOError", "InternalError"]
 
 atexit.register(_shardops._finalize)
 
-
-def dynamic_partition(data, partitions, num_partitions, *, comm=None):
-    """``tf.dynamic_partition``: a list of ``num_partitions`` arrays, output ``p`` holding
-    the rows of ``data`` whose partition id is ``p``, in order."""
-    return _shardops.dynamic_partition(data, partitions, int(num_partitions), comm)
+_REGISTRY = json.loads(_shardops.op_registry_json())
 
 
-def dynamic_stitch(indices, data, *, comm=None):
-    """``tf.dynamic_stitch``: ``merged[indices[m][i]] = data[m][i]``; the last ``(m, i)``
-    wins; rows no index names are zero."""
-    return _shardops.dynamic_stitch(list(indices), list(data), comm)
+def op_registry():
+    """Every op shardops has (its deck, command-line, TensorFlow and Python names, inputs,
+    attributes and the dtypes TensorFlow has kernels for), as ``shardops --list-ops``
+    prints it: a list of dicts."""
+    return json.loads(json.dumps(_REGISTRY))
 
 
-def parallel_dynamic_stitch(indices, data, *, comm=None):
-    """``tf.raw_ops.ParallelDynamicStitch``: the same result as ``dynamic_stitch`` (one of
-    the outcomes TensorFlow allows for duplicate indices)."""
-    return _shardops.dynamic_stitch(list(indices), list(data), comm)
+def _make_op(spec):
+    """The Python function of one op of the registry: its inputs and attributes in order
+    (positional or keyword), then the keywords ``comm`` and, where TensorFlow's op has a
+    bad_indices_policy, ``bad_indices``."""
+    run = getattr(_shardops, spec["python"])
+    lists = [i["name"] for i in spec["inputs"] if i["list"]]
+    ints = [a["name"] for a in spec["attrs"] if a["kind"] == "int"]
+    P = inspect.Parameter
+    params = [P(i["name"], P.POSITIONAL_OR_KEYWORD) for i in spec["inputs"]]
+    params += [P(a["name"], P.POSITIONAL_OR_KEYWORD) for a in spec["attrs"]]
+    params.append(P("comm", P.KEYWORD_ONLY, default=None))
+    if spec["bad_indices"]:
+        params.append(P("bad_indices", P.KEYWORD_ONLY, default="error"))
+    signature = inspect.Signature(params)
+
+    def op(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        for name in lists:
+            values[name] = list(values[name])
+        for name in ints:
+            values[name] = int(values[name])
+        return run(*[values[p.name] for p in params])
+
+    op.__name__ = op.__qualname__ = spec["python"]
+    op.__module__ = __name__
+    op.__signature__ = signature
+    op.__doc__ = spec["summary"] + "."
+    return op
 
 
-def scatter_nd(indices, updates, shape, *, comm=None, bad_indices="error"):
-    """``tf.scatter_nd``: zeros of ``shape``, then ``output[index] += update`` per index
-    row (strings: concatenated in index order)."""
-    return _shardops.scatter_nd(indices, updates, shape, comm, bad_indices)
+# The ops: one function per entry of the registry with a Python name.
+_OPS = [spec["python"] for spec in _REGISTRY if spec["python"]]
+for _spec in _REGISTRY:
+    if _spec["python"]:
+        globals()[_spec["python"]] = _make_op(_spec)
+del _spec
 
-
-def tensor_scatter_nd_update(tensor, indices, updates, *, comm=None, bad_indices="error"):
-    """``tf.tensor_scatter_nd_update``: a copy of ``tensor``, each index row assigned in
-    order (the last duplicate wins)."""
-    return _shardops.tensor_scatter_nd_update(tensor, indices, updates, comm, bad_indices)
-
-
-def tensor_scatter_nd_add(tensor, indices, updates, *, comm=None, bad_indices="error"):
-    """``tf.tensor_scatter_nd_add``."""
-    return _shardops.tensor_scatter_nd_add(tensor, indices, updates, comm, bad_indices)
-
-
-def tensor_scatter_nd_sub(tensor, indices, updates, *, comm=None, bad_indices="error"):
-    """``tf.tensor_scatter_nd_sub``."""
-    return _shardops.tensor_scatter_nd_sub(tensor, indices, updates, comm, bad_indices)
-
-
-def tensor_scatter_nd_min(tensor, indices, updates, *, comm=None, bad_indices="error"):
-    """``tf.tensor_scatter_nd_min``."""
-    return _shardops.tensor_scatter_nd_min(tensor, indices, updates, comm, bad_indices)
-
-
-def tensor_scatter_nd_max(tensor, indices, updates, *, comm=None, bad_indices="error"):
-    """``tf.tensor_scatter_nd_max``."""
-    return _shardops.tensor_scatter_nd_max(tensor, indices, updates, comm, bad_indices)
-
-
-def gather_nd(params, indices, *, comm=None, bad_indices="error"):
-    """``tf.gather_nd``: ``output[i] = params[indices[i]]`` (slices when the index depth
-    is below the rank of ``params``; with ``bad_indices="ignore"`` bad rows are zeros)."""
-    return _shardops.gather_nd(params, indices, comm, bad_indices)
+__all__ = _OPS + ["op_registry", "read", "write", "row_block", "Error", "InvalidArgumentError", "IOError",
+                  "InternalError"]
 
 
 def read(dataset, *, comm=None):

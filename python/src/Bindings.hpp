@@ -8,7 +8,8 @@ namespace shardops::python {
 
 namespace py = pybind11;
 
-/// dynamic_partition, dynamic_stitch, scatter_nd, tensor_scatter_nd_*, gather_nd.
+/// The ops of the op registry (ops/OpRegistry.hpp) that have a Python name, and
+/// op_registry_json().
 void bind_ops(py::module_& m);
 /// read, write, row_block.
 void bind_io(py::module_& m);

@@ -2,7 +2,9 @@
 
 #include "Bindings.hpp"
 #include "Call.hpp"
+#include "shardops/core/Error.hpp"
 #include "shardops/ops/DistOps.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops::python {
 namespace {
@@ -154,26 +156,41 @@ py::object gather_nd_py(const py::object& params, const py::object& indices, con
 }  // namespace
 
 void bind_ops(py::module_& m) {
-  m.def("dynamic_partition", &dynamic_partition_py, py::arg("data"), py::arg("partitions"), py::arg("num_partitions"),
-        py::arg("comm"));
-  m.def("dynamic_stitch", &dynamic_stitch_py, py::arg("indices"), py::arg("data"), py::arg("comm"));
-  m.def("scatter_nd", &scatter_nd_py, py::arg("indices"), py::arg("updates"), py::arg("shape"), py::arg("comm"),
-        py::arg("bad_indices"));
-  const std::pair<const char*, ScatterOp> scatters[] = {
-      {"tensor_scatter_nd_update", ScatterOp::Update}, {"tensor_scatter_nd_add", ScatterOp::Add},
-      {"tensor_scatter_nd_sub", ScatterOp::Sub},       {"tensor_scatter_nd_min", ScatterOp::Min},
-      {"tensor_scatter_nd_max", ScatterOp::Max},
-  };
-  for (const auto& [name, op] : scatters) {
-    m.def(
-        name,
-        [op = op](const py::object& tensor, const py::object& indices, const py::object& updates,
-                  const py::object& comm, const std::string& bad_indices) {
-          return tensor_scatter_py(op, tensor, indices, updates, comm, bad_indices);
-        },
-        py::arg("tensor"), py::arg("indices"), py::arg("updates"), py::arg("comm"), py::arg("bad_indices"));
+  // One function per op of the registry that has a Python name; its family says which
+  // binding above runs it (the package, shardops/__init__.py, wraps each with keywords).
+  for (const OpInfo& op : op_registry()) {
+    if (op.python.empty()) continue;
+    const char* name = op.python.c_str();  // the registry lives as long as the process
+    switch (op.family) {
+      case OpFamily::DynamicPartition:
+        m.def(name, &dynamic_partition_py, py::arg("data"), py::arg("partitions"), py::arg("num_partitions"),
+              py::arg("comm"));
+        break;
+      case OpFamily::DynamicStitch:
+        m.def(name, &dynamic_stitch_py, py::arg("indices"), py::arg("data"), py::arg("comm"));
+        break;
+      case OpFamily::ScatterNd:
+        m.def(name, &scatter_nd_py, py::arg("indices"), py::arg("updates"), py::arg("shape"), py::arg("comm"),
+              py::arg("bad_indices"));
+        break;
+      case OpFamily::TensorScatter:
+        m.def(
+            name,
+            [scatter = op.scatter](const py::object& tensor, const py::object& indices, const py::object& updates,
+                                   const py::object& comm, const std::string& bad_indices) {
+              return tensor_scatter_py(scatter, tensor, indices, updates, comm, bad_indices);
+            },
+            py::arg("tensor"), py::arg("indices"), py::arg("updates"), py::arg("comm"), py::arg("bad_indices"));
+        break;
+      case OpFamily::GatherNd:
+        m.def(name, &gather_nd_py, py::arg("params"), py::arg("indices"), py::arg("comm"), py::arg("bad_indices"));
+        break;
+      case OpFamily::Elementwise:
+        throw InternalError("the Python module has no binding for element-wise op " + op.name);
+    }
   }
-  m.def("gather_nd", &gather_nd_py, py::arg("params"), py::arg("indices"), py::arg("comm"), py::arg("bad_indices"));
+  // The registry itself, as `shardops --list-ops` prints it.
+  m.def("op_registry_json", &op_registry_json);
 }
 
 }  // namespace shardops::python

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""End-to-end benchmark: the standard workloads W1-W5 (SPEC section 7) as whole jobs.
+"""End-to-end benchmark: the standard workloads W1-W5 (docs/performance.md) as whole jobs.
 
-For each size (multiples of SPEC's N = 2^20 rows, M = 2^21 updates of 16 float32) and each
+For each size (multiples of the standard N = 2^20 rows, M = 2^21 updates of 16 float32) and each
 rank count it times, interleaved over the repetitions (medians are printed):
   - shardops: the whole `mpirun -n R shardops OP ...` process (start-up, HDF5 in and out),
     with the phases from its --report;
@@ -54,7 +54,7 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true",
                    help="smoke run: sizes 1/64, one repetition (checks the pipeline; the numbers mean little)")
-    p.add_argument("--sizes", default="1,4", help="multiples of SPEC's sizes, e.g. 1,4 or 1/16 (default 1,4)")
+    p.add_argument("--sizes", default="1,4", help="multiples of the standard sizes, e.g. 1,4 or 1/16 (default 1,4)")
     p.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")
     p.add_argument("--reps", type=int, default=3, help="repetitions, interleaved; medians (default 3)")
     p.add_argument("--ops", default="w1,w2,w3,w4,w5", help="workloads (default all)")

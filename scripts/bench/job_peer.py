@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One of the standard workloads (SPEC section 7) as the h5py script a user would write:
+"""One of the standard workloads (docs/performance.md) as the h5py script a user would write:
 read the inputs with h5py, run the op with NumPy, PyTorch or TensorFlow, write the output
 with h5py and fsync it (file and folder, as shardops makes its output durable).
 

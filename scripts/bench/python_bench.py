@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The standard workloads W1-W5 (SPEC section 7: float32 rows of D=16, N=2^20 rows, M=2^21
+"""The standard workloads W1-W5 (docs/performance.md: float32 rows of D=16, N=2^20 rows, M=2^21
 random index rows, P=16) called from Python, against NumPy, PyTorch and TensorFlow on the
 same arrays in one process and against the C++ op (shardops_bench: the call overhead).
 
@@ -10,7 +10,14 @@ Times are medians over the repeats (after one warm-up) of the slowest rank's tim
 --table alternates the Python and C++ runs --rounds times and keeps each one's fastest round.
 Each rank makes the same global arrays (one seed) and passes its balanced block. --peers
 (rank 0, R = 1) also times NumPy and PyTorch here and TensorFlow in $SHARDOPS_TF_VENV (the
-peer formulations of shared/bench/peers.py).
+same formulations as run_all.sh's one-process peers).
+
+Heat (distributed arrays over MPI) is the distributed peer for W3 (x[i]) and W2 (x[i] = u)
+when $SHARDOPS_HEAT_VENV (default .venv-heat) has it; --table runs it at 1 and 2 ranks and
+checks its answer against NumPy's. Heat 1.3.1 needs torch < 2.0.2, which PyPI's wheels for
+Python 3.11 no longer meet, so it runs on Debian's torch:
+    apt-get install python3-torch python3-torchvision
+    python3 -m venv --system-site-packages .venv-heat && .venv-heat/bin/pip install --no-deps heat==1.3.1
 """
 
 import argparse
@@ -142,6 +149,56 @@ def tf_times(repeats):
                      "w4": "dynamic_partition", "w5": "dynamic_stitch"}[w]) for w, f in cases.items()]}
 
 
+def heat_times(repeats, out_path):
+    """Run under mpirun by the Heat venv's python (--heat-peer): W3 and W2 with Heat, the
+    index and updates replicated (split=None) and the tensor split by rows, as Heat's
+    indexing takes them; each checked against NumPy (a wrong answer or an error is reported
+    instead of a time)."""
+    import heat as ht
+    from mpi4py import MPI
+    global MPI_MAX
+    MPI_MAX = MPI.MAX
+    comm = MPI.COMM_WORLD
+    idx, upd, base, _, _, _ = workload_arrays()
+    x, i, u = ht.array(base, split=0), ht.array(idx, split=None), ht.array(upd, split=None)
+    result = {}
+
+    def case(w, name, call, expected):
+        try:
+            t = timed(call, repeats, comm)
+            got = call().numpy()
+            result[w] = {name: t if np.array_equal(got, expected) else "wrong answer"}
+        except Exception as e:  # Heat's failure is the result here, reported with its type
+            result[w] = {name: "fails (%s)" % type(e).__name__}
+
+    def update():
+        z = x.copy()
+        z[i] = u
+        return z
+    expected = base.copy()
+    expected[idx] = upd  # NumPy: the last of duplicate indices wins, as TensorScatterUpdate's CPU kernel
+    case("w3", "heat x[i]", lambda: x[i], base[idx])
+    case("w2", "heat x[i] = u", update, expected)
+    if comm.Get_rank() == 0:
+        with open(out_path, "w") as f:
+            json.dump(result, f)
+
+
+def heat_table(repeats, d):
+    """{ranks: {workload: {name: seconds or what went wrong}}} for 1 and 2 ranks, or {}."""
+    venv = os.environ.get("SHARDOPS_HEAT_VENV", os.path.join(REPO, ".venv-heat"))
+    python = os.path.join(venv, "bin", "python")
+    if not os.access(python, os.X_OK):
+        return {}
+    out = {}
+    for np_ in (1, 2):
+        path = os.path.join(d, "heat%d.json" % np_)
+        mpirun(np_, [python, __file__, "--heat-peer", path, "--repeats", str(repeats)])
+        with open(path) as f:
+            out[np_] = json.load(f)
+    return out
+
+
 def mpirun(np_, args, env=None):
     cmd = ["mpirun", "-n", str(np_), "--oversubscribe", "--allow-run-as-root"] + args
     env = dict(os.environ, OMPI_MCA_pml="ob1", OMPI_MCA_btl="self,vader", OMP_NUM_THREADS="1", **(env or {}))
@@ -179,6 +236,7 @@ def table(build, repeats, rounds):
             with open(tf_out) as f:
                 for w, v in json.load(f).items():
                     peers.setdefault(w, {}).update(v)
+        heat = heat_table(repeats, d)
     print("| workload | Python 1 rank (ms) | C++ 1 rank (ms) | Python 2 ranks (ms) | C++ 2 ranks (ms) |"
           " best in-process peer (ms) | Python 1 / 2 ranks vs best peer |")
     print("|---|---|---|---|---|---|---|")
@@ -193,6 +251,11 @@ def table(build, repeats, rounds):
     print("\nAll peers (ms, one process, one thread): " + "; ".join(
         "%s: %s" % (w, ", ".join("%s %.1f" % (n, t * 1e3) for n, t in sorted(v.items())))
         for w, v in sorted(peers.items())))
+    if heat:
+        fmt = lambda v: "%.1f ms" % (v * 1e3) if isinstance(v, float) else v
+        print("\nHeat (distributed peer): " + "; ".join(
+            "%d rank(s) %s: %s" % (np_, w, ", ".join("%s %s" % (n, fmt(v)) for n, v in sorted(per.items())))
+            for np_, byw in sorted(heat.items()) for w, per in sorted(byw.items())))
 
 
 def main():
@@ -201,6 +264,7 @@ def main():
     ap.add_argument("--json", help="(under mpirun) write the times here")
     ap.add_argument("--peers", action="store_true")
     ap.add_argument("--tf-peer", help="(TensorFlow's python) write TensorFlow's times here")
+    ap.add_argument("--heat-peer", help="(Heat's python, under mpirun) write Heat's times here")
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--rounds", type=int, default=2, help="(--table) alternations of Python and C++")
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
@@ -208,6 +272,9 @@ def main():
     if a.tf_peer:
         with open(a.tf_peer, "w") as f:
             json.dump(tf_times(a.repeats), f)
+        return
+    if a.heat_peer:
+        heat_times(a.repeats, a.heat_peer)
         return
     if a.table:
         table(os.path.abspath(a.build), a.repeats, a.rounds)

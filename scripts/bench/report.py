@@ -4,11 +4,11 @@ results.md (tables, targets met or missed) and plots (*.png, if matplotlib is th
 
 Usage: report.py RESULTS_DIR
 
-Reads peers-{debian,tf}-t{1,2}.txt (shared/bench/peers.py), shardops-np{1,2,4}.json
+Reads peers-{debian,tf}-t{1,2}.txt (the peers script run_all.sh runs, $PEERS_PY), shardops-np{1,2,4}.json
 (shardops_bench), petsc-np{1,2,4}.json (petsc_sf_bench), tpetra-np{1,2,4}.json
 (tpetra_bench), scaling-n*-np*.json and env.txt.
 The part of results.md between the readme-table markers is what
-scripts/bench/update_readme.py pastes into README.md.
+scripts/bench/update_readme.py pastes into docs/performance.md.
 """
 import glob
 import json
@@ -103,9 +103,9 @@ def main():
         f"min {min(loads) if loads else '?'} (see env.txt; above 1 means other work shared the cores).\n")
     if sh.get(1):
         d = sh[1]
-        add(f"Workloads (SPEC section 7): N = {d['rows']} rows, M = {d['updates']} index rows, D = {d['cols']} float32, "
+        add(f"Workloads (docs/performance.md): N = {d['rows']} rows, M = {d['updates']} index rows, D = {d['cols']} float32, "
             f"P = {d['partitions']}; median of {d['repeats']} after {d['warmup']} warm-up; "
-            f"shardops time = max over ranks. Peers: shared/bench/peers.py (median of 5).\n")
+            f"shardops time = max over ranks. Peers: run_all.sh's PEERS_PY (median of 5).\n")
 
     # ---- README table: single process / one node summary
     add(BEGIN)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every benchmark of SPEC section 7 on this machine and writes
+# Runs every benchmark of the standard workloads (docs/performance.md) on this machine and writes
 # results/bench-<date>/results.md (tables) and *.png (plots):
-#   - shared/bench/peers.py (NumPy, PyTorch, TensorFlow, memcpy) at 1 and 2 threads, with
+#   - the one-process peers script PEERS_PY (NumPy, PyTorch, TensorFlow, memcpy; it is not in
+#     this repository: the default is a peers.py beside the checkout) at 1 and 2 threads, with
 #     Debian's python3 (NumPy + PyTorch) and with TensorFlow's python
 #   - shardops_bench at 1, 2 and 4 ranks (4 is oversubscribed on a 2-core machine)
 #   - petsc_sf_bench (PETSc PetscSF) at 1, 2 and 4 ranks, if it was built
@@ -13,8 +14,7 @@
 #   --quick     smaller sizes and fewer repeats: checks the pipeline, numbers mean little
 #   --no-build  use the existing build (default: configure + build BUILD_DIR first)
 #   --thp       every program (peers too) with GLIBC_TUNABLES=glibc.malloc.hugetlb=1: large
-#               allocations get transparent huge pages (NumPy asks for them itself), which
-#               cuts the first-touch page-fault cost of fresh buffers about 3x here
+#               allocations get transparent huge pages, so fresh buffers fault in fewer pages
 # Environment: BUILD_DIR (default build-bench), PEERS_PY (default ../shared/bench/peers.py),
 #   TF_PYTHON (default /opt/tfvenv/bin/python, else .venv-tf/bin/python), DEBIAN_PYTHON (/usr/bin/python3).
 #
@@ -68,8 +68,8 @@ note() { echo "$(date +%T) $* | $(uptime | sed 's/.*load average: /load /')" | t
 
 if [[ $BUILD == 1 ]]; then
   note "build $BUILD_DIR"
-  cmake -S "$REPO" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -Dshardops_ENABLE_TESTS=OFF -Dshardops_ENABLE_APP=OFF \
-    -Dshardops_ENABLE_BENCHMARKS=ON > "$OUT/build.log"
+  cmake -S "$REPO" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDOPS_ENABLE_TESTS=OFF -DSHARDOPS_ENABLE_APP=OFF \
+    -DSHARDOPS_ENABLE_BENCHMARKS=ON > "$OUT/build.log"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target shardops_bench >> "$OUT/build.log"
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target petsc_sf_bench >> "$OUT/build.log" 2>&1 || true
   cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target tpetra_bench >> "$OUT/build.log" 2>&1 || true
@@ -143,4 +143,4 @@ done
 note "done"
 
 "$DEBIAN_PYTHON" "$REPO/scripts/bench/report.py" "$OUT"
-echo "run_all.sh: wrote $OUT/results.md; paste it into README with: python3 scripts/bench/update_readme.py $OUT/results.md"
+echo "run_all.sh: wrote $OUT/results.md; paste it into docs/performance.md with: python3 scripts/bench/update_readme.py $OUT/results.md docs/performance.md"

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Pastes the summary tables of a benchmark run into README.md's Performance section.
+"""Pastes the summary tables of a benchmark run into a Markdown page: docs/performance.md.
 
-Usage: update_readme.py RESULTS_MD [README]   (README defaults to the repository's)
+Usage: update_readme.py RESULTS_MD docs/performance.md
+       (without the second argument it writes the repository's README.md, which no longer
+       has the bench markers: the section would be appended there)
 
 RESULTS_MD is results/bench-<date>/results.md from scripts/bench/run_all.sh; the part
 between its readme-table markers replaces what lies between the bench markers of the
-README (the section is added at the end of the README if it has no markers yet).
-Everything else in the README is left as it is.
+page (the section is added at the end of the page if it has no markers yet).
+Everything else in the page is left as it is.
 """
 import os
 import re

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU peers of the standard workloads (SPEC section 7): PyTorch, JAX and CuPy on one device.
+"""GPU peers of the standard workloads (docs/performance.md): PyTorch, JAX and CuPy on one device.
 
 For each peer that imports, times the equivalents of W1-W5 on the same sizes as
 shardops_bench (float32 rows of D values, N output rows, M int64 indices with uniformly
@@ -22,7 +22,7 @@ Equivalents (what each op must do, not TensorFlow's exact semantics):
                             order, counts per partition (the P outputs are its slices)
   W5 dynamic_stitch         out[pos[j]] = rows[j], pos a permutation of [0, N) (W4's
                             outputs put back)
-Effective bytes are shared/bench/peers.py's formulas (each input read once, each output
+Effective bytes are the standard workloads' formulas (each input read once, each output
 written once), so GB/s compare with shardops_bench's column. Atomic scatters (torch
 index_add_, CuPy scatter_add, XLA's scatter) are not deterministic in summation order on
 a GPU, nor is which duplicate wins in the peers' W2; shardops' results are.

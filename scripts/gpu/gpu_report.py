@@ -96,7 +96,7 @@ def main(argv=None):
         out += rows.get(w, [])
     out.append("")
     out.append(
-        "GB/s = effective bytes (each input read once, each output written once; SPEC section 7) / time. "
+        "GB/s = effective bytes (each input read once, each output written once; docs/performance.md) / time. "
         "shardops' device copy is the bench's memcpy floor (Kokkos::deep_copy in the default memory space, "
         "timed in the same run); each peer's is its own framework copying a buffer of N x D float32 in the same "
         "process. Atomic peers (index_add_, scatter_add) do not fix the order of float sums; shardops does.")

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The GPU checks of issue 8, on PREBUILT binaries: it builds nothing (neither Kokkos nor
 # shardops). Give it a build directory configured against a Kokkos 4 CUDA install
-# (README, "GPU"), with tests and benchmarks built. It
+# (docs/building.md, "Your own Kokkos 4"), with tests and benchmarks built. It
 #   1. records the machine (nvidia-smi, nvcc, MPI, Kokkos devices of the build),
 #   2. runs that build's ctest suite (optionally the MPI tests again with
 #      SHARDOPS_MPI_STAGING=host, for the staging path when MPI is GPU-aware),
-#   3. runs bench/shardops_bench (W1-W5, SPEC section 7, scaled up) at the given rank
+#   3. runs bench/shardops_bench (W1-W5 of docs/performance.md, scaled up) at the given rank
 #      counts; its memcpy floor (Kokkos::deep_copy in the default memory space) is the
 #      device-to-device copy, timed in the same run,
 #   4. runs scripts/gpu/gpu_peers.py (PyTorch, JAX, CuPy, each skipped if it does not
@@ -140,7 +140,7 @@ cat "$OUT/env.txt" >&2
 
 if [[ $HOST_CHECK == 0 && $KOKKOS_DEVICES != *CUDA* ]]; then
   echo "run-gpu-checks.sh: $BUILD is not built against a CUDA Kokkos (devices: ${KOKKOS_DEVICES:-unknown})." >&2
-  echo "  Configure it as README's GPU section says, or pass --host-check for a plumbing check." >&2
+  echo "  Configure it as docs/building.md says (Your own Kokkos 4), or pass --host-check for a plumbing check." >&2
   exit 2
 fi
 if [[ $HOST_CHECK == 1 ]]; then

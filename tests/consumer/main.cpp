@@ -1,5 +1,5 @@
-// Uses the installed shardops package: MPI and Kokkos set-up, a Tensor, gather_nd, and an
-// error with TensorFlow's text. Exits 0 when every rank got the expected results.
+// Uses the installed shardops package: MPI and Kokkos set-up, a Tensor, gather_nd, an
+// error with TensorFlow's text, and the op registry. Exits 0 when every rank got the expected results.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -11,6 +11,7 @@
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Tensor.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 #include "shardops/ops/Ops.hpp"
 
 namespace {
@@ -42,6 +43,13 @@ int run_checks() {
       std::fprintf(stderr, "consumer: unexpected error text: %s\n", e.what());
       ++failures;
     }
+  }
+  // The op registry is public: an op's names, and none for a name it does not list.
+  const shardops::OpInfo* op = shardops::find_op("gather_nd");
+  if (op == nullptr || op->tf_name != "GatherNd" || op->command != "gather-nd" ||
+      shardops::find_op("tensor_scatter_mul") != nullptr) {
+    std::fprintf(stderr, "consumer: the op registry has no gather_nd, or a tensor_scatter_mul\n");
+    ++failures;
   }
   return failures;
 }

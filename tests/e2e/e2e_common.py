@@ -30,10 +30,45 @@ ALL_DTYPES = ["float16", "float32", "float64", "int8", "int16", "int32", "int64"
               "uint64", "bool", "complex64", "complex128"]
 COMPLEX_DTYPES = ["complex64", "complex128"]
 INDEX_DTYPES = ["int32", "int64"]
-OPS = ["dynamic-partition", "dynamic-stitch", "parallel-dynamic-stitch", "scatter-nd", "tensor-scatter-update",
-       "tensor-scatter-add", "tensor-scatter-sub", "tensor-scatter-min", "tensor-scatter-max", "gather-nd"]
-TENSOR_SCATTER_OPS = ["tensor-scatter-update", "tensor-scatter-add", "tensor-scatter-sub", "tensor-scatter-min",
-                      "tensor-scatter-max"]
+# The ops, from the op registry (src/shardops/ops/OpRegistry.cpp, the one list of them):
+# parse_args() fills these from `shardops --list-ops`, the pytest suite (tests/python) from
+# the module's op_registry(). They are filled in place, so `from e2e_common import OPS`
+# sees them.
+REGISTRY = []  # the entries as --list-ops prints them
+OPS = []  # the subcommands, in the registry's order
+TENSOR_SCATTER_OPS = []  # the subcommands of the TensorScatter family
+
+
+def load_ops(entries):
+    """Fills REGISTRY, OPS and TENSOR_SCATTER_OPS from the registry's entries."""
+    REGISTRY[:] = entries
+    OPS[:] = [e["command"] for e in entries if e["command"]]
+    TENSOR_SCATTER_OPS[:] = [e["command"] for e in entries if e["family"] == "tensor_scatter"]
+    if not OPS:
+        raise RuntimeError("e2e: the op registry lists no op commands")
+
+
+def load_ops_from(shardops_binary):
+    """load_ops of what `shardops --list-ops` prints (answered before MPI starts)."""
+    import json
+    out = subprocess.run([shardops_binary, "--list-ops"], check=True, stdout=subprocess.PIPE, timeout=60).stdout
+    load_ops(json.loads(out))
+
+
+def op_info(command):
+    """The registry's entry of an op subcommand ("tensor-scatter-add")."""
+    for e in REGISTRY:
+        if e["command"] == command:
+            return e
+    raise KeyError("%s is not an op of the registry (%d ops loaded)" % (command, len(REGISTRY)))
+
+
+def has_kernel(command, dtype):
+    """Whether TensorFlow's CPU has a kernel of the op for dtype (a NumPy dtype or name; "S"
+    for strings), as the registry says."""
+    e = op_info(command)
+    name = "string" if np.dtype(dtype).kind in "SUO" else np.dtype(dtype).name
+    return name not in e["no_kernel_dtypes"]
 SKIP_RC = 77  # ctest SKIP_RETURN_CODE of these tests
 
 # Open MPI on one machine, possibly as root, without the slow UCX probe; one thread per rank.
@@ -62,7 +97,9 @@ def parse_args(description, default_np, extra=None):
     p.add_argument("-v", "--verbose", action="store_true", help="print every command and its time")
     p.add_argument("--filter", default="",
                    help="run only cases whose name contains this text (or one of several, comma-separated)")
-    return p.parse_args()
+    args = p.parse_args()
+    load_ops_from(args.shardops)
+    return args
 
 
 class Result:

@@ -8,6 +8,7 @@ must produce.
 
 import numpy as np
 
+import e2e_common
 import npref
 
 FLOAT_SPECIALS = [np.nan, -0.0, 0.0, np.inf, -np.inf]
@@ -245,9 +246,6 @@ def random_case(name, rng, op, dtype, itype="int32"):
 
 
 def supported(op, dtype):
-    """Whether op has a kernel for dtype (TensorFlow's CPU table, docs/tf-fidelity.md): no
-    TensorScatterAdd/Sub/Min/Max for bool, no Min/Max for complex."""
-    if op in ("tensor-scatter-add", "tensor-scatter-sub", "tensor-scatter-min", "tensor-scatter-max") and \
-            np.dtype(dtype) == np.bool_:
-        return False
-    return not (op in ("tensor-scatter-min", "tensor-scatter-max") and np.dtype(dtype).kind == "c")
+    """Whether op has a kernel for dtype (TensorFlow's CPU table, kept in the op registry;
+    docs/tf-fidelity.md): e.g. no TensorScatterAdd/Sub/Min/Max for bool, no Min/Max for complex."""
+    return e2e_common.has_kernel(op, dtype)

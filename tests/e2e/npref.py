@@ -1,4 +1,4 @@
-"""A NumPy reference for the ops, with TensorFlow's CPU semantics (SPEC section 1).
+"""A NumPy reference for the ops, with TensorFlow's CPU semantics (docs/cli.md, docs/tf-fidelity.md).
 
 Order matters for duplicates (last update wins, sums accumulate in index order, float16
 adds in float32 then rounds per step as Eigen's half does), so the scatter family is

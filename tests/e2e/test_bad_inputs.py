@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end: bad input to the shardops command (ctest e2e_bad_inputs_np_3).
 
-SPEC sections 4 and 6: every bad input gets its exit code (2 bad input or usage, 3 I/O),
+Every bad input gets its exit code (docs/cli.md) (2 bad input or usage, 3 I/O),
 its message (TensorFlow's text where TF has one, and the dataset it is about) printed once
 by rank 0, and leaves the output path as it was (file bytes identical, or still absent, and
 no temporary file left beside it). No run may hang: each is killed after --timeout seconds
@@ -214,6 +214,9 @@ def catalogue(d, good, not_h5, truncated, regular):
                                     "--out", o], 2, ["--indices and --data must name the same number of datasets"]),
         C("no_command", [], 2, ["no command given"]),
         C("unknown_command", ["scatter-everything", "--out", o], 2, ["unknown command 'scatter-everything'"]),
+        # An op that is not in the op registry, spelled like one that is: refused, naming the ones there are.
+        C("unknown_tensor_scatter_command", tscatter("mul", "/tensor", "/sidx_one", "/supd"), 2,
+          ["unknown command 'tensor-scatter-mul'", "tensor-scatter-max"]),
         C("bad_indices_policy_value", gather("/gidx_ok", "--bad-indices", "skip"), 2, ["--bad-indices"]),
     ]
 

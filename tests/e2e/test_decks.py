@@ -77,6 +77,11 @@ BAD_DECKS = [
      ["deck.yaml:2:", "unknown key 'colour'"]),
     ("unknown op", "steps:\n  - {op: scatter_everything, out: r}\noutputs:\n  r: o.h5:/r\n",
      ["deck.yaml:2:", "unknown op 'scatter_everything'"]),
+    # An op that is not in the op registry, with the keys of one that is: refused, not run as another op.
+    ("unknown tensor-scatter op",
+     "tensors:\n  t: {value: [1, 2]}\n  i: {value: [[0]]}\n  u: {value: [5]}\n"
+     "steps:\n  - {op: tensor_scatter_mul, tensor: t, indices: i, updates: u, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:6:", "unknown op 'tensor_scatter_mul' (known: ", "tensor_scatter_max"]),
     ("undefined tensor", "steps:\n  - {op: add, x: nothing, y: 1, out: r}\noutputs:\n  r: o.h5:/r\n",
      ["deck.yaml:2:", "tensor 'nothing' is not defined"]),
     ("used before defined",

@@ -1,4 +1,4 @@
-"""What the output layer guarantees when things go wrong (SPEC section 3; docs/output-safety.md).
+"""What the output layer guarantees when things go wrong (docs/output-safety.md).
 
 Real faults, no mocks: a small tmpfs for a full disk, real concurrent mpirun jobs on one file,
 real signals to mpirun and to the ranks, SIGKILL at the worst moments. Every case checks the

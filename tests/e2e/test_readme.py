@@ -1,6 +1,7 @@
 """Runs the command-line session of README.md (between <!-- readme-example:begin/end -->) as
 written, in a scratch copy of the repository's inputs/ and scripts/, then checks its results
-with NumPy: a README whose example does not work fails the suite.
+with NumPy: a README whose example does not work fails the suite. Also checks that every
+relative link of README.md and docs/*.md names a file that exists (doc_links.py).
 
 Only what a single machine needs is added: `--oversubscribe` to mpirun, and the shardops
 binary under test first on PATH.
@@ -16,6 +17,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import doc_links  # noqa: E402
 import e2e_common as e2e  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -70,12 +72,17 @@ def session(t, sh):
     t.suite.check(os.path.exists(os.path.join(work, "inputs", "out", "pipeline.h5")), "the deck wrote no output")
 
 
+def links(t, sh):
+    broken = doc_links.broken_links(REPO)
+    t.suite.require(not broken, "broken links in README.md or docs/:\n" + "\n".join(broken))
+
+
 def main():
     args = e2e.parse_args(__doc__.splitlines()[0], 2)
     sh = e2e.Shardops(args)
     suite = e2e.Suite("e2e readme", args)
 
-    e2e.run_cases(suite, args, sh, "readme", [("readme_session", session)])
+    e2e.run_cases(suite, args, sh, "readme", [("readme_session", session), ("doc_links", links)])
     return suite.finish(sh)
 
 

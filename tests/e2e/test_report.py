@@ -45,6 +45,8 @@ def op_report(t, sh):
         doc = json.load(f)
     t.suite.check(doc["ranks"] == sh.np and len(doc["host_of_rank"]) == sh.np, "ranks/hosts: %r" % doc)
     t.suite.check(doc["slurm_job_id"] == "4242", "slurm_job_id = %r" % doc.get("slurm_job_id"))
+    t.suite.check(doc.get("tf_op") == e2e.op_info("gather-nd")["tf_name"] == "GatherNd",
+                  "tf_op = %r" % doc.get("tf_op"))
     t.suite.check(doc["command_line"][-1] == "-q" and "gather-nd" in doc["command_line"], "command_line")
     t.suite.check(isinstance(doc["started"], str) and doc["started"].endswith("Z"), "started = %r" % doc["started"])
     t.suite.check(doc["inputs"] == [e2e.ref(inp, "/params"), e2e.ref(inp, "/idx")], "inputs = %r" % doc["inputs"])
@@ -87,6 +89,8 @@ def deck_report(t, sh):
         doc = json.load(f)
     ops = [s["op"] for s in doc.get("steps", [])]
     t.suite.check(ops == ["not_equal", "dynamic_partition", "range"], "steps = %r" % ops)
+    tf_ops = [s.get("tf_op") for s in doc.get("steps", [])]
+    t.suite.check(tf_ops == ["NotEqual", "DynamicPartition", "Range"], "steps' tf_op = %r" % tf_ops)
     for s in doc.get("steps", []):
         t.suite.check(len(s["seconds"]["per_rank"]) == sh.np, "step %r" % s)
     t.suite.check({o.get("tensor") for o in doc["outputs"]} == {"part/1", "r"}, "outputs = %r" % doc["outputs"])

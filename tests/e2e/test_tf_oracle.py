@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import gen  # noqa: E402
 import tf_regressions  # noqa: E402
 from e2e_common import (ALL_DTYPES, OPS, SKIP_RC, Shardops, Suite, error_lines, expect_success,  # noqa: E402
-                        parse_args, read_h5, same_array, work_dir, write_h5)
+                        op_info, parse_args, read_h5, same_array, work_dir, write_h5)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REGRESSIONS = os.path.join(HERE, "tf_regressions.json")  # cases a differential run once failed
@@ -90,15 +90,11 @@ def dtype_cases():
     return cases
 
 
-# TF's string kernels: the movement ops and ScatterNd (TensorScatterAdd/Sub/Min/Max have
-# none: the fuzz, tf_fuzz.py, checks their "Could not find device" texts).
-STRING_OPS = ["dynamic-partition", "dynamic-stitch", "parallel-dynamic-stitch", "scatter-nd",
-              "tensor-scatter-update", "gather-nd"]
-
-
 def string_cases():
+    # TF's string kernels (the registry's): the movement ops and ScatterNd (TensorScatterAdd/
+    # Sub/Min/Max have none: the fuzz, tf_fuzz.py, checks their "Could not find device" texts).
     cases = []
-    for op in STRING_OPS:
+    for op in [op for op in OPS if op_info(op)["strings"]]:
         for itype in ("int32", "int64"):
             name = "%s_string_%s" % (op, itype)
             r = rng_for(name)
@@ -230,7 +226,8 @@ def empty_and_shape_cases():
 def run_tf(tf_python, d, cases, timeout=600):
     manifest, arrays = [], {}
     for c in cases:
-        manifest.append({"name": c.name, "op": c.op, "num_partitions": c.num_partitions,
+        manifest.append({"name": c.name, "op": c.op, "tf_op": op_info(c.op)["tf_name"],
+                         "num_partitions": c.num_partitions,
                          "shape": list(c.shape) if c.shape is not None else None, "bad_indices": c.bad_indices,
                          "keys": list(c.arrays)})
         for k, v in c.arrays.items():

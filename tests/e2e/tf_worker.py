@@ -2,7 +2,8 @@
 
 Run by a Python that has TensorFlow (the project's .venv-tf, not Debian's python3):
     python tf_worker.py DIR
-DIR/cases.json lists the cases ({name, op, num_partitions, shape, bad_indices, keys}),
+DIR/cases.json lists the cases ({name, op, tf_op, num_partitions, shape, bad_indices, keys};
+tf_op: the op registry's TensorFlow name of op),
 DIR/inputs.npz holds their arrays as "<case>/<key>". Writes DIR/results.json
 ({name: {"status": "ok"|"error"|"unsupported"|"refused", "message", "error_class", "outputs"}};
 unsupported: TF has no kernel, refused: TF's Python layer would not make the call)
@@ -18,13 +19,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-TENSOR_SCATTER = {
-    "tensor-scatter-update": tf.raw_ops.TensorScatterUpdate,
-    "tensor-scatter-add": tf.raw_ops.TensorScatterAdd,
-    "tensor-scatter-sub": tf.raw_ops.TensorScatterSub,
-    "tensor-scatter-min": tf.raw_ops.TensorScatterMin,
-    "tensor-scatter-max": tf.raw_ops.TensorScatterMax,
-}
 
 
 def policy(case):
@@ -46,8 +40,9 @@ def run(case, a):
         return [tf.raw_ops.ScatterNd(indices=idx, updates=a["updates"],
                                      shape=tf.constant(case["shape"], idx.dtype),
                                      **policy(case))]
-    if op in TENSOR_SCATTER:
-        return [TENSOR_SCATTER[op](tensor=a["tensor"], indices=a["indices"], updates=a["updates"], **policy(case))]
+    if op.startswith("tensor-scatter-"):  # the raw op the registry names (TensorScatterAdd, ...)
+        fn = getattr(tf.raw_ops, case["tf_op"])
+        return [fn(tensor=a["tensor"], indices=a["indices"], updates=a["updates"], **policy(case))]
     if op == "gather-nd":
         return [tf.raw_ops.GatherNd(params=a["params"], indices=a["indices"], **policy(case))]
     raise ValueError(op)

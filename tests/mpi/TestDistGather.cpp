@@ -1,6 +1,6 @@
 // Distributed GatherNd against the one-rank op, byte for byte: every index depth
 // (K = 0 .. rank), slices, rank-1 and rank-3 indices, params and indices sharded
-// independently. Output layout: the layout of the indices (SPEC section 2).
+// independently. Output layout: the layout of the indices (docs/design.md).
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"

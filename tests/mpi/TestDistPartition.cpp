@@ -1,5 +1,5 @@
 // Distributed DynamicPartition against the one-rank op, byte for byte, and the
-// output layout of SPEC section 2: each output's rows stay where they were.
+// output layout of docs/design.md: each output's rows stay where they were.
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"

@@ -1,7 +1,7 @@
 // Distributed ScatterNd and TensorScatter{Update,Add,Sub,Min,Max} against the
 // one-rank ops, byte for byte: float sums with many duplicates spread over ranks
 // must come out in TensorFlow's order on every rank count. Output layouts: ScatterNd
-// balanced, TensorScatter* the layout of `tensor` (SPEC section 2).
+// balanced, TensorScatter* the layout of `tensor` (docs/design.md).
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"

@@ -1,6 +1,6 @@
 // Distributed DynamicStitch against the one-rank op, byte for byte: several inputs
 // of any index rank (scalars too), duplicates within and across inputs and ranks,
-// and the balanced output layout of SPEC section 2.
+// and the balanced output layout of docs/design.md.
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"

@@ -22,7 +22,12 @@ from mpi4py import MPI
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 
+import e2e_common  # noqa: E402
+import shardops  # noqa: E402
 import test_tf_oracle  # noqa: E402  (the TF cases, worker and message rules of the e2e oracle test)
+
+# The ops the cases run over, from the module's op registry (the e2e tests ask the command).
+e2e_common.load_ops(shardops.op_registry())
 
 WORLD = MPI.COMM_WORLD
 _tf_missing = []

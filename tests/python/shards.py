@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 
 import shardops
+from e2e_common import op_info
 
 
 def ragged_counts(rows, size, key):
@@ -44,14 +45,13 @@ class Split:
         bad = c.bad_indices or "error"
         if c.op == "dynamic-partition":
             return shardops.dynamic_partition(m("data"), m("partitions"), c.num_partitions, comm=comm)
+        fn = getattr(shardops, op_info(c.op)["python"])  # the registry's Python name of the op
         if c.op in ("dynamic-stitch", "parallel-dynamic-stitch"):
-            fn = shardops.dynamic_stitch if c.op == "dynamic-stitch" else shardops.parallel_dynamic_stitch
             n = c.stitch_count()
             return [fn([m("i%d" % j) for j in range(n)], [m("d%d" % j) for j in range(n)], comm=comm)]
         if c.op == "scatter-nd":
             return [shardops.scatter_nd(m("indices"), m("updates"), c.shape, comm=comm, bad_indices=bad)]
         if c.op.startswith("tensor-scatter-"):
-            fn = getattr(shardops, "tensor_scatter_nd_" + c.op[len("tensor-scatter-"):])
             return [fn(m("tensor"), m("indices"), m("updates"), comm=comm, bad_indices=bad)]
         if c.op == "gather-nd":
             return [shardops.gather_nd(m("params"), m("indices"), comm=comm, bad_indices=bad)]

@@ -11,7 +11,7 @@
 
 namespace shardops {
 
-/// The class of a failure; its numeric value is the process exit code (SPEC section 4).
+/// The class of a failure; its numeric value is the process exit code (docs/cli.md).
 enum class ErrorKind : int { Internal = 1, InvalidArgument = 2, IO = 3 };
 
 /// \brief Base of every error shardops raises; carries its exit-code class.

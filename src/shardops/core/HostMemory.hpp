@@ -3,17 +3,17 @@
 /// \brief Large allocations that start out cheap to touch.
 ///
 /// Every op writes fresh outputs and scratch arrays of tens to hundreds of MB. With
-/// 4 KiB pages the first touch of each page is a fault (measured here: about 0.6 ms
-/// per MB, as much as the op's own work); 2 MiB transparent huge pages cut the faults
-/// 512-fold. Linux hands them only to regions that ask (THP mode "madvise", the
-/// default on Debian), so large host-accessible allocations ask, before their first
-/// touch. SHARDOPS_HUGE_PAGES=0 in the environment turns this off (for comparisons).
+/// 4 KiB pages the first touch of each page is a fault, which can cost as much as the
+/// op's own work; 2 MiB transparent huge pages cut the number of faults 512-fold.
+/// Linux hands them only to regions that ask (THP mode "madvise", the default on
+/// Debian), so large host-accessible allocations ask, before their first touch.
+/// SHARDOPS_HUGE_PAGES=0 in the environment turns this off (for comparisons).
 ///
-/// Even with huge pages, the OS must zero every fresh page on first touch (measured
-/// here: ~20 ms of a 57 ms GatherNd is the kernel clearing its 128 MB output). Ops
-/// called again and again on the same shapes (time steps, batches, a benchmark's
-/// repeats) would pay that every call, so large allocations are kept when freed and
-/// handed to the next request of (nearly) the same size, as TensorFlow's CPU
+/// Even with huge pages, the OS must zero every fresh page on first touch, a large
+/// part of the time of an op that writes a large output. Ops called again and again
+/// on the same shapes (time steps, batches, a benchmark's repeats) would pay that
+/// every call, so large allocations are kept when freed and handed to the next
+/// request of (nearly) the same size, as TensorFlow's CPU
 /// allocator and PyTorch's caching allocators do. What is kept is capped by
 /// SHARDOPS_REUSE_MEMORY_MB (default 2048 per process; 0 turns reuse off): past the
 /// cap, everything free is returned to the OS. release_kept_memory() returns it at

@@ -29,7 +29,8 @@ struct DatasetInfo {
 DatasetInfo inspect(const Comm& comm, const DatasetRef& ref);
 
 /// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows
-/// (one hyperslab, collective transfer; byte order and type layout converted by HDF5).
+/// (one hyperslab, independent transfer: see RowTransfer.hpp for why; byte order and
+/// type layout converted by HDF5).
 ///
 /// A string dataset becomes a DType::String tensor whose pool on rank r is homed at r
 /// and carries the dataset's StringFormat. Its rows are read round by round through

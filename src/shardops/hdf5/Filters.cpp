@@ -9,7 +9,8 @@ namespace shardops::io {
 
 namespace {
 
-/// Where Debian packages the filters h5py and hdf5plugin write (SPEC: inputs made with h5py).
+/// Where Debian packages the filters h5py and hdf5plugin write: inputs are made with h5py,
+/// so a user who meets one of its filters learns which package reads it.
 std::string where_to_get(H5Z_filter_t id) {
   switch (id) {
     case 32000: return "LZF: Debian package hdf5-plugin-lzf";

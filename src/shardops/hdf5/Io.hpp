@@ -2,7 +2,8 @@
 /// \file
 /// \brief The HDF5 layer in one include: dataset names, reading, atomic output.
 ///
-/// Everything is in namespace shardops::io. Errors follow SPEC section 4: a missing
+/// Everything is in namespace shardops::io. Errors follow the exit codes of the
+/// command line (docs/cli.md): a missing
 /// file or dataset, an unsupported type or a malformed name is InvalidArgument
 /// (exit 2); a file that is not HDF5, is truncated or damaged, or cannot be written
 /// or renamed is IOError (exit 3). Every collective call agrees on its errors, so all

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// \brief Atomic output (SPEC section 3): datasets are written into temporary files
+/// \brief Atomic output (docs/output-safety.md): datasets are written into temporary files
 /// beside their targets and renamed into place only when every rank succeeded.
 
 #include <memory>

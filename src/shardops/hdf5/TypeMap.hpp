@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// \brief The DType <-> HDF5 datatype mapping of SPEC section 3, laid out as h5py
-/// does so NumPy users read and write every file.
+/// \brief The DType <-> HDF5 datatype mapping, laid out as h5py does so that NumPy
+/// users read and write every file.
 ///
 /// DType: written as (little-endian); read from
 /// - int8..int64, uint8..uint64: H5T_STD_{I,U}nLE; any integer of 1/2/4/8 bytes, either byte order.

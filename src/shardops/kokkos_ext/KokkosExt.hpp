@@ -74,9 +74,9 @@ ViewType make_uninitialized(const std::string& label, std::size_t n) {
 }  // namespace kx
 }  // namespace shardops
 
-/// Hint that \p addr will be read soon. Random-target scatter and gather are latency
-/// bound (shared/reference/kernel-floors.md): keeping misses in flight is worth 2x on
-/// a CPU. Device passes compile it away.
+/// Hint that \p addr will be read soon. Random-target scatter and gather are bound by
+/// the latency of cache misses, not by bandwidth: prefetching keeps several misses in
+/// flight at once. Device passes compile it away.
 /// SHARDOPS_PREFETCH_WRITE: the same for a row about to be written (read-modify-write
 /// or overwritten), which fetches the line for ownership at once.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)

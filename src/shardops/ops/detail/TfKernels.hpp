@@ -7,8 +7,9 @@
 /// list of allowed Tindices (array_ops.cc: "Value for attr 'Tindices' of int8 is not
 /// in the list of allowed values: ..."), then the kernel registry for the call's
 /// (T, Tindices) ("Could not find device for node: ..."), then the dtype of each
-/// further input. shardops follows the same table (docs/tf-fidelity.md lists it), so
-/// a call TF cannot run fails here with TF's text, whatever its shapes.
+/// further input. shardops follows the same table (each op's entry in the op registry,
+/// ops/OpRegistry.hpp, holds its row; docs/tf-fidelity.md lists it), so a call TF
+/// cannot run fails here with TF's text, whatever its shapes.
 
 #include <vector>
 

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "DistTestUtil.hpp"
+#include "shardops/core/Error.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
@@ -286,6 +288,31 @@ TEST(ExchangePlan, SplitWhenOnlyOneRankIsLarge) {
     }
   }
   EXPECT_EQ(byte_view_to_host(recv), expected);
+}
+
+// The receive buffer's bytes come from what the other ranks send: one rank that cannot hold
+// them fails the exchange on every rank, with its message, and nobody waits in MPI.
+TEST(ExchangePlan, ReceiveBeyondOneRanksBudgetFailsOnEveryRank) {
+  const int me = world().rank(), p = world().size();
+  const std::size_t row_bytes = 1024;
+  const std::int64_t n = 2000;  // 2 MB from each rank, all to rank 0
+  const ExchangePlan plan = plan_to(dests_of(me, n, p, all_to_zero));
+  const MemoryBudget saved = memory_budget();
+  if (me == 0) set_memory_budget(memory_held() + (64 << 10), 1, "a test's small budget");
+  std::string message;
+  try {
+    plan.forward(to_byte_view(local_payload(me, n, row_bytes, 2)).data(), row_bytes);
+  } catch (const InvalidArgument& e) {
+    message = e.what();
+  }
+  if (me == 0)
+    set_memory_budget(saved.bytes * static_cast<std::uint64_t>(saved.ranks_on_node), saved.ranks_on_node, saved.source);
+  EXPECT_NE(message.find("the rows other ranks send this one in an exchange"), std::string::npos) << message;
+  EXPECT_NE(message.find("a test's small budget"), std::string::npos) << message;
+  // The same text on every rank.
+  const std::int64_t length = static_cast<std::int64_t>(message.size());
+  EXPECT_EQ(world().max(length), length);
+  EXPECT_EQ(-world().max(-length), length);
 }
 
 }  // namespace

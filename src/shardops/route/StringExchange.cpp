@@ -95,7 +95,9 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
       KOKKOS_LAMBDA(const std::int64_t k) { reply_len(k) = own_off(asked[k] + 1) - own_off(asked[k]); });
   std::int64_t reply_total = 0;
   const Int64View reply_off = offsets_of_lengths(reply_len, nrecv, reply_total, "shardops::strings::fetch::reply_off");
-  check_allocation(static_cast<std::size_t>(reply_total), "strings asked for by other ranks");
+  // Agreed: the others would otherwise wait for this rank in the exchange that follows.
+  run_agreed(comm,
+             [&] { check_allocation(static_cast<std::size_t>(reply_total), "strings asked for by other ranks"); });
   const ByteView reply =
       allocate_uninitialized<ByteView>("shardops::strings::fetch::reply", static_cast<std::size_t>(reply_total));
   Kokkos::parallel_for(
@@ -131,7 +133,7 @@ Tensor fetch_strings(const Comm& comm, const Tensor& handles, const StringPool& 
                                              : back_len(slot(i));
       },
       total, "shardops::strings::fetch::offsets");
-  check_allocation(static_cast<std::size_t>(total), "string pool");
+  run_agreed(comm, [&] { check_allocation(static_cast<std::size_t>(total), "string pool"); });
   pool.bytes = allocate_uninitialized<Kokkos::View<char*, MemSpace>>("shardops::strings::fetch::bytes",
                                                                      static_cast<std::size_t>(total));
   const Int64View offsets = pool.offsets;

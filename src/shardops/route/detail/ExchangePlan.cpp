@@ -7,6 +7,7 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/RowCopy.hpp"
 #include "shardops/route/GpuAwareMpi.hpp"
@@ -222,6 +223,18 @@ void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemS
 
 }  // namespace
 
+namespace {
+
+// Collective: the bytes of one exchange's buffers on this rank checked against its memory
+// budget (core/MemoryBudget.hpp), agreed: they come from what the other ranks send, so a
+// rank that cannot hold them fails the op on every rank (exit 2, with its message) rather
+// than being OOM-killed or refusing alone and leaving the others waiting in the exchange.
+void check_exchange_bytes(const Comm& comm, std::size_t bytes) {
+  run_agreed(comm, [&] { check_allocation(bytes, "the rows other ranks send this one in an exchange"); });
+}
+
+}  // namespace
+
 void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
   comm_ = comm;
   const std::size_t n = static_cast<std::size_t>(nranks_);
@@ -259,6 +272,7 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
                              std::size_t row_bytes) const {
   const Comm& comm = *comm_;
   ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
+  check_exchange_bytes(comm, static_cast<std::size_t>(total_recv) * row_bytes);
   const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
                                                          static_cast<std::size_t>(total_recv) * row_bytes);
   const std::size_t me = static_cast<std::size_t>(self_);
@@ -353,6 +367,7 @@ ByteView ExchangePlan::forward_rows(const unsigned char* local, std::size_t row_
   std::optional<ByteView> recv = stream_rows(local, row_bytes, row_of_slot_.data(), send_counts_, send_offsets_,
                                              recv_counts_, roffs, skip_self ? num_recv_remote() : num_recv());
   if (!recv) {
+    check_exchange_bytes(*comm_, static_cast<std::size_t>(skip_self ? num_send_remote() : num_send()) * row_bytes);
     const ByteView send = allocate_uninitialized<ByteView>(
         "shardops::ExchangePlan::send",
         static_cast<std::size_t>(skip_self ? num_send_remote() : num_send()) * row_bytes);
@@ -417,10 +432,11 @@ std::optional<ByteView> ExchangePlan::stream_rows(
   constexpr std::int64_t kCannot = std::int64_t(1) << 62;
   const std::int64_t rounds = comm.max(can_stream ? my_rounds : kCannot);
   if (rounds >= kCannot) return std::nullopt;
+  const std::size_t stage_rows = static_cast<std::size_t>(std::min(cap * peers, to_send));
+  check_exchange_bytes(comm, (static_cast<std::size_t>(total_recv) + stage_rows) * row_bytes);
   const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
                                                          static_cast<std::size_t>(total_recv) * row_bytes);
-  const ByteView stage = allocate_uninitialized<ByteView>(
-      "shardops::ExchangePlan::stage", static_cast<std::size_t>(std::min(cap * peers, to_send)) * row_bytes);
+  const ByteView stage = allocate_uninitialized<ByteView>("shardops::ExchangePlan::stage", stage_rows * row_bytes);
   std::optional<RowType> type;  // no round on one rank: no MPI at all
   if (rounds > 0) type.emplace(row_bytes);
   const ExecSpace space;

@@ -61,7 +61,9 @@ def timed(fn, repeats, comm=None):
     return statistics.median(ts)
 
 
-def shardops_times(repeats):
+def shardops_times(repeats, align=False):
+    """align: the inputs copied to 64-byte-aligned arrays first (shardops.aligned), as the
+    C++ op's buffers are; else NumPy's own arrays (16-byte-aligned)."""
     import shardops
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
@@ -71,6 +73,8 @@ def shardops_times(repeats):
     mine = lambda a: a[slice(*shardops.row_block(a.shape[0], comm))]
     c = comm if comm.Get_size() > 1 else None
     i2, u, b, pt = mine(idx.reshape(-1, 1)), mine(upd), mine(base), mine(parts)
+    if align:
+        i2, u, b, pt = map(shardops.aligned, (i2, u, b, pt))
     # W5 is W4's inverse, as in shardops_bench: W4's outputs (where their rows were) stitched
     # back with the global positions they came from.
     pd = shardops.dynamic_partition(b, pt, P, comm=c)
@@ -208,7 +212,7 @@ def mpirun(np_, args, env=None):
 def table(build, repeats, rounds):
     """Python and the C++ op alternate, rounds times; each keeps its fastest round (the machine
     is shared: the least-disturbed round is the closest to the op's own time)."""
-    rows = {1: {"python": {}, "cpp": {}}, 2: {"python": {}, "cpp": {}}}
+    rows = {1: {"python": {}, "python_aligned": {}, "cpp": {}}, 2: {"python": {}, "python_aligned": {}, "cpp": {}}}
     keep = lambda into, times: into.update({w: min(t, into.get(w, t)) for w, t in times.items()})
     with tempfile.TemporaryDirectory() as d:
         for r in range(rounds):
@@ -223,6 +227,7 @@ def table(build, repeats, rounds):
                 with open(out) as f:
                     got = json.load(f)
                 keep(rows[np_]["python"], got["python"])
+                keep(rows[np_]["python_aligned"], got["python_aligned"])
                 if "peers" in got:
                     rows[np_]["peers"] = got["peers"]
                 with open(cpp) as f:
@@ -237,17 +242,18 @@ def table(build, repeats, rounds):
                 for w, v in json.load(f).items():
                     peers.setdefault(w, {}).update(v)
         heat = heat_table(repeats, d)
-    print("| workload | Python 1 rank (ms) | C++ 1 rank (ms) | Python 2 ranks (ms) | C++ 2 ranks (ms) |"
-          " best in-process peer (ms) | Python 1 / 2 ranks vs best peer |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | Python 1 rank (ms) | aligned | C++ 1 rank (ms) | Python 2 ranks (ms) | aligned |"
+          " C++ 2 ranks (ms) | best in-process peer (ms) | Python 1 / 2 ranks vs best peer |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for w, name in NAMES.items():
         best = min(peers.get(w, {}).items(), key=lambda kv: kv[1], default=(None, None))
         p1, p2 = rows[1]["python"][w], rows[2]["python"][w]
         c1, c2 = rows[1]["cpp"][w], rows[2]["cpp"][w]
         peer = "%.1f (%s)" % (best[1] * 1e3, best[0]) if best[0] else "-"
         speed = "%.2fx / %.2fx" % (best[1] / p1, best[1] / p2) if best[0] else "-"
-        print("| %s | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (name, p1 * 1e3, c1 * 1e3, p2 * 1e3, c2 * 1e3, peer,
-                                                               speed))
+        a1, a2 = rows[1]["python_aligned"][w], rows[2]["python_aligned"][w]
+        print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
+            name, p1 * 1e3, a1 * 1e3, c1 * 1e3, p2 * 1e3, a2 * 1e3, c2 * 1e3, peer, speed))
     print("\nAll peers (ms, one process, one thread): " + "; ".join(
         "%s: %s" % (w, ", ".join("%s %.1f" % (n, t * 1e3) for n, t in sorted(v.items())))
         for w, v in sorted(peers.items())))
@@ -279,7 +285,7 @@ def main():
     if a.table:
         table(os.path.abspath(a.build), a.repeats, a.rounds)
         return
-    result = {"python": shardops_times(a.repeats)}
+    result = {"python": shardops_times(a.repeats), "python_aligned": shardops_times(a.repeats, align=True)}
     from mpi4py import MPI
     if MPI.COMM_WORLD.Get_rank() == 0:
         if a.peers:

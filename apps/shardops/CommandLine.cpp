@@ -114,8 +114,9 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   run->add_option("--set", r.set, "Override a deck parameter: --set rows=1000000 (repeatable)");
   run->footer(
       "\nA deck names its input tensors (HDF5 datasets FILE:/path, relative to the deck's folder, or inline values),\n"
-      "a list of steps (every op, plus range, equal/not_equal, add/multiply by a scalar and random_uniform), and the\n"
-      "outputs to write. Intermediate tensors stay distributed in memory; outputs are written together, atomically.\n"
+      "a list of steps (every op, plus range, equal/not_equal/greater/greater_equal/less/less_equal, add/multiply by\n"
+      "a scalar, cast and random_uniform), and the outputs to write. Intermediate tensors stay distributed in memory;\n"
+      "outputs are written together, atomically.\n"
       "The deck is checked completely before any work starts.\n\nExample:\n  mpirun -n 2 shardops run "
       "inputs/pipeline.yaml --set rows=100000");
   add_common(run, r, bad_indices, schedule);

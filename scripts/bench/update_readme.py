@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """Pastes the summary tables of a benchmark run into a Markdown page: docs/performance.md.
 
-Usage: update_readme.py RESULTS_MD docs/performance.md
-       (without the second argument it writes the repository's README.md, which no longer
-       has the bench markers: the section would be appended there)
+Usage: update_readme.py RESULTS_MD [PAGE]   (PAGE: docs/performance.md unless given)
 
 RESULTS_MD is results/bench-<date>/results.md from scripts/bench/run_all.sh; the part
 between its readme-table markers replaces what lies between the bench markers of the
@@ -22,7 +20,8 @@ def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     results = sys.argv[1]
-    readme = sys.argv[2] if len(sys.argv) == 3 else os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    readme = sys.argv[2] if len(sys.argv) == 3 else os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                                                                       "performance.md")
     text = open(results).read()
     if SRC_BEGIN not in text or SRC_END not in text:
         sys.exit(f"update_readme.py: {results} has no {SRC_BEGIN} ... {SRC_END} block")
@@ -37,7 +36,7 @@ def main():
         "",
         table,
         "",
-        "Reproduce: `scripts/bench/run_all.sh && python3 scripts/bench/update_readme.py results/bench-$(date +%Y-%m-%d)/results.md`",
+        "Reproduce: `scripts/bench/run_all.sh && python3 scripts/bench/update_readme.py results/bench-$(date +%Y-%m-%d)/results.md docs/performance.md`",
         DST_END,
     ])
     doc = open(readme).read()

@@ -140,13 +140,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     // The error policy, once a kernel has counted the bad rows (-1: none did).
-    const auto validate = [&](std::int64_t bad_here) {
-      if (options.bad_indices != BadIndices::Error) return;
-      agree_last_bad_index_row(
-          comm, space, n, linear, first_row, indices.local(), "shardops::GatherNd::validate",
-          [&](std::int64_t row, const std::vector<std::int64_t>& values) { return gather_index_error(g, row, values); },
-          bad_here);
-    };
+    const auto validate = bad_index_check(
+        comm, space, options.bad_indices, n, linear, first_row, indices.local(), "shardops::GatherNd::validate",
+        [&g](std::int64_t row, const std::vector<std::int64_t>& values) { return gather_index_error(g, row, values); });
     if (comm.size() == 1 || replicate) {
       // Every params row is here (one rank) or is brought here (replicate): gather
       // straight into the output (nothing to route; a bad

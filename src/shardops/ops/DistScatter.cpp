@@ -53,15 +53,11 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
     const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
     // The error policy, given the bad rows the route counted (-1: not routed).
-    const auto validate = [&](std::int64_t bad_here) {
-      if (options.bad_indices != BadIndices::Error) return;
-      agree_last_bad_index_row(
-          comm, space, n, linear, first_row, indices.local(), "shardops::scatter::validate",
-          [&](std::int64_t row, const std::vector<std::int64_t>& values) {
-            return scatter_index_error(g, row, values);
-          },
-          bad_here);
-    };
+    const auto validate =
+        bad_index_check(comm, space, options.bad_indices, n, linear, first_row, indices.local(),
+                        "shardops::scatter::validate", [&g](std::int64_t row, const std::vector<std::int64_t>& values) {
+                          return scatter_index_error(g, row, values);
+                        });
     if (comm.size() == 1) {
       // One rank owns every row: apply in index order straight from the inputs
       // (nothing to route). The apply counts the rows it skips,

@@ -52,6 +52,19 @@ void agree_last_bad_index_row(const Comm& comm, const ExecSpace& space, std::int
   agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
 }
 
+/// \brief The scatter/gather family's error policy as one call: \p policy Error runs
+/// agree_last_bad_index_row with these arguments, given the bad rows a kernel of the op
+/// counted (-1: none did); Ignore does nothing. The references must outlive the result.
+template <class I, class MessageOf>
+auto bad_index_check(const Comm& comm, const ExecSpace& space, BadIndices policy, std::int64_t n,
+                     const kernels::IndexRowTarget<I, MemSpace>& linear, std::int64_t first_row, const Tensor& indices,
+                     const char* label, MessageOf message_of) {
+  return [&comm, &space, policy, n, &linear, first_row, &indices, label, message_of](std::int64_t bad_here) {
+    if (policy != BadIndices::Error) return;
+    agree_last_bad_index_row(comm, space, n, linear, first_row, indices, label, message_of, bad_here);
+  };
+}
+
 /// Device functor: the int64 value of row i of a received array (a target row).
 struct ReceivedRow {
   const std::int64_t* rows;

@@ -287,6 +287,17 @@ def ref(path, dataset):
     return "%s:%s" % (path, dataset if dataset.startswith("/") else "/" + dataset)
 
 
+def gather_inputs(d, rows, index_rows, cols=16, index_dtype=np.int32, seed=1):
+    """GatherNd's inputs in d/in.h5: /params [rows, cols] float32 and /idx [index_rows, 1] of
+    index_dtype. Returns the file's path and the rows gather-nd gives (NumPy's)."""
+    rng = np.random.default_rng(seed)
+    params = rng.standard_normal((rows, cols)).astype(np.float32)
+    idx = rng.integers(0, rows, size=(index_rows, 1)).astype(index_dtype)
+    path = os.path.join(d, "in.h5")
+    write_h5(path, {"/params": params, "/idx": idx}, mode="w")
+    return path, params[idx[:, 0]]
+
+
 def write_h5(path, datasets, mode="a", **create_kw):
     """Writes {"/name": array} into path with h5py (h5py's own type mapping)."""
     with h5py.File(path, mode) as f:

@@ -32,14 +32,8 @@ def leftovers(d):
     return [n for n in os.listdir(d) if ".shardops-" in n]
 
 
-def make_inputs(d, rows=4096, index_rows=2048, seed=1):
-    """params [rows, 16] float32 and indices [index_rows, 1] int32, in d/in.h5."""
-    rng = np.random.default_rng(seed)
-    params = rng.standard_normal((rows, 16)).astype(np.float32)
-    idx = rng.integers(0, rows, size=(index_rows, 1)).astype(np.int32)
-    path = os.path.join(d, "in.h5")
-    e2e.write_h5(path, {"/params": params, "/idx": idx}, mode="w")
-    return path, params[idx[:, 0]]
+def make_inputs(d, rows=4096, index_rows=2048):
+    return e2e.gather_inputs(d, rows, index_rows)
 
 
 def gather_args(inp, out):

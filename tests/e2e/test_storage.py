@@ -24,13 +24,8 @@ LAYOUTS = [  # (flags, expected compression, expected shuffle, chunk rows or Non
 ]
 
 
-def inputs(d, rows=1000, index_rows=777):
-    rng = np.random.default_rng(3)
-    params = rng.standard_normal((rows, 6)).astype(np.float32)
-    idx = rng.integers(0, rows, size=(index_rows, 1)).astype(np.int64)
-    path = os.path.join(d, "in.h5")
-    e2e.write_h5(path, {"/params": params, "/idx": idx}, mode="w")
-    return path, params[idx[:, 0]]
+def inputs(d):
+    return e2e.gather_inputs(d, 1000, 777, cols=6, index_dtype=np.int64, seed=3)
 
 
 def layouts(t, sh):

@@ -25,6 +25,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -208,8 +209,9 @@ bool reset_peak_rss() {
 
 struct Sample {
   double total = 0, validate = 0, route = 0, apply = 0;
-  double mpi = 0;  ///< inside the exchanges' MPI calls (part of route)
-  double cpu = 0;  ///< user + system CPU time of the rank (max over ranks): near `total` on an idle machine
+  double mpi = 0;        ///< inside the exchanges' MPI calls (part of route)
+  double cpu = 0;        ///< user + system CPU time of the rank (max over ranks): near `total` on an idle machine
+  double new_bytes = 0;  ///< large allocations made anew per call (max over ranks): what the OS zeroes
 };
 
 double cpu_seconds() {
@@ -225,9 +227,10 @@ double cpu_seconds() {
 /// \p cold: every call starts with no memory kept for reuse (shardops::release_kept_memory),
 /// as the first call of a process does.
 Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& op, bool cold = false) {
-  std::vector<double> total, validate, route, apply, mpi, cpu;
+  std::vector<double> total, validate, route, apply, mpi, cpu, fresh;
   for (int rep = 0; rep < o.warmup + o.repeats; ++rep) {
     if (cold) shardops::release_kept_memory();
+    const std::size_t new0 = shardops::new_allocation_bytes();
     shardops::PhaseClock::reset();
     comm.barrier();
     const double c0 = cpu_seconds();
@@ -236,6 +239,7 @@ Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& 
     Kokkos::fence();
     const double t = MPI_Wtime() - t0;
     const double c = max_over_ranks(comm.get(), cpu_seconds() - c0);
+    const double nb = max_over_ranks(comm.get(), static_cast<double>(shardops::new_allocation_bytes() - new0));
     auto phases = shardops::PhaseClock::totals();
     const double v = max_over_ranks(comm.get(), t);
     const double pv = max_over_ranks(comm.get(), phases["validate"]);
@@ -249,8 +253,9 @@ Sample time_op(const Comm& comm, const Options& o, const std::function<void()>& 
     apply.push_back(pa);
     mpi.push_back(pm);
     cpu.push_back(c);
+    fresh.push_back(nb);
   }
-  return Sample{median(total), median(validate), median(route), median(apply), median(mpi), median(cpu)};
+  return Sample{median(total), median(validate), median(route), median(apply), median(mpi), median(cpu), median(fresh)};
 }
 
 /// Ceiling for local work: each rank deep_copies half of its share of the op's bytes
@@ -277,6 +282,28 @@ double time_memcpy(const Comm& comm, const Options& o, std::int64_t rank_bytes) 
     if (rep >= o.warmup) times.push_back(t);
   }
   return median(times);
+}
+
+/// Floor for what a first call adds: each rank maps \p rank_bytes of fresh pages (huge
+/// pages where the op's memory gets them) and faults them all in, all ranks at once;
+/// max over ranks, median of 3. The OS zeroes every fresh page; no first call can
+/// skip that.
+double time_fresh_pages(const Comm& comm, std::int64_t rank_bytes) {
+  std::vector<double> ts;
+  const std::size_t n = static_cast<std::size_t>(rank_bytes);
+  for (int rep = 0; rep < 3; ++rep) {
+    comm.barrier();
+    const double t0 = MPI_Wtime();
+    void* p = n > 0 ? mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+    if (p != MAP_FAILED) {
+      shardops::advise_huge_pages(p, n);
+      shardops::prefault_pages(p, n);
+    }
+    const double t = MPI_Wtime() - t0;
+    if (p != MAP_FAILED) munmap(p, n);
+    ts.push_back(max_over_ranks(comm.get(), t));
+  }
+  return median(ts);
 }
 
 using HostWords = Kokkos::View<std::uint64_t*, Kokkos::HostSpace>;
@@ -402,7 +429,9 @@ struct Result {
   std::string id, op;
   std::int64_t bytes_moved = 0;  ///< effective bytes (peers.py formula), whole op
   Sample time;
-  double cold_s = 0;  ///< median of 3 calls that each start with no memory kept for reuse
+  double cold_s = 0;          ///< median of 3 calls that each start with no memory kept for reuse
+  double cold_new_bytes = 0;  ///< large allocations a cold call makes anew (max over ranks)
+  double fresh_pages_s = 0;   ///< time_fresh_pages() of those bytes
   double memcpy_s = 0, alltoallv_s = 0, grouped_s = 0;
   std::int64_t bytes_exchanged = 0;    ///< sum over ranks of bytes sent to other ranks
   std::int64_t expected_exchange = 0;  ///< the same, predicted from the inputs (a check)
@@ -490,8 +519,11 @@ Result run_workload(Context& ctx, Workload& w) {
   Options cold = ctx.o;
   cold.warmup = 0;
   cold.repeats = 3;
-  r.cold_s = time_op(comm, cold, w.run, true).total;
+  const Sample cold_sample = time_op(comm, cold, w.run, true);
+  r.cold_s = cold_sample.total;
+  r.cold_new_bytes = cold_sample.new_bytes;
   w.teardown();
+  r.fresh_pages_s = time_fresh_pages(comm, static_cast<std::int64_t>(r.cold_new_bytes));
   // Floors after the op (their buffers must not count in its peak).
   r.memcpy_s = time_memcpy(comm, ctx.o, (w.bytes_moved + comm.size() - 1) / comm.size());
   const ExchangeFloors floors = time_exchange_floors(comm, ctx.o, send, ctx.row_bytes);
@@ -665,22 +697,27 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
       np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
       static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str());
   std::printf(
-      "| workload | op | time ms | cold ms | cpu ms | GB/s | local ms | exchange ms | exchanged MB | memcpy ms | local "
+      "| workload | op | time ms | cold ms | cold new MB | zeroing ms | cold / (time + zeroing) | cpu ms | GB/s | "
+      "local ms | exchange ms | exchanged MB | memcpy ms | local "
       "vs memcpy "
       "| "
       "Alltoallv ms | exchange / Alltoallv | its MPI ms | MPI / Alltoallv | grouped + Alltoallv ms | exchange / "
       "grouped | peak RSS MB | share MB | RSS / share | above base / share |\n");
   std::printf(
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---"
+      ":|---:|\n");
   for (const Result& r : rs) {
     const double local = r.time.validate + r.time.apply;
     std::printf(
-        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s "
+        "| "
+        "%s | %s |\n",
         r.id.c_str(), r.op.c_str(), fmt("%.1f", r.time.total * 1e3).c_str(), fmt("%.1f", r.cold_s * 1e3).c_str(),
-        fmt("%.1f", r.time.cpu * 1e3).c_str(), fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(),
-        fmt("%.1f", local * 1e3).c_str(), fmt("%.1f", r.time.route * 1e3).c_str(),
-        fmt("%.1f", r.bytes_exchanged / 1e6).c_str(), fmt("%.1f", r.memcpy_s * 1e3).c_str(),
-        local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
+        fmt("%.0f", r.cold_new_bytes / 1048576.0).c_str(), fmt("%.1f", r.fresh_pages_s * 1e3).c_str(),
+        fmt("%.2f", r.cold_s / (r.time.total + r.fresh_pages_s)).c_str(), fmt("%.1f", r.time.cpu * 1e3).c_str(),
+        fmt("%.2f", r.bytes_moved / r.time.total / 1e9).c_str(), fmt("%.1f", local * 1e3).c_str(),
+        fmt("%.1f", r.time.route * 1e3).c_str(), fmt("%.1f", r.bytes_exchanged / 1e6).c_str(),
+        fmt("%.1f", r.memcpy_s * 1e3).c_str(), local > 0 ? fmt("%.0f%%", 100.0 * r.memcpy_s / local).c_str() : "-",
         r.alltoallv_s > 0 ? fmt("%.1f", r.alltoallv_s * 1e3).c_str() : "-",
         r.alltoallv_s > 0 ? fmt("%.2fx", r.time.route / r.alltoallv_s).c_str() : "-",
         fmt("%.1f", r.time.mpi * 1e3).c_str(),
@@ -692,7 +729,9 @@ void print_table(const std::vector<Result>& rs, const Options& o, int np) {
   }
   std::printf(
       "\ncold = median of 3 calls that each start with no memory kept from earlier calls (a process's first "
-      "call); time = repeated calls, which reuse the memory earlier ones freed (core/HostMemory.hpp). "
+      "call); time = repeated calls, which reuse the memory earlier ones freed (core/HostMemory.hpp); cold new MB = "
+      "the large allocations a cold call makes anew (max over ranks), zeroing = faulting in that many fresh pages, "
+      "all ranks at once: the OS zeroes each, so a first call cannot cost less than time + zeroing. "
       "cpu = user + system CPU time of the rank (max over ranks; MPI waits spin, so it counts them): well "
       "below `time` means the cores were shared with other work. local = phases validate + apply, exchange = phase "
       "route (both max over ranks), of which MPI = time inside its MPI calls (waits for the slowest rank included); "
@@ -723,15 +762,16 @@ void write_json(const std::string& path, const std::vector<Result>& rs, const Op
   for (std::size_t i = 0; i < rs.size(); ++i) {
     const Result& r = rs[i];
     f << "    {\"id\": \"" << r.id << "\", \"op\": \"" << r.op << "\", \"bytes_moved\": " << r.bytes_moved
-      << ", \"time_s\": " << r.time.total << ", \"cold_s\": " << r.cold_s << ", \"cpu_s\": " << r.time.cpu
-      << ", \"gb_per_s\": " << r.bytes_moved / r.time.total / 1e9 << ", \"validate_s\": " << r.time.validate
-      << ", \"route_s\": " << r.time.route << ", \"mpi_s\": " << r.time.mpi << ", \"apply_s\": " << r.time.apply
-      << ", \"local_s\": " << r.time.validate + r.time.apply << ", \"bytes_exchanged\": " << r.bytes_exchanged
-      << ", \"memcpy_s\": " << r.memcpy_s << ", \"alltoallv_s\": " << r.alltoallv_s
-      << ", \"grouped_s\": " << r.grouped_s << ", \"peak_rss_bytes\": " << r.peak_rss
-      << ", \"rss_share_bytes\": " << r.rss_share << ", \"rss_ratio\": " << r.rss_ratio
-      << ", \"rss_op_ratio\": " << r.rss_op_ratio << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}"
-      << (i + 1 < rs.size() ? "," : "") << "\n";
+      << ", \"time_s\": " << r.time.total << ", \"cold_s\": " << r.cold_s
+      << ", \"cold_new_bytes\": " << r.cold_new_bytes << ", \"zeroing_s\": " << r.fresh_pages_s
+      << ", \"cpu_s\": " << r.time.cpu << ", \"gb_per_s\": " << r.bytes_moved / r.time.total / 1e9
+      << ", \"validate_s\": " << r.time.validate << ", \"route_s\": " << r.time.route << ", \"mpi_s\": " << r.time.mpi
+      << ", \"apply_s\": " << r.time.apply << ", \"local_s\": " << r.time.validate + r.time.apply
+      << ", \"bytes_exchanged\": " << r.bytes_exchanged << ", \"memcpy_s\": " << r.memcpy_s
+      << ", \"alltoallv_s\": " << r.alltoallv_s << ", \"grouped_s\": " << r.grouped_s
+      << ", \"peak_rss_bytes\": " << r.peak_rss << ", \"rss_share_bytes\": " << r.rss_share
+      << ", \"rss_ratio\": " << r.rss_ratio << ", \"rss_op_ratio\": " << r.rss_op_ratio
+      << ", \"rss_reset\": " << (r.rss_reset ? "true" : "false") << "}" << (i + 1 < rs.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
 }

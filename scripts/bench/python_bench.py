@@ -38,12 +38,33 @@ NAMES = {"w1": "W1 scatter_nd(sum)", "w2": "W2 tensor_scatter_update", "w3": "W3
          "w4": "W4 dynamic_partition", "w5": "W5 dynamic_stitch"}
 
 
+def _mix(x):
+    """splitmix64's finaliser on a uint64 array (bench/common/input_hash.h); NumPy's uint64
+    arithmetic wraps as C's does."""
+    x = x + np.uint64(0x9e3779b97f4a7c15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+    return x ^ (x >> np.uint64(31))
+
+
+def bench_hash(stream, count, seed=7):
+    """Values 0..count-1 of shardops_bench's input stream (input_hash.h's bench_hash): the
+    same inputs as the C++ op is timed on, so the two times differ only by the call."""
+    key = _mix(np.array([seed * 4 + stream], np.uint64))[0]
+    return _mix(np.arange(count, dtype=np.uint64) ^ key)
+
+
+def uniform(h):
+    """shardops_bench's float in [-1, 1) from a hash (exact in float32)."""
+    return (h >> np.uint64(40)).astype(np.float32) * np.float32(2.0 / 16777216.0) - np.float32(1.0)
+
+
 def workload_arrays():
-    rng = np.random.default_rng(7)
-    idx = rng.integers(0, N, M).astype(np.int64)
-    upd = rng.standard_normal((M, D)).astype(np.float32)
-    base = rng.standard_normal((N, D)).astype(np.float32)
-    parts = rng.integers(0, P, N).astype(np.int32)
+    """shardops_bench's inputs (its streams 1-4: index, update, base, partition; seed 7)."""
+    idx = (bench_hash(1, M) % np.uint64(N)).astype(np.int64)
+    upd = uniform(bench_hash(2, M * D)).reshape(M, D)
+    base = uniform(bench_hash(3, N * D)).reshape(N, D)
+    parts = (bench_hash(4, N) % np.uint64(P)).astype(np.int32)
     perm_idx = [np.nonzero(parts == p)[0].astype(np.int32) for p in range(P)]
     return idx, upd, base, parts, perm_idx, [base[i] for i in perm_idx]
 

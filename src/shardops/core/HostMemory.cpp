@@ -1,5 +1,6 @@
 #include "shardops/core/HostMemory.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,11 @@ bool huge_pages_wanted() {
     return !(v && std::strcmp(v, "0") == 0);
   }();
   return wanted;
+}
+
+std::atomic<std::size_t>& new_bytes() {
+  static std::atomic<std::size_t> bytes{0};
+  return bytes;
 }
 
 /// One mapping: its start and length.
@@ -147,6 +153,7 @@ HostBlock reusable_pages(std::size_t bytes) {
   }
   unsigned char* p = map_fresh_pages(bytes);
   if (!p) return HostBlock{};
+  detail::count_new_allocation(bytes);
   return HostBlock{owned(Block{p, bytes}), true};
 }
 
@@ -161,7 +168,11 @@ void enforce_keep_limit() noexcept {
   if (kept_memory_bytes() > detail::keep_limit()) release_kept_memory();
 }
 
+std::size_t new_allocation_bytes() noexcept { return new_bytes().load(std::memory_order_relaxed); }
+
 namespace detail {
+
+void count_new_allocation(std::size_t bytes) noexcept { new_bytes().fetch_add(bytes, std::memory_order_relaxed); }
 
 std::size_t keep_limit() {
   static const std::size_t limit = [] {
@@ -193,6 +204,18 @@ void advise_huge_pages(void* p, std::size_t bytes) noexcept {
   const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
   // A hint: if the kernel refuses (no THP), the memory is simply used with small pages.
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+void prefault_pages(void* p, std::size_t bytes) noexcept {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL, and the pages fault as they are written
+#endif
+  if (p != nullptr && bytes > 0) (void)madvise(p, bytes, MADV_POPULATE_WRITE);
 #else
   (void)p;
   (void)bytes;

@@ -43,6 +43,14 @@ namespace shardops {
 /// (nothing for small ranges, on other systems, or with SHARDOPS_HUGE_PAGES=0).
 void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 
+/// \brief Faults in the pages of [p, p + bytes) now, for a block that will be written
+/// whole with streaming stores. The OS zeroes a fresh page on its first touch and
+/// leaves the zeros in the cache; streaming stores that then overwrite those lines
+/// run at a fraction of their speed, while faulting the whole block first (one call,
+/// MADV_POPULATE_WRITE) lets the zeroed lines leave the cache before the op writes.
+/// The zeroing itself is the same either way. Nothing where the OS lacks the call.
+void prefault_pages(void* p, std::size_t bytes) noexcept;
+
 /// A block of host memory of at least the bytes asked for, and whether it reads as
 /// zero (fresh pages) or holds whatever its last owner left (reused).
 struct HostBlock {
@@ -61,6 +69,11 @@ void release_kept_memory() noexcept;
 
 /// Bytes kept for reuse now (blocks and free scratch Views).
 std::size_t kept_memory_bytes() noexcept;
+
+/// Bytes of large allocations (kKeepFrom or more: tensor blocks and scratch Views)
+/// made anew rather than served from kept memory, since the process started: what
+/// the OS must zero on their first touch (benchmarks compare first calls with it).
+std::size_t new_allocation_bytes() noexcept;
 
 /// Returns all kept memory to the OS when it exceeds the SHARDOPS_REUSE_MEMORY_MB cap.
 void enforce_keep_limit() noexcept;
@@ -84,6 +97,9 @@ struct ViewCacheHooks {
   std::size_t (*free_bytes)() noexcept;
 };
 void register_view_cache(ViewCacheHooks hooks);
+
+/// Adds \p bytes to new_allocation_bytes().
+void count_new_allocation(std::size_t bytes) noexcept;
 
 /// Kept scratch Views of one type: a View is free when the cache holds its only reference.
 template <class ViewType>
@@ -112,6 +128,7 @@ class KeptViews {
     }
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
     advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));
+    count_new_allocation(v.span() * sizeof(typename ViewType::value_type));
     std::lock_guard<std::mutex> lock(mutex_);
     views_.push_back(v);
     return v;
@@ -150,6 +167,8 @@ ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
       return detail::KeptViews<ViewType>::instance().take(label, n);
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
     advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));
+    if (n * sizeof(typename ViewType::value_type) >= kKeepFrom)
+      detail::count_new_allocation(v.span() * sizeof(typename ViewType::value_type));
     return v;
   } else {
     return kx::make_uninitialized<ViewType>(label, n);

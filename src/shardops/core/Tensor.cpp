@@ -34,6 +34,7 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
       if (block.memory) {
         owner_ = std::move(block.memory);
         zeroed = block.zeroed;
+        if (zeroed && init == Init::Streamed) prefault_pages(owner_.get(), static_cast<std::size_t>(bytes));
         storage_ = Kokkos::View<unsigned char*, MemSpace>(owner_.get(), static_cast<std::size_t>(bytes));
       }
     }
@@ -106,8 +107,8 @@ Tensor Tensor::deep_copy(const std::string& label) const {
   return out;
 }
 
-Tensor Tensor::uninitialized_like(const std::string& label) const {
-  Tensor out(dtype_, shape_, Init::Uninitialized, label);
+Tensor Tensor::uninitialized_like(const std::string& label, Init init) const {
+  Tensor out(dtype_, shape_, init, label);
   out.strings_ = strings_;  // immutable: the new tensor's handles may name the same bytes
   return out;
 }

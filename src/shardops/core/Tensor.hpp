@@ -18,7 +18,14 @@
 namespace shardops {
 
 /// How a new Tensor's memory starts out.
-enum class Init { Zero, Uninitialized };
+enum class Init {
+  Zero,
+  Uninitialized,
+  /// Uninitialized, for a caller that writes every byte with streaming stores
+  /// (kernels/RowCopy.hpp): fresh pages are faulted in first (core/HostMemory.hpp
+  /// says why).
+  Streamed,
+};
 
 /// \brief A dense row-major tensor in MemSpace. Copies share storage (like a
 /// Kokkos::View); deep_copy() makes an independent one. Row slices share storage too.
@@ -68,7 +75,7 @@ class Tensor {
   Tensor deep_copy(const std::string& label = "shardops::Tensor::copy") const;
   /// A new tensor of this one's dtype, shape and string pool, its elements not yet
   /// written (for a kernel that writes every element).
-  Tensor uninitialized_like(const std::string& label = "shardops::Tensor") const;
+  Tensor uninitialized_like(const std::string& label = "shardops::Tensor", Init init = Init::Uninitialized) const;
   /// Copy all elements from \p src (same dtype and element count).
   void copy_from(const Tensor& src);
 

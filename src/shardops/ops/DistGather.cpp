@@ -104,12 +104,12 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const std::int64_t first_row = one_row ? 0 : indices.row_offset() * rows_per_index_row;
   const Shape local_shape = one_row ? (me == 0 ? g.output : (g.output.rank() == 0 ? Shape{0} : g.output.with_dim0(0)))
                                     : g.output.with_dim0(out_layout.count(me));
-  // Index depth 0 copies params into it; otherwise every row is written (a gathered
-  // row, or zeros for an ignored bad index), so it need not be zeroed first.
+  // Index depth 0 copies params into it; otherwise every row is written, streamed (a
+  // gathered row, or zeros for an ignored bad index), so it need not be zeroed first.
   tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
+    out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Streamed,
                  "shardops::GatherNd::output");
   });
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());

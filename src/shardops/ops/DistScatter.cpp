@@ -27,11 +27,15 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const int me = comm.rank();
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
+  // Update with as many updates as output rows (on average per rank) streams every
+  // output row once (update_by_output_row); the others copy the tensor first.
   const Tensor* base = tensor ? &tensor->local() : nullptr;
+  const Init fill = op == ScatterOp::Update && update_by_output_row(g.num_updates, g.output_rows) ? Init::Streamed
+                                                                                                  : Init::Uninitialized;
   if (!tensor) tensor_bytes(g.output, dtype, "shardops::ScatterNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
+    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output", fill)
                  : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::ScatterNd::output");
   });
   record_bytes_sent(options, 0);

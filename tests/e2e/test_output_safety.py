@@ -356,6 +356,109 @@ def killed_then_cleaned(t, sh, where):
 
 
 # ---------------------------------------------------------------------------------------------
+# One job, several files: all or none (JobCommit)
+
+
+def two_file_deck(d, inp):
+    """A deck writing GatherNd's rows to two files: a.h5 (made existing by the caller) and b.h5."""
+    deck = os.path.join(d, "two.yaml")
+    a, b = os.path.join(d, "a.h5"), os.path.join(d, "b.h5")
+    with open(deck, "w") as f:
+        f.write("tensors:\n  params: %s\n  idx: %s\n" % (e2e.ref(inp, "/params"), e2e.ref(inp, "/idx")))
+        f.write("steps:\n  - {op: gather_nd, params: params, indices: idx, out: g1}\n"
+                "  - {op: gather_nd, params: params, indices: idx, out: g2}\n")
+        f.write("outputs:\n  g1: %s\n  g2: %s\n" % (e2e.ref(a, "/g"), e2e.ref(b, "/g")))
+    return deck, a, b
+
+
+def two_files_written_together(t, sh):
+    """Both files get their dataset; the existing one keeps its own; nothing is left."""
+    inp, expected = make_inputs(t.d)
+    deck, a, b = two_file_deck(t.d, inp)
+    make_existing(a)
+    r = sh.run(["run", deck, "-q"])
+    e2e.expect_success(t.suite, r)
+    e2e.same_array(t.suite, "a:/g", e2e.read_h5(a, "/g"), expected, r)
+    e2e.same_array(t.suite, "b:/g", e2e.read_h5(b, "/g"), expected, r)
+    e2e.same_array(t.suite, "a:/b", e2e.read_h5(a, "/b"), np.arange(100, dtype=np.int64), r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def two_files_fail_together(t, sh):
+    """The second file cannot be committed (another program made it meanwhile): the first,
+    already changed in place, is changed back, byte for byte."""
+    inp, _ = make_inputs(t.d)
+    deck, a, b = two_file_deck(t.d, inp)
+    before = make_existing(a)
+    job = Job(sh, ["run", deck, "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "commit:2"})
+    if not job.wait_for("test pause at commit", count=sh.np):
+        rc = job.finish()
+        t.suite.require(False, "the job never reached its commit", job.result(rc))
+    e2e.write_h5(b, {"/other": np.arange(5)}, mode="w")
+    other = e2e.file_state(b)
+    rc = job.finish(timeout=60)
+    r = job.result(rc)
+    t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
+    t.suite.check("none of the job's 2 output files was changed" in r.stderr, "the message does not say so", r)
+    t.suite.check(e2e.file_state(a) == before, "a.h5 changed although the job failed", r)
+    t.suite.check(e2e.file_state(b) == other, "the other program's b.h5 changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def kill_in_commit(t, sh, deck, where, count):
+    """SIGKILL of every rank at the count-th pause at `where` of the commit."""
+    job = Job(sh, ["run", deck, "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
+    if not job.wait_for("test pause at " + where, count=count):
+        rc = job.finish()
+        t.suite.require(False, "the job never reached %s" % where, job.result(rc))
+    for pid in job.ranks():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    rc = job.finish(timeout=30)
+    t.suite.require(rc is not None and rc != 0, "the killed job exited %s" % rc, job.result(rc))
+    t.suite.check(leftovers(t.d) != [], "nothing was left to clean (the test did not kill at %s)" % where)
+
+
+def two_files_killed_before_commit_point(t, sh):
+    """Killed with both files changed but the commit point not passed: the next job writing
+    each file undoes that file's change (a.h5 back byte for byte, b.h5 removed)."""
+    inp, expected = make_inputs(t.d)
+    deck, a, b = two_file_deck(t.d, inp)
+    before = make_existing(a)
+    kill_in_commit(t, sh, deck, "applied", 2)
+    r = sh.run(gather_args(inp, e2e.ref(a, "/next")))
+    e2e.expect_success(t.suite, r, "the next job writing a.h5")
+    with e2e.h5py.File(a, "r") as f:
+        t.suite.check("g" not in f, "the killed job's dataset is in a.h5: its change was not undone", r)
+    e2e.same_array(t.suite, "a:/next", e2e.read_h5(a, "/next"), expected, r)
+    r = sh.run(gather_args(inp, e2e.ref(b, "/next")))
+    e2e.expect_success(t.suite, r, "the next job writing b.h5")
+    with e2e.h5py.File(b, "r") as f:
+        t.suite.check(list(f.keys()) == ["next"], "b.h5 holds %s: the killed job's file was kept" % list(f.keys()), r)
+    r = sh.run(gather_args(inp, e2e.ref(a, "/next2")))  # a.h5 again: nothing of the killed job is left
+    e2e.expect_success(t.suite, r, "a third job")
+    e2e.same_array(t.suite, "a:/b", e2e.read_h5(a, "/b"), np.arange(100, dtype=np.int64), r)
+    t.suite.check(leftovers(t.d) == [], "the next jobs left %s" % leftovers(t.d), r)
+    del before
+
+
+def two_files_killed_after_commit_point(t, sh):
+    """Killed just after the commit point: both files keep the job's datasets, and the next
+    jobs writing them drop what it left."""
+    inp, expected = make_inputs(t.d)
+    deck, a, b = two_file_deck(t.d, inp)
+    make_existing(a)
+    kill_in_commit(t, sh, deck, "committed", 1)
+    for path in (a, b):
+        r = sh.run(gather_args(inp, e2e.ref(path, "/next")))
+        e2e.expect_success(t.suite, r, "the next job writing " + os.path.basename(path))
+        e2e.same_array(t.suite, path + ":/g", e2e.read_h5(path, "/g"), expected, r)
+        e2e.same_array(t.suite, path + ":/next", e2e.read_h5(path, "/next"), expected, r)
+    e2e.same_array(t.suite, "a:/b", e2e.read_h5(a, "/b"), np.arange(100, dtype=np.int64), r)
+    t.suite.check(leftovers(t.d) == [], "the next jobs left %s" % leftovers(t.d), r)
+
+
+# ---------------------------------------------------------------------------------------------
 # The report
 
 
@@ -409,6 +512,8 @@ def main():
         run_case("lock_timeout", lock_timeout)
         run_case("open_in_another_program", open_in_another_program)
         run_case("report_rules", report_rules)
+        run_case("two_files_written_together", two_files_written_together)
+        run_case("two_files_fail_together", two_files_fail_together)
     if everything or "signals" in groups:
         phases = ["read", "validate", "apply", "write", "commit"] + (["route"] if args.np > 1 else [])
         for phase in phases:
@@ -417,6 +522,8 @@ def main():
             run_case("sighup_to_every_rank_in_%s" % phase, stopped_in_phase, phase, signal.SIGHUP, "ranks")
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
+        run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)
+        run_case("two_files_killed_after_commit_point", two_files_killed_after_commit_point)
     return suite.finish(sh)
 
 

@@ -382,8 +382,9 @@ hid_t JournaledCommit::file_access() const noexcept { return session_->fapl.get(
 
 const std::string& JournaledCommit::journal_path() const noexcept { return session_->journal; }
 
-void JournaledCommit::finish() {
+void JournaledCommit::prepare() {
   Session& s = *session_;
+  if (s.journal_fd < 0) return;
   if (!s.failure.empty()) {
     const std::string reason = s.failure;
     roll_back();
@@ -392,10 +393,21 @@ void JournaledCommit::finish() {
   ::close(s.journal_fd);
   s.journal_fd = -1;
   test_pause("journaled");
-  // The commit point: without its journal the change can no longer be rolled back.
+}
+
+void JournaledCommit::discard() noexcept {
+  Session& s = *session_;
+  if (s.finished) return;
+  // The commit point (of this file alone): without its journal the change can no
+  // longer be rolled back.
   ::unlink(s.journal.c_str());
   if (s.durable) sync_dir_of(s.journal);
   s.finished = true;
+}
+
+void JournaledCommit::finish() {
+  prepare();
+  discard();
 }
 
 void JournaledCommit::roll_back() noexcept {

@@ -44,7 +44,15 @@ class JournaledCommit {
   const std::string& journal_path() const noexcept;
   /// \brief After the file was closed without error: removes the journal, the commit
   /// point. \throws IOError if a held-back write failed (the file is rolled back).
+  /// The same as prepare(), then discard().
   void finish();
+  /// \brief After the file was closed without error: checks that every held-back write
+  /// succeeded and closes the journal, which stays: the change is complete on disk and
+  /// can still be rolled back (a commit of several files, JobCommit.hpp, keeps every
+  /// file's journal until its own commit point). \throws IOError as finish().
+  void prepare();
+  /// Removes the journal, after prepare(): the change stands. Never throws.
+  void discard() noexcept;
   /// Restores the file as it was and removes the journal; never throws.
   void roll_back() noexcept;
 

@@ -18,6 +18,7 @@
 #include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/JobCommit.hpp"
 #include "shardops/hdf5/JournaledCommit.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
 #include "shardops/hdf5/RowTransfer.hpp"
@@ -242,17 +243,24 @@ void refuse_if_open_elsewhere(const std::string& target, const std::string& what
 // Rank 0, holding the lock of \p target: undoes what jobs that died while writing it
 // left behind (a journal of an unfinished commit, new files never committed).
 void clean_up_after_dead_jobs(const std::string& target) {
+  settle_job_commits(target);  // first: a commit of several files decides what its journals mean
   for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) roll_back_journal(target, journal);
   for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
 }
 
 // Rank 0: copies the datasets written to \p f.temp into the existing target, in place,
-// through an undo journal, deleting the ones they replace first. Nothing of the target
-// changes if this throws.
-void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
+// through an undo journal, deleting the ones they replace first; \p before_change(journal)
+// runs once the journal exists, before the target changes. Returns the journal, prepared
+// (JournaledCommit::prepare): the change is complete and can still be rolled back.
+// Nothing of the target changes if this throws.
+template <class BeforeChange>
+std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingFile& f, bool durable,
+                                                     const BeforeChange& before_change) {
   const std::string what = "output file '" + f.given + "'";
   f.existing.reset();
-  JournaledCommit journal(f.target, durable, what);
+  auto held = std::make_unique<JournaledCommit>(f.target, durable, what);
+  JournaledCommit& journal = *held;
+  before_change(journal.journal_path());
   // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a
   // write that fails half way through H5Ocopy.
   {
@@ -283,7 +291,47 @@ void merge_into_existing(OutputTransaction::PendingFile& f, bool durable) {
     check_status(source.close(), what + ": cannot close the new datasets");
     check_status(target.close(), what + ": cannot write its changes");
   }
-  journal.finish();
+  journal.prepare();
+  return held;
+}
+
+// Rank 0: puts every file's datasets in place, all or none (JobCommit.hpp): an undo
+// record first, each file changed with a note of how to undo it, then the record
+// removed, the commit point. If a file fails, the ones changed before it are undone.
+void commit_together(const std::vector<std::unique_ptr<OutputTransaction::PendingFile>>& files, bool durable) {
+  std::vector<std::string> targets;
+  for (const auto& f : files) targets.push_back(f->target);
+  JobCommit job(targets, durable, "the job's outputs (" + std::to_string(files.size()) + " files)");
+  std::vector<std::unique_ptr<JournaledCommit>> journals;
+  try {
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      OutputTransaction::PendingFile& f = *files[i];
+      if (f.existed) {
+        journals.push_back(
+            merge_into_existing(f, durable, [&](const std::string& journal) { job.note_journal(i, journal); }));
+      } else {
+        job.note_new_file(i, f.temp);
+        rename_new_file(f.temp, f.target, durable, "output file '" + f.given + "'");
+      }
+      test_pause("applied");
+    }
+  } catch (const Error& e) {
+    for (auto& j : journals) j->roll_back();
+    job.remove_new_files();
+    throw_error(e.kind(), std::string(e.what()) + "; none of the job's " + std::to_string(files.size()) +
+                              " output files was changed");
+  } catch (...) {
+    for (auto& j : journals) j->roll_back();
+    job.remove_new_files();
+    throw;
+  }
+  job.commit();
+  test_pause("committed");
+  for (auto& j : journals) j->discard();
+  job.remove_notes();
+  for (const auto& f : files) {
+    if (f->existed) remove_quietly(f->temp);
+  }
 }
 
 }  // namespace
@@ -516,21 +564,17 @@ void OutputTransaction::commit() {
     CommitWindow window;
     ScopedPhase phase("commit");
     on_root_agreed(comm_, [&] {
-      std::string replaced;
-      for (const auto& f : files_) {
-        const std::string what = "output file '" + f->given + "'";
-        try {
-          if (f->existed) {
-            merge_into_existing(*f, options_.durable);
-            remove_quietly(f->temp);
-          } else {
-            rename_new_file(f->temp, f->target, options_.durable, what);
-          }
-        } catch (const Error& e) {
-          if (replaced.empty()) throw;
-          throw_error(e.kind(), std::string(e.what()) + "; already written: " + replaced);
-        }
-        replaced += (replaced.empty() ? "" : ", ") + f->given;
+      if (files_.empty()) return;
+      if (files_.size() > 1) {
+        commit_together(files_, options_.durable);
+        return;
+      }
+      PendingFile& f = *files_.front();
+      if (f.existed) {
+        merge_into_existing(f, options_.durable, [](const std::string&) {})->finish();
+        remove_quietly(f.temp);
+      } else {
+        rename_new_file(f.temp, f.target, options_.durable, "output file '" + f.given + "'");
       }
     });
     window.committed();

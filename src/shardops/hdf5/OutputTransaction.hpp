@@ -49,8 +49,8 @@ struct OutputOptions {
 /// MPI-IO driver), so all ranks must destroy the transaction together, which they
 /// do when they leave a scope by the same, agreed, error.
 ///
-/// With several files, each file's commit is atomic but the set is not: if a later
-/// file fails, earlier ones have been written already (that error says so).
+/// With several files the set is atomic too: one undo record (JobCommit) is the job's
+/// commit point, and a file that fails undoes the ones changed before it.
 class OutputTransaction {
  public:
   struct PendingFile;

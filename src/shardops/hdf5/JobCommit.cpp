@@ -1,0 +1,221 @@
+#include "shardops/hdf5/JobCommit.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <utility>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
+#include "shardops/hdf5/JournaledCommit.hpp"
+
+namespace shardops::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kRecordMagic = "SHOPUND1";
+constexpr const char* kNoteMagic = "SHOPJOB1";
+constexpr const char* kRecordInfix = ".shardops-undo.";
+constexpr const char* kNoteInfix = ".shardops-member.";
+
+std::string beside(const std::string& target, const char* infix, const std::string& token) {
+  const fs::path p(target);
+  return (p.parent_path() / ("." + p.filename().string() + infix + token)).string();
+}
+
+// Fields end with a NUL byte: paths cannot hold one.
+std::string encode(const std::vector<std::string>& fields) {
+  std::string out;
+  for (const std::string& f : fields) out.append(f).push_back('\0');
+  return out;
+}
+
+std::vector<std::string> decode(const std::string& bytes) {
+  std::vector<std::string> fields;
+  std::size_t at = 0;
+  for (std::size_t nul = bytes.find('\0'); nul != std::string::npos; nul = bytes.find('\0', at)) {
+    fields.push_back(bytes.substr(at, nul - at));
+    at = nul + 1;
+  }
+  return fields;
+}
+
+bool read_whole(const std::string& path, std::string& bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+void sync_dir(const std::string& file) {
+  const fs::path parent = fs::path(file).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  static_cast<void>(::fsync(fd));
+  ::close(fd);
+}
+
+// Creates \p path holding \p bytes (never over an existing file), flushed with \p durable.
+void write_new(const std::string& path, const std::string& bytes, bool durable, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw IOError(what + ": cannot create '" + path + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    done += static_cast<std::size_t>(w);
+  }
+  const int err = errno;
+  const bool ok = done == bytes.size() && (!durable || ::fsync(fd) == 0);
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    throw IOError(what + ": cannot write '" + path + "': " + std::strerror(done == bytes.size() ? errno : err));
+  }
+  if (durable) sync_dir(path);
+}
+
+// The token of a record's name (".NAME.shardops-undo.TOKEN").
+std::string token_of(const std::string& record) {
+  const std::string name = fs::path(record).filename().string();
+  const std::size_t at = name.rfind(kRecordInfix);
+  return at == std::string::npos ? std::string() : name.substr(at + std::strlen(kRecordInfix));
+}
+
+// Removes \p record once no target it lists has a note of it left.
+void remove_record_if_unreferenced(const std::string& record) noexcept {
+  try {
+    std::string bytes;
+    if (!read_whole(record, bytes)) return;
+    const std::vector<std::string> fields = decode(bytes);
+    const std::string token = token_of(record);
+    if (!fields.empty() && fields[0] == kRecordMagic && !token.empty()) {
+      for (std::size_t i = 1; i < fields.size(); ++i) {
+        if (path_exists(beside(fields[i], kNoteInfix, token))) return;
+      }
+    }
+    remove_quietly(record);
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+JobCommit::JobCommit(std::vector<std::string> targets, bool durable, const std::string& what)
+    : targets_(std::move(targets)), token_(unique_token()), what_(what), durable_(durable), notes_(targets_.size()) {
+  if (targets_.empty()) throw InternalError("JobCommit without targets");
+  record_ = beside(targets_[0], kRecordInfix, token_);
+  std::vector<std::string> fields{kRecordMagic};
+  fields.insert(fields.end(), targets_.begin(), targets_.end());
+  write_new(record_, encode(fields), durable_, what_);
+}
+
+JobCommit::~JobCommit() {
+  if (committed_) return;
+  remove_notes();
+  remove_quietly(record_);
+  if (durable_) sync_dir(record_);
+}
+
+void JobCommit::write_note(std::size_t i, Note note) {
+  if (i >= targets_.size()) throw InternalError("JobCommit: no target " + std::to_string(i));
+  note.path = beside(targets_[i], kNoteInfix, token_);
+  write_new(
+      note.path,
+      encode({kNoteMagic, record_, note.kind, note.file, std::to_string(static_cast<unsigned long long>(note.device)),
+              std::to_string(static_cast<unsigned long long>(note.inode))}),
+      durable_, what_);
+  notes_[i] = std::move(note);
+}
+
+void JobCommit::note_journal(std::size_t i, const std::string& journal) {
+  Note note;
+  note.kind = "journal";
+  note.file = journal;
+  write_note(i, std::move(note));
+}
+
+void JobCommit::note_new_file(std::size_t i, const std::string& temp) {
+  struct stat st {};
+  if (::stat(temp.c_str(), &st) != 0) throw IOError(what_ + ": cannot stat '" + temp + "': " + std::strerror(errno));
+  Note note;
+  note.kind = "new";
+  note.file = temp;
+  note.device = st.st_dev;
+  note.inode = st.st_ino;
+  write_note(i, std::move(note));
+}
+
+void JobCommit::remove_new_files() noexcept {
+  for (std::size_t i = 0; i < notes_.size(); ++i) {
+    const Note& n = notes_[i];
+    if (n.path.empty() || n.kind != "new") continue;
+    struct stat st {};
+    if (::stat(targets_[i].c_str(), &st) == 0 && st.st_dev == n.device && st.st_ino == n.inode) {
+      ::unlink(targets_[i].c_str());
+      if (durable_) sync_dir(targets_[i]);
+    }
+  }
+}
+
+void JobCommit::commit() {
+  // The commit point: from here on every change stands.
+  if (::unlink(record_.c_str()) != 0 && errno != ENOENT)
+    throw IOError(what_ + ": cannot remove the undo record '" + record_ + "': " + std::strerror(errno));
+  if (durable_) sync_dir(record_);
+  committed_ = true;
+}
+
+void JobCommit::remove_notes() noexcept {
+  for (Note& n : notes_) {
+    if (!n.path.empty()) remove_quietly(n.path);
+    n.path.clear();
+  }
+}
+
+void settle_job_commits(const std::string& target) noexcept {
+  try {
+    for (const std::string& note_path : leftovers_of(target, kNoteInfix)) {
+      std::string bytes;
+      const std::vector<std::string> f = read_whole(note_path, bytes) ? decode(bytes) : std::vector<std::string>();
+      // A note that is not whole was being written when its job died, before the
+      // file changed: nothing to undo here (a journal it was about to name is rolled
+      // back as any journal without a note).
+      if (f.size() == 6 && f[0] == kNoteMagic) {
+        const std::string& record = f[1];
+        const bool undo = path_exists(record);
+        if (f[2] == "journal") {
+          if (undo) {
+            roll_back_journal(target, f[3]);
+          } else {
+            remove_quietly(f[3]);
+          }
+        } else if (f[2] == "new" && undo) {
+          struct stat st {};
+          if (::stat(target.c_str(), &st) == 0 && std::to_string(static_cast<unsigned long long>(st.st_dev)) == f[4] &&
+              std::to_string(static_cast<unsigned long long>(st.st_ino)) == f[5]) {
+            ::unlink(target.c_str());
+          }
+        }
+        remove_quietly(note_path);
+        if (undo) remove_record_if_unreferenced(record);
+      } else {
+        remove_quietly(note_path);
+      }
+    }
+    // A record beside this target whose job died before it wrote any note.
+    for (const std::string& record : leftovers_of(target, kRecordInfix)) remove_record_if_unreferenced(record);
+  } catch (...) {
+  }
+}
+
+}  // namespace shardops::io

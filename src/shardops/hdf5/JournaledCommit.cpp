@@ -112,6 +112,8 @@ struct JournaledCommit::Session {
   PropListHandle fapl;  // opens the target through the driver
   std::string failure;  // the first failed step, for finish()
   bool finished = false;
+  bool early_apply = true;  // apply held-back writes once they pass kMaxHeldBack
+  bool cancelled = false;   // cancel(): every write is dropped, nothing applied
 
   bool fail(const std::string& step) {
     if (failure.empty()) failure = step + ": " + std::strerror(errno);
@@ -201,8 +203,10 @@ H5FD_t* driver_open(const char* name, unsigned flags, hid_t fapl, haddr_t) {
 
 herr_t driver_close(H5FD_t* file) {
   auto* f = reinterpret_cast<DriverFile*>(file);
-  bool ok = f->session->failure.empty() && f->session->apply_held();
-  if (f->session->durable && ok && ::fsync(f->fd) != 0) ok = f->session->fail("flushing the file to disk");
+  const bool cancelled = f->session->cancelled;
+  bool ok = cancelled || (f->session->failure.empty() && f->session->apply_held());
+  if (!cancelled && f->session->durable && ok && ::fsync(f->fd) != 0)
+    ok = f->session->fail("flushing the file to disk");
   if (::close(f->fd) != 0 && ok) ok = f->session->fail("closing the file");
   f->session->target_fd = -1;
   std::free(f);
@@ -253,13 +257,14 @@ herr_t driver_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, v
 herr_t driver_write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, const void* buffer) {
   auto* f = reinterpret_cast<DriverFile*>(file);
   JournaledCommit::Session& s = *f->session;
+  if (s.cancelled) return 0;  // closing a cancelled change: nothing reaches the file
   if (addr == HADDR_UNDEF || addr + size > f->eoa || !s.failure.empty()) return -1;
   const auto* in = static_cast<const unsigned char*>(buffer);
   const haddr_t split = std::min<haddr_t>(addr + size, std::max<haddr_t>(addr, s.original_length));
   if (split > addr) {  // below the original length: hold back
     s.held.push_back({addr, std::vector<unsigned char>(in, in + (split - addr))});
     s.held_bytes += split - addr;
-    if (s.held_bytes > kMaxHeldBack && !s.apply_held()) return -1;
+    if (s.early_apply && s.held_bytes > kMaxHeldBack && !s.apply_held()) return -1;
   }
   if (addr + size > split) {
     if (!write_all(f->fd, in + (split - addr), addr + size - split, static_cast<off_t>(split))) {
@@ -273,6 +278,7 @@ herr_t driver_write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, 
 
 herr_t driver_truncate(H5FD_t* file, hid_t, hbool_t) {
   auto* f = reinterpret_cast<DriverFile*>(file);
+  if (f->session->cancelled) return 0;
   // Never below the original length: those bytes are the old file's until the commit,
   // and HDF5 ignores what lies past its end of allocation.
   // Even at the same size: that also frees the room reserved past the end.
@@ -382,6 +388,10 @@ hid_t JournaledCommit::file_access() const noexcept { return session_->fapl.get(
 
 const std::string& JournaledCommit::journal_path() const noexcept { return session_->journal; }
 
+long long JournaledCommit::original_length() const noexcept {
+  return static_cast<long long>(session_->original_length);
+}
+
 void JournaledCommit::prepare() {
   Session& s = *session_;
   if (s.journal_fd < 0) return;
@@ -393,6 +403,15 @@ void JournaledCommit::prepare() {
   ::close(s.journal_fd);
   s.journal_fd = -1;
   test_pause("journaled");
+}
+
+void JournaledCommit::set_early_apply(bool allowed) noexcept { session_->early_apply = allowed; }
+
+void JournaledCommit::cancel() noexcept {
+  Session& s = *session_;
+  s.cancelled = true;
+  s.held.clear();
+  s.held_bytes = 0;
 }
 
 void JournaledCommit::discard() noexcept {

@@ -53,6 +53,16 @@ class JournaledCommit {
   void prepare();
   /// Removes the journal, after prepare(): the change stands. Never throws.
   void discard() noexcept;
+  /// \brief Whether held-back writes are applied (journaled first) once they pass a bound,
+  /// to keep memory bounded (the default), or all held until the file is closed: then
+  /// nothing below the original length changes before the close, and cutting the file
+  /// back to that length undoes everything (what a stop signal's handler can do).
+  void set_early_apply(bool allowed) noexcept;
+  /// Makes the driver drop every further write and apply nothing at close (which then
+  /// succeeds): for closing an HDF5 handle of the file before a roll-back. Never throws.
+  void cancel() noexcept;
+  /// The file's length before the change.
+  long long original_length() const noexcept;
   /// Restores the file as it was and removes the journal; never throws.
   void roll_back() noexcept;
 

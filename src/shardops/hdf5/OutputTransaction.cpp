@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "shardops/core/Kokkos.hpp"
@@ -30,22 +31,43 @@ namespace shardops::io {
 
 /// One target file of the transaction and the new file its datasets are written to.
 struct OutputTransaction::PendingFile {
-  std::string given;                 ///< the file as the first DatasetRef named it (for messages)
-  std::string target;                ///< resolved path of the target
-  std::string temp;                  ///< the new file beside it: renamed into place, or merged at commit
-  bool existed = false;              ///< the target existed (agreed): its datasets are kept
-  FileHandle file;                   ///< the new file, open on every rank
-  FileHandle existing;               ///< rank 0: the existing target, read-only, for the checks
-  std::vector<std::string> written;  ///< dataset paths written so far, in order
-  std::set<std::string> replaced;    ///< datasets of the existing target replaced at commit
-  FileLock lock;                     ///< rank 0: held from the first write to the end of the commit
+  std::string given;                         ///< the file as the first DatasetRef named it (for messages)
+  std::string target;                        ///< resolved path of the target
+  std::string temp;                          ///< the new file beside it: renamed into place, or merged at commit
+  bool existed = false;                      ///< the target existed (agreed): its datasets are kept
+  FileHandle file;                           ///< the new file, open on every rank
+  FileHandle existing;                       ///< rank 0: the existing target, opened through `journal`
+  std::vector<std::string> written;          ///< dataset paths written to the new file so far, in order
+  std::vector<std::string> in_place;         ///< dataset paths written straight into the existing target
+  std::unique_ptr<JournaledCommit> journal;  ///< rank 0, an existing target: from the first write to the commit
+  CleanupPath journal_on_stop;               ///< rank 0
+  long long original_length = 0;             ///< an existing target's length before the job (agreed)
+  int target_fd = -1;                        ///< every rank, an existing target: for the rows written in place
+  CleanupTruncate target_on_stop;            ///< cuts the target back to original_length on a stop signal
+  long long target_data_end = 0;             ///< where the data written in place ends
+  std::set<std::string> replaced;            ///< datasets of the existing target replaced at commit
+  FileLock lock;                             ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
   int reserve_fd = -1;     ///< the new file, for reserving space on disk
   long long data_end = 0;  ///< where the last dataset's data ends in the new file
   bool reserving = true;   ///< false once the file system said it cannot
 
   ~PendingFile() {
+    undo();
     if (reserve_fd >= 0) ::close(reserve_fd);
+    target_on_stop.reset();  // before its descriptor goes
+    if (target_fd >= 0) ::close(target_fd);
+  }
+
+  /// Rank 0: an existing target's change not committed is undone: the handle through
+  /// the journal closed with nothing more reaching the file, then the journal rolled
+  /// back (the file cut back to its length, any applied bytes restored). Never throws.
+  void undo() noexcept {
+    if (!journal) return;
+    journal->cancel();
+    existing.reset();
+    journal.reset();
+    journal_on_stop.reset();
   }
 };
 
@@ -79,7 +101,7 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 namespace {
 
 DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
-                             const StorageOptions& storage, const std::string& what) {
+                             const StorageOptions& storage, const std::string& what, bool allocate_now = false) {
   create_parent_groups(file, path, what);
   const std::string failure = what + ": cannot create the dataset";
   DataspaceHandle space;
@@ -93,6 +115,7 @@ DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTens
   const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), failure, ErrorKind::Internal));
   check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), failure, ErrorKind::Internal);
   const PropListHandle dcpl = dataset_creation(storage, tensor.shape(), type, what);
+  if (allocate_now) check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), failure, ErrorKind::Internal);
   return DatasetHandle(
       check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), failure));
 }
@@ -248,51 +271,39 @@ void clean_up_after_dead_jobs(const std::string& target) {
   for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
 }
 
-// Rank 0: copies the datasets written to \p f.temp into the existing target, in place,
-// through an undo journal, deleting the ones they replace first; \p before_change(journal)
-// runs once the journal exists, before the target changes. Returns the journal, prepared
-// (JournaledCommit::prepare): the change is complete and can still be rolled back.
-// Nothing of the target changes if this throws.
-template <class BeforeChange>
-std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingFile& f, bool durable,
-                                                     const BeforeChange& before_change) {
+// Rank 0: completes the change of the existing target, which is open through its undo
+// journal (f.journal, f.existing) and may hold datasets written in place already: copies
+// the datasets written to \p f.temp into it, deleting the ones they replace first, and
+// closes it. Returns the journal, prepared (JournaledCommit::prepare): the change is
+// complete and can still be rolled back. Nothing of the target changes if this throws.
+std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingFile& f) {
   const std::string what = "output file '" + f.given + "'";
-  f.existing.reset();
-  auto held = std::make_unique<JournaledCommit>(f.target, durable, what);
-  JournaledCommit& journal = *held;
-  before_change(journal.journal_path());
-  // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a
-  // write that fails half way through H5Ocopy.
-  {
-    const int fd = ::open(f.target.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw IOError(what + ": cannot open it for writing: " + std::strerror(errno));
-    try {
-      reserve_space(fd, file_size(f.target), file_size(f.temp) + kMetadataRoom,
-                    std::filesystem::path(f.target).parent_path().string(), what, true);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    ::close(fd);
-  }
-  {
+  f.journal->set_early_apply(true);  // signals are held now: the close need not be the only step
+  if (!f.written.empty()) {
+    // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a
+    // write that fails half way through H5Ocopy.
+    reserve_space(f.target_fd, file_size(f.target), file_size(f.temp) + kMetadataRoom,
+                  std::filesystem::path(f.target).parent_path().string(), what, true);
     FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
-    FileHandle target(check_id(H5Fopen(f.target.c_str(), H5F_ACC_RDWR, journal.file_access()),
-                               what + ": cannot open it for writing (" + kOpenElsewhere + "?)"));
     for (const std::string& path : f.written) {
       if (f.replaced.count(path) > 0) {
-        check_status(H5Ldelete(target.get(), path.c_str(), H5P_DEFAULT),
+        check_status(H5Ldelete(f.existing.get(), path.c_str(), H5P_DEFAULT),
                      what + ": cannot delete the dataset '" + path + "' it replaces");
       }
-      create_parent_groups(target.get(), path, what);
-      check_status(H5Ocopy(source.get(), path.c_str(), target.get(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+      create_parent_groups(f.existing.get(), path, what);
+      check_status(H5Ocopy(source.get(), path.c_str(), f.existing.get(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                    what + ": cannot add the dataset '" + path + "'");
     }
     check_status(source.close(), what + ": cannot close the new datasets");
-    check_status(target.close(), what + ": cannot write its changes");
   }
-  journal.prepare();
-  return held;
+  check_status(f.existing.close(), what + ": cannot write its changes");
+  const long long size = file_size(f.target);
+  if (size < f.target_data_end) {
+    throw IOError(what + ": it has " + std::to_string(size) + " bytes where " + std::to_string(f.target_data_end) +
+                  " were written (a write failed: disk full?); nothing was committed");
+  }
+  f.journal->prepare();
+  return std::move(f.journal);
 }
 
 // Rank 0: puts every file's datasets in place, all or none (JobCommit.hpp): an undo
@@ -307,8 +318,8 @@ void commit_together(const std::vector<std::unique_ptr<OutputTransaction::Pendin
     for (std::size_t i = 0; i < files.size(); ++i) {
       OutputTransaction::PendingFile& f = *files[i];
       if (f.existed) {
-        journals.push_back(
-            merge_into_existing(f, durable, [&](const std::string& journal) { job.note_journal(i, journal); }));
+        job.note_journal(i, f.journal->journal_path());
+        journals.push_back(merge_into_existing(f));
       } else {
         job.note_new_file(i, f.temp);
         rename_new_file(f.temp, f.target, durable, "output file '" + f.given + "'");
@@ -375,13 +386,34 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
       throw IOError(what + ": the existing output file '" + ref.file + "' is not an HDF5 file; refusing to replace it");
     }
     refuse_if_open_elsewhere(target, what);
-    f->existing = open_serial(target, H5F_ACC_RDONLY, true,
-                              what + ": the existing output file '" + ref.file +
-                                  "' cannot be opened as HDF5 (truncated or corrupt file, or open for writing in "
-                                  "another program?); it is left as it is");
+    // From here to the commit the target is open for writing through an undo journal:
+    // nothing of it below its original length changes before the close at the commit,
+    // and write() puts datasets that it can straight into it, past that length.
+    f->journal = std::make_unique<JournaledCommit>(target, options_.durable, what);
+    f->journal->set_early_apply(false);
+    f->original_length = f->journal->original_length();
+    try {
+      f->existing = FileHandle(check_id(H5Fopen(target.c_str(), H5F_ACC_RDWR, f->journal->file_access()),
+                                        what + ": the existing output file '" + ref.file +
+                                            "' cannot be opened as HDF5 (truncated or corrupt file, or open in "
+                                            "another program?); it is left as it is"));
+    } catch (...) {
+      f->undo();  // the journal goes before the other ranks hear of the error
+      throw;
+    }
+    f->journal_on_stop = CleanupPath(f->journal->journal_path());
   });
   f->temp = comm_.broadcast(f->temp, 0);
   f->existed = comm_.max(f->existed ? 1 : 0) != 0;
+  f->original_length = comm_.max(static_cast<std::int64_t>(f->original_length));
+  if (f->existed) {
+    run_agreed(comm_, [&] {
+      f->target_fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+      if (f->target_fd < 0)
+        throw IOError(what + ": cannot open '" + ref.file + "' for writing: " + std::strerror(errno));
+      f->target_on_stop = CleanupTruncate(f->target_fd, f->original_length);
+    });
+  }
   f->temp_on_stop = CleanupPath(f->temp);
   PendingFile& added = *f;
   files_.push_back(std::move(f));  // from here on abort() removes the new file and drops the lock
@@ -445,6 +477,79 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
   });
 }
 
+bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target, const DistTensor& tensor,
+                                       const Attributes& provenance, const StorageOptions& storage) {
+  // Contiguous fixed-size data already in the file's byte layout, in host memory; the
+  // rest (strings, filters, device memory) goes through the new file and is copied in
+  // at the commit. The same answer on every rank.
+  if (!f.existed || tensor.dtype() == DType::String || storage.chunked() ||
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    return false;
+  const std::string what = target.str();
+  const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
+  if (total_rows <= 0 || tensor.shape().num_elements() == 0) return false;
+  std::int64_t offset = -1, bytes = 0;
+  on_root_agreed(comm_, [&] {
+    // A dataset it replaces is deleted at the commit, where HDF5 reuses its space.
+    if (f.replaced.count(target.path) > 0) return;
+    const TypeHandle mem(memory_type(tensor.dtype())), type(file_type(tensor.dtype()));
+    if (check_value(H5Tequal(mem.get(), type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
+    DatasetHandle dataset = create_dataset(f.existing.get(), target.path, tensor, type.get(), storage, what, true);
+    write_provenance(dataset.get(), provenance, what);
+    const haddr_t at = H5Dget_offset(dataset.get());
+    hdf5_error_detail();  // clear the stack
+    const hsize_t size = H5Dget_storage_size(dataset.get());
+    check_status(dataset.close(), what + ": cannot close the dataset");
+    if (at == HADDR_UNDEF || static_cast<long long>(at) < f.original_length) {
+      // Room the file had free: written there, it would not be undone by cutting the file
+      // back. The usual way instead.
+      check_status(H5Ldelete(f.existing.get(), target.path.c_str(), H5P_DEFAULT), what + ": cannot delete the dataset");
+      return;
+    }
+    offset = static_cast<std::int64_t>(at);
+    bytes = static_cast<std::int64_t>(size);
+  });
+  offset = comm_.max(offset);
+  if (offset < 0) return false;
+  bytes = comm_.max(bytes);
+  const int rank = comm_.rank();
+  const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
+  const std::int64_t rows = tensor.layout().count(rank);
+  const std::int64_t row_bytes = bytes / total_rows;
+  run_agreed(comm_, [&] {
+    if (rows <= 0) return;
+    if (static_cast<std::size_t>(rows * row_bytes) != tensor.local().nbytes())
+      throw InternalError(what + ": " + std::to_string(tensor.local().nbytes()) + " bytes to write in place where " +
+                          std::to_string(rows * row_bytes) + " were allocated");
+    const long long at = offset + first * row_bytes;
+    reserve_space(f.target_fd, at, rows * row_bytes, std::filesystem::path(f.target).parent_path().string(), what);
+    const auto* p = tensor.local().data();
+    std::size_t left = tensor.local().nbytes();
+    off_t pos = static_cast<off_t>(at);
+    while (left > 0) {
+      const ssize_t w = ::pwrite(f.target_fd, p, std::min<std::size_t>(left, std::size_t(1) << 30), pos);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        const int err = w == 0 ? EIO : errno;
+        throw IOError(what + ": writing its rows into '" + f.given + "' failed: " + std::strerror(err) +
+                      "; nothing was committed");
+      }
+      p += w;
+      pos += w;
+      left -= static_cast<std::size_t>(w);
+    }
+    // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
+    // cutting pages still being written back waits for them.
+    if (options_.durable && ::fsync(f.target_fd) != 0)
+      throw IOError(what + ": cannot flush the rows written into '" + f.given + "': " + std::strerror(errno) +
+                    "; nothing was committed");
+  });
+  f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
+  f.in_place.push_back(target.path);
+  test_pause("in-place");
+  return true;
+}
+
 void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance) {
   write(target, tensor, provenance, options_.storage);
 }
@@ -467,12 +572,14 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       if (tensor.is_scalar() && tensor.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
         throw InternalError(what + ": a scalar DistTensor must live on rank 0 alone");
       }
-      if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end())
+      if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end() ||
+          std::find(f.in_place.begin(), f.in_place.end(), target.path) != f.in_place.end())
         throw InvalidArgument(what + ": the dataset is written twice by this job");
       check_target(f.file.get(), target, false, what);
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
     });
+    if (write_in_place(f, target, tensor, provenance, storage)) return;
 
     const bool strings = tensor.dtype() == DType::String;
     StringOutput string_output;
@@ -571,7 +678,7 @@ void OutputTransaction::commit() {
       }
       PendingFile& f = *files_.front();
       if (f.existed) {
-        merge_into_existing(f, options_.durable, [](const std::string&) {})->finish();
+        merge_into_existing(f)->finish();
         remove_quietly(f.temp);
       } else {
         rename_new_file(f.temp, f.target, options_.durable, "output file '" + f.given + "'");

@@ -30,16 +30,19 @@ struct OutputOptions {
 ///
 /// The first write() to a file takes the file's lock (FileLock: jobs writing one file
 /// take turns), undoes what jobs that died writing it left behind, and creates a new,
-/// empty HDF5 file beside it (".NAME.shardops-tmp.TOKEN"). Datasets are written into
-/// that file only; the target and every input stay untouched until commit(). Space for
-/// each dataset is reserved on disk before it is written, and the file's size is checked
-/// after it is closed, so a full disk is an error before the commit, never a file with
-/// holes. commit() then, on rank 0:
+/// empty HDF5 file beside it (".NAME.shardops-tmp.TOKEN"); an existing target is opened
+/// on rank 0 through an undo journal (JournaledCommit), nothing of it below its original
+/// length to change before the commit. A contiguous fixed-size dataset that replaces
+/// nothing is written straight into an existing target, past its end (its bytes are
+/// written once); the others go into the new file. Space for each dataset is reserved on
+/// disk before it is written, and sizes are checked after, so a full disk is an error
+/// before the commit, never a file with holes. commit() then, on rank 0:
 ///  - a target that did not exist: renames the new file to it (never over a file that
 ///    appeared meanwhile);
-///  - an existing target: copies the new datasets into it in place (deleting the ones
-///    they replace), through an undo journal (JournaledCommit), so the cost is the bytes
-///    added, not the file, and a failure or a kill leaves the target as it was.
+///  - an existing target: copies the new file's datasets into it (deleting the ones
+///    they replace) and closes it, which applies the held-back changes, journaled, so the
+///    cost is the bytes added, not the file, and a failure or a kill leaves the target as
+///    it was.
 /// If anything fails, or the transaction is destroyed uncommitted, the new files are
 /// removed and the targets are left as they were. See docs/output-safety.md for what a
 /// crash at each moment leaves behind.
@@ -100,6 +103,11 @@ class OutputTransaction {
 
  private:
   PendingFile& pending_for(const DatasetRef& target);
+  // Writes \p tensor straight into an existing target, past its original length,
+  // where it can (contiguous, fixed-size, host memory, not replacing a dataset): the
+  // bytes are written once, not into the new file and copied again at the commit.
+  bool write_in_place(PendingFile& f, const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+                      const StorageOptions& storage);
   void reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what);
   void close_and_verify(PendingFile& f);
 

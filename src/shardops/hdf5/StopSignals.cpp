@@ -20,6 +20,16 @@ namespace {
 constexpr int kSlots = 1024;
 std::array<std::atomic<char*>, kSlots> g_paths{};
 
+// Files to cut back to a length on a stop signal (an existing target written in place
+// past its end): the descriptor and the length, set and read as one slot. A slot is
+// free while its fd is -1.
+constexpr int kCuts = 64;
+struct Cut {
+  std::atomic<int> fd{-1};
+  std::atomic<long long> length{0};
+};
+std::array<Cut, kCuts> g_cuts{};
+
 std::atomic<bool> g_print{false};
 std::atomic<int> g_windows{0};         // open CommitWindows
 std::atomic<int> g_pending{0};         // a signal held back by a window
@@ -40,8 +50,13 @@ const char* signal_name(int sig) {
   }
 }
 
-// Async-signal-safe: unlink, write, _exit.
+// Async-signal-safe: ftruncate, unlink, write, _exit.
 [[noreturn]] void stop_now(int sig) {
+  // Cuts first: a journal removed below must not outlive the bytes it would undo.
+  for (auto& cut : g_cuts) {
+    const int fd = cut.fd.load();
+    if (fd >= 0) static_cast<void>(::ftruncate(fd, static_cast<off_t>(cut.length.load())));
+  }
   for (auto& slot : g_paths) {
     const char* path = slot.load();
     if (path != nullptr) ::unlink(path);
@@ -113,6 +128,35 @@ CleanupPath& CleanupPath::operator=(CleanupPath&& other) noexcept {
 void CleanupPath::reset() noexcept {
   if (slot_ < 0) return;
   std::free(g_paths[static_cast<std::size_t>(slot_)].exchange(nullptr));
+  slot_ = -1;
+}
+
+CleanupTruncate::CleanupTruncate(int fd, long long length) {
+  for (int i = 0; i < kCuts; ++i) {
+    Cut& cut = g_cuts[static_cast<std::size_t>(i)];
+    int expected = -1;
+    cut.length.store(length);
+    if (cut.fd.compare_exchange_strong(expected, fd)) {
+      slot_ = i;
+      return;
+    }
+  }
+  throw InternalError("more than " + std::to_string(kCuts) + " files written in place at once");
+}
+
+CleanupTruncate::CleanupTruncate(CleanupTruncate&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
+
+CleanupTruncate& CleanupTruncate::operator=(CleanupTruncate&& other) noexcept {
+  if (this != &other) {
+    reset();
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+void CleanupTruncate::reset() noexcept {
+  if (slot_ < 0) return;
+  g_cuts[static_cast<std::size_t>(slot_)].fd.store(-1);
   slot_ = -1;
 }
 

@@ -4,11 +4,12 @@
 /// time limit, Ctrl-C, a closed terminal; Open MPI's mpirun forwards them to every rank
 /// and sends SIGKILL about a second later, so there is no time for collective clean-up).
 ///
-/// Each rank's handler removes, itself and at once, the temporary files the job
-/// registered (unlink is async-signal-safe), releases the output locks this rank holds,
+/// Each rank's handler cuts the existing targets it wrote past their end back to their
+/// length, removes, itself and at once, the temporary files the job registered (both
+/// async-signal-safe), releases the output locks this rank holds,
 /// prints one line (on the rank that prints messages) and exits with
-/// stop_exit_code(signal). The target files were never touched before the commit, so
-/// nothing else needs undoing. The commit itself is a window in which a stop signal is
+/// stop_exit_code(signal). Before the commit nothing of a target changed below its
+/// original length, so nothing else needs undoing. The commit itself is a window in which a stop signal is
 /// held back: the commit runs to its end and the signal is acted on right after it (the
 /// message then says that the outputs were written). What SIGKILL leaves behind is
 /// cleaned up by the next job that writes the same file (OutputTransaction).
@@ -37,6 +38,25 @@ class CleanupPath {
   CleanupPath(const CleanupPath&) = delete;
   CleanupPath& operator=(const CleanupPath&) = delete;
   /// Stops watching the path (does not remove it).
+  void reset() noexcept;
+
+ private:
+  int slot_ = -1;
+};
+
+/// \brief While it lives, the open file \p fd is cut back to \p length bytes if the
+/// process is stopped by a signal (before the paths are removed): an existing target
+/// that this rank wrote past its end, before the commit. The caller keeps \p fd open.
+class CleanupTruncate {
+ public:
+  CleanupTruncate() = default;
+  CleanupTruncate(int fd, long long length);
+  ~CleanupTruncate() { reset(); }
+  CleanupTruncate(CleanupTruncate&& other) noexcept;
+  CleanupTruncate& operator=(CleanupTruncate&& other) noexcept;
+  CleanupTruncate(const CleanupTruncate&) = delete;
+  CleanupTruncate& operator=(const CleanupTruncate&) = delete;
+  /// Stops watching the file.
   void reset() noexcept;
 
  private:

@@ -65,36 +65,8 @@ auto bad_index_check(const Comm& comm, const ExecSpace& space, BadIndices policy
   };
 }
 
-/// Device functor: the int64 value of row i of a received array (a target row).
-struct ReceivedRow {
-  const std::int64_t* rows;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return rows[i]; }
-};
-
-/// Device functor: the target row of local row first + i if this rank owns it, else
-/// -1. Rows that stay on their rank are applied from the local input instead of
-/// being packed and received (ExchangePlan's remote-only routes).
-struct LocalTarget {
-  Kokkos::View<const int*, MemSpace> dest;
-  Kokkos::View<const std::int64_t*, MemSpace> target;
-  int self = 0;
-  std::int64_t first = 0;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
-    return dest(first + i) == self ? target(first + i) : -1;
-  }
-};
-
-/// Device functor: entry i of a View as int64 (a destination rank for ExchangePlan::build).
-template <class View>
-struct EntryOf {
-  View values;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
-    return static_cast<std::int64_t>(values(i));
-  }
-};
-
 /// \brief Routes each of the \p n index rows of \p linear to the owner of its first
-/// coordinate: dest(i) is that rank, row(i) the target row in the owner's block of
+/// coordinate (the leaves of a Route): dest(i) is that rank, row(i) the target row in the owner's block of
 /// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). Returns the number
 /// of bad index rows met, for agree_last_bad_index_row (no scan of its own when no
 /// rank met one). A named function, not a lambda in the caller's

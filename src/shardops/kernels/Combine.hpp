@@ -130,28 +130,38 @@ struct MinMaxRow {
   }
 };
 
-template <Denormals D>
-struct CombineAdd {
+/// The arithmetic combines: out = Rule::of(out, u) by Arith's rules, a row at a time by
+/// arith_row with Rule's plain operator (one template, so a new arithmetic combine is a
+/// Rule and an alias).
+template <Denormals D, class Rule>
+struct CombineArith {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    out = Arith<T, D>::add(out, u);
+    out = Rule::template of<T, D>(out, u);
   }
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
-    arith_row<D, CombineAdd>(o, u, n, Plus{});
+    arith_row<D, CombineArith>(o, u, n, typename Rule::Plain{});
+  }
+};
+struct AddRule {
+  using Plain = Plus;
+  template <class T, Denormals D>
+  KOKKOS_INLINE_FUNCTION static T of(const T& a, const T& b) {
+    return Arith<T, D>::add(a, b);
+  }
+};
+struct SubRule {
+  using Plain = Minus;
+  template <class T, Denormals D>
+  KOKKOS_INLINE_FUNCTION static T of(const T& a, const T& b) {
+    return Arith<T, D>::sub(a, b);
   }
 };
 template <Denormals D>
-struct CombineSub {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    out = Arith<T, D>::sub(out, u);
-  }
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
-    arith_row<D, CombineSub>(o, u, n, Minus{});
-  }
-};
+using CombineAdd = CombineArith<D, AddRule>;
+template <Denormals D>
+using CombineSub = CombineArith<D, SubRule>;
 template <Denormals D>
 struct CombineMin : MinMaxRow<CombineMin<D>> {
   template <class T>

@@ -9,8 +9,8 @@
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
 #include "shardops/ops/detail/TfKernels.hpp"
-#include "shardops/route/StringExchange.hpp"
 #include "shardops/route/Route.hpp"
+#include "shardops/route/StringExchange.hpp"
 
 namespace shardops {
 
@@ -148,13 +148,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
     }
     phase.emplace("route");
     // Each index row fetches its row from the owner of its first coordinate.
-    const auto request = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::GatherNd::request",
-                                                                                       static_cast<std::size_t>(n));
-    const auto dest =
-        allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::GatherNd::dest", static_cast<std::size_t>(n));
-    validate(route_to_first_coordinate_owner(space, "shardops::GatherNd::route", n, linear,
-                                             params.layout().device_owner(), rows_per_dim0, dest, request));
-    const Route route = Route::build(comm, dest, request, options.route);
+    const Route route = route_by_first_coordinate(comm, space, "shardops::GatherNd::route", n, linear, params.layout(),
+                                                  rows_per_dim0, options.route, validate);
     const FetchedRows fetched = route.fetch(params.local(), g.slice_size);
     record_bytes_sent(options, route.bytes_sent());
     phase.emplace("apply");

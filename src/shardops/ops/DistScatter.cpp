@@ -9,8 +9,8 @@
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
 #include "shardops/ops/detail/ScatterApply.hpp"
-#include "shardops/route/StringExchange.hpp"
 #include "shardops/route/Route.hpp"
+#include "shardops/route/StringExchange.hpp"
 
 namespace shardops {
 
@@ -80,13 +80,8 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
     }
     phase.emplace("route");
     // Each update goes to the owner of its first coordinate, to its row there.
-    const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::scatter::target",
-                                                                                      static_cast<std::size_t>(n));
-    const auto dest =
-        allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::scatter::dest", static_cast<std::size_t>(n));
-    validate(route_to_first_coordinate_owner(space, "shardops::scatter::route", n, linear, out_layout.device_owner(),
-                                             rows_per_dim0, dest, target));
-    const Route route = Route::build(comm, dest, target, options.route);
+    const Route route = route_by_first_coordinate(comm, space, "shardops::scatter::route", n, linear, out_layout,
+                                                  rows_per_dim0, options.route, validate);
     const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
     if (concat) {
       // Strings: every update row (own ones included) at its owner in global order, its

@@ -10,8 +10,8 @@
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
-#include "shardops/route/StringExchange.hpp"
 #include "shardops/route/Route.hpp"
+#include "shardops/route/StringExchange.hpp"
 
 namespace shardops {
 

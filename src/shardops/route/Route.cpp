@@ -19,9 +19,9 @@ struct RouteState {
   ExchangePlan plan;
   Kokkos::View<const int*, MemSpace> owner_rank;
   Kokkos::View<const std::int64_t*, MemSpace> owner_row;
-  std::vector<std::int64_t> leaf_first;  ///< segments + 1: the first leaf of each segment
-  std::vector<std::int64_t> sent;        ///< [rank * segments + s]: leaves of segment s sent to rank
-  std::vector<std::int64_t> arrived;     ///< [rank * segments + s]: leaves of segment s from rank
+  std::vector<std::int64_t> leaf_first;       ///< segments + 1: the first leaf of each segment
+  std::vector<std::int64_t> sent;             ///< [rank * segments + s]: leaves of segment s sent to rank
+  std::vector<std::int64_t> arrived;          ///< [rank * segments + s]: leaves of segment s from rank
   std::optional<ByteView> arrived_owner_row;  ///< the root rows of the leaves other ranks sent
 
   std::size_t segments() const noexcept { return leaf_first.size() - 1; }
@@ -129,8 +129,14 @@ Route Route::build(const Comm& comm, const Kokkos::View<const int*, MemSpace>& o
   const std::int64_t n = static_cast<std::int64_t>(owner_rank.extent(0));
   if (segments.empty()) segments.push_back(n);
   auto state = std::make_shared<detail::RouteState>(
-      detail::RouteState{comm, ExchangePlan::build(comm, n, OwnerRankOf{owner_rank}, options), owner_rank, owner_row,
-                         std::vector<std::int64_t>(segments.size() + 1, 0), {}, {}, std::nullopt});
+      detail::RouteState{comm,
+                         ExchangePlan::build(comm, n, OwnerRankOf{owner_rank}, options),
+                         owner_rank,
+                         owner_row,
+                         std::vector<std::int64_t>(segments.size() + 1, 0),
+                         {},
+                         {},
+                         std::nullopt});
   for (std::size_t s = 0; s < segments.size(); ++s) state->leaf_first[s + 1] = state->leaf_first[s] + segments[s];
   if (state->leaf_first.back() != n) throw InternalError("Route::build: the segments do not add up to the leaves");
   const ExchangePlan& plan = state->plan;
@@ -213,14 +219,15 @@ RootRows Route::reduce(const std::vector<Tensor>& segment_rows, std::int64_t row
     // in place.
     arrived = plan.forward_remote(segment_rows[0].data(), row_bytes);
   } else {
-    const ByteView send = allocate_uninitialized<ByteView>("shardops::Route::send",
-                                                           static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
+    const ByteView send = allocate_uninitialized<ByteView>(
+        "shardops::Route::send", static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
     for (std::size_t s = 0; s < nseg; ++s)
       plan.pack_remote(send, st.leaf_first[s], segment_rows[s].data(), st.leaf_first[s + 1] - st.leaf_first[s],
                        row_bytes);
     arrived = plan.exchange_remote(send, row_bytes);
   }
   RootRows rows;
+  rows.state_ = state_;
   const int me = st.comm.rank(), nranks = st.comm.size();
   rows.nranks_ = nranks;
   rows.self_ = me;

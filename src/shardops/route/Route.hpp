@@ -87,7 +87,8 @@ class FetchedRows;
 
 /// \brief The leaf rows of one reduce() at their owners: the batches that arrived from
 /// other ranks and this rank's own leaves (read in place), visited in global order. Holds
-/// the arrived rows; reads the route's state, so the Route must outlive it.
+/// the arrived rows and shares the route's state; the own rows are read from the Tensors
+/// given to reduce().
 class RootRows {
  public:
   /// \brief Calls \p f(batch, first_key) for every batch in global order; first_key is the
@@ -137,19 +138,21 @@ class RootRows {
     const std::int64_t first = own_starts_[segment], count = own_starts_[segment + 1] - first;
     const Tensor& rows = segment_rows_[segment];
     return OwnBatch{count, ReceivedRow{leaf_owner_row_ + leaf_first_[segment]}, rows,
-                    kernels::ListedRows{own_leaves_ + first, leaf_first_[segment]}, leaf_first_[segment + 1] - leaf_first_[segment]};
+                    kernels::ListedRows{own_leaves_ + first, leaf_first_[segment]},
+                    leaf_first_[segment + 1] - leaf_first_[segment]};
   }
 
+  std::shared_ptr<detail::RouteState> state_;  ///< keeps the pointers below valid
   int nranks_ = 1, self_ = 0;
-  Tensor arrived_;                           ///< rows from other ranks, by source rank, then segment
+  Tensor arrived_;                                   ///< rows from other ranks, by source rank, then segment
   const std::int64_t* arrived_owner_row_ = nullptr;  ///< their root rows
-  std::vector<std::int64_t> arrived_starts_;  ///< [r * (segments + 1) + s]: first arrived row of (r, s)
-  std::int64_t lower_end_ = 0;               ///< arrived rows from ranks below this one
-  std::vector<Tensor> segment_rows_;         ///< this rank's leaf rows, segment by segment
-  std::vector<std::int64_t> leaf_first_;     ///< first leaf of each segment (segments + 1)
-  const std::int64_t* own_leaves_ = nullptr;  ///< the leaves this rank owns, increasing
-  std::vector<std::int64_t> own_starts_;     ///< where each segment's start in own_leaves_
-  const std::int64_t* leaf_owner_row_ = nullptr;  ///< the root row of every leaf
+  std::vector<std::int64_t> arrived_starts_;         ///< [r * (segments + 1) + s]: first arrived row of (r, s)
+  std::int64_t lower_end_ = 0;                       ///< arrived rows from ranks below this one
+  std::vector<Tensor> segment_rows_;                 ///< this rank's leaf rows, segment by segment
+  std::vector<std::int64_t> leaf_first_;             ///< first leaf of each segment (segments + 1)
+  const std::int64_t* own_leaves_ = nullptr;         ///< the leaves this rank owns, increasing
+  std::vector<std::int64_t> own_starts_;             ///< where each segment starts in own_leaves_
+  const std::int64_t* leaf_owner_row_ = nullptr;     ///< the root row of every leaf
 };
 
 /// \brief The leaf rows of a collect(): every leaf row, this rank's own included, at its
@@ -209,8 +212,9 @@ class Route {
   /// \brief Collective: moves each leaf row to its owner; the result visits them there in
   /// global order (RootRows::apply or RootRows::for_each), for the caller's combine.
   /// \param segment_rows the leaf rows, one Tensor per segment (one for a route without
-  ///        segments), each viewed as rows of \p row_elements elements; a segment's own
-  ///        rows are read from it by the combine, so it must outlive the result
+  ///        segments), each viewed as rows of \p row_elements elements of its dtype (the
+  ///        same for all); the result keeps them, and its combine reads this rank's own
+  ///        rows there
   RootRows reduce(const std::vector<Tensor>& segment_rows, std::int64_t row_elements) const;
 
   /// \brief Collective: every leaf row of \p leaf_rows (num_leaves() rows of \p

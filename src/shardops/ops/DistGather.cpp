@@ -41,6 +41,27 @@ void repeat_block(const Tensor& block, const Tensor& out, std::int64_t copies) {
   ExecSpace().fence();
 }
 
+/// \brief The \p n index rows of \p linear gathered into \p out from params rows that are
+/// all on this rank: its own block \p own (global rows [own_first, own_first + own_rows))
+/// where it lies, and the rest in \p others (the rows before and after it, in order).
+/// Returns the rows zeroed for a bad index (-1: not counted, rows of no bytes).
+template <class I>
+std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::IndexRowTarget<I, MemSpace>& linear,
+                         const unsigned char* own, std::int64_t own_first, std::int64_t own_rows,
+                         const unsigned char* others, std::size_t row_bytes, const Tensor& out) {
+  if (row_bytes == 0) return -1;
+  // params may be a row slice of a larger tensor: pick a word its rows align to.
+  return dispatch_word(word_selector(row_bytes, {own, others}), [&](auto wtag) {
+    using W = typename decltype(wtag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    const kernels::SplitRows<W> rows{reinterpret_cast<const W*>(own), reinterpret_cast<const W*>(others), own_first,
+                                     own_rows, words};
+    return kernels::gather_rows_from<ExecSpace, W>(
+        space, n, linear, rows,
+        MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
+  });
+}
+
 }  // namespace
 
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
@@ -127,21 +148,9 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
         record_bytes_sent(options, sent);
       }
       phase.emplace("apply");
-      std::int64_t zeroed = 0;
-      if (row_bytes > 0) {
-        // params may be a row slice of a larger tensor: pick a word its rows align to.
-        dispatch_word(word_selector(row_bytes, {own, others.data()}), [&](auto wtag) {
-          using W = typename decltype(wtag)::type;
-          const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-          const kernels::SplitRows<W> rows{reinterpret_cast<const W*>(own), reinterpret_cast<const W*>(others.data()),
-                                           own_first, own_rows, words};
-          zeroed = kernels::gather_rows_from<ExecSpace, W>(
-              space, n, linear, rows,
-              MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n),
-                            static_cast<std::size_t>(words)));
-        });
-      }
-      validate(row_bytes > 0 ? zeroed : -1);
+      const std::int64_t zeroed =
+          gather_here(space, n, linear, own, own_first, own_rows, others.data(), row_bytes, out);
+      validate(zeroed);
       // Strings: handles into the replicated pool (homed here) become this rank's own.
       if (replicate && is_string(params.dtype())) out = compact_strings(out.with_strings(others.strings()), me);
       return;

@@ -109,6 +109,58 @@ void assign_in_order(const ExecSpace& space, Schedule schedule, const RootRows& 
   });
 }
 
+/// \brief Collective: raises on every rank TF's error for the first negative index in
+/// global order (input m, then flat position), if any rank holds one. \p key_base[m]: the
+/// global order of input m's first element; \p first_flat[m]: this rank's first flat
+/// position in it.
+void agree_no_negative_index(const Comm& comm, const ExecSpace& space, const std::vector<DistTensor>& indices,
+                             const std::vector<std::int64_t>& key_base, const std::vector<std::int64_t>& first_flat) {
+  bool found = false;
+  std::int64_t order = 0, flat = 0, input = 0;
+  for (std::size_t m = 0; m < indices.size() && !found; ++m) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
+    auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
+    const std::int64_t bad =
+        kernels::first_where(space, indices[m].local().num_elements(), negative, "shardops::DynamicStitch::validate");
+    if (bad >= 0) {
+      found = true;
+      input = static_cast<std::int64_t>(m);
+      flat = first_flat[m] + bad;
+      order = key_base[m] + flat;
+    }
+  }
+  agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
+}
+
+/// \brief Collective: the route of every index element (the leaves, input by input) to the
+/// owner of its target row in \p out_layout. The inputs are the route's segments: each
+/// output row sees its writers in TF's order (m, source rank, position).
+Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::vector<DistTensor>& indices,
+                           const RowLayout& out_layout, const RouteOptions& options) {
+  const OwnerOf owner = out_layout.device_owner();
+  std::vector<std::int64_t> counts;
+  for (const DistTensor& t : indices) counts.push_back(t.local().num_elements());
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t(0));
+  // Every entry is written by the route kernels: no need to zero them first.
+  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::DynamicStitch::dest",
+                                                                         static_cast<std::size_t>(total));
+  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::target",
+                                                                                    static_cast<std::size_t>(total));
+  std::int64_t first = 0;
+  for (std::size_t m = 0; m < indices.size(); first += counts[m], ++m) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
+    Kokkos::parallel_for(
+        "shardops::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, first, first + counts[m]),
+        KOKKOS_LAMBDA(const std::int64_t j) {
+          const std::int32_t idx = ids[j - first];
+          const int r = idx < 0 ? -1 : owner(idx);
+          dest(j) = r;
+          target(j) = idx < 0 ? -1 : idx - owner.offset(r);
+        });
+  }
+  return Route::build(comm, dest, target, options, counts);
+}
+
 DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                        const OpOptions& options) {
   kx::ScopedRegion region("shardops::DynamicStitch");
@@ -140,23 +192,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     first_flat[m] = indices[m].row_offset() * indices[m].row_elements();
     base += indices[m].shape().num_elements();
   }
-  if (options.bad_indices == BadIndices::Error) {
-    bool found = false;
-    std::int64_t order = 0, flat = 0, input = 0;
-    for (std::size_t m = 0; m < indices.size() && !found; ++m) {
-      const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
-      auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
-      const std::int64_t bad =
-          kernels::first_where(space, indices[m].local().num_elements(), negative, "shardops::DynamicStitch::validate");
-      if (bad >= 0) {
-        found = true;
-        input = static_cast<std::int64_t>(m);
-        flat = first_flat[m] + bad;
-        order = key_base[m] + flat;
-      }
-    }
-    agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
-  }
+  if (options.bad_indices == BadIndices::Error) agree_no_negative_index(comm, space, indices, key_base, first_flat);
   // TF checks the index values before the data shapes.
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
@@ -182,30 +218,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     return DistTensor(merged, g.output, out_layout, me);
   }
 
-  // Every element goes to the owner of its target row. The inputs are the route's
-  // segments: each output row sees its writers in TF's order (m, source rank, position).
-  const OwnerOf owner = out_layout.device_owner();
-  std::vector<std::int64_t> counts;
-  for (const DistTensor& t : indices) counts.push_back(t.local().num_elements());
-  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t(0));
-  // Every entry is written by the route kernels: no need to zero them first.
-  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::DynamicStitch::dest",
-                                                                         static_cast<std::size_t>(total));
-  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::target",
-                                                                                    static_cast<std::size_t>(total));
-  std::int64_t first = 0;
-  for (std::size_t m = 0; m < indices.size(); first += counts[m], ++m) {
-    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
-    Kokkos::parallel_for(
-        "shardops::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, first, first + counts[m]),
-        KOKKOS_LAMBDA(const std::int64_t j) {
-          const std::int32_t idx = ids[j - first];
-          const int r = idx < 0 ? -1 : owner(idx);
-          dest(j) = r;
-          target(j) = idx < 0 ? -1 : idx - owner.offset(r);
-        });
-  }
-  const Route route = Route::build(comm, dest, target, options.route, counts);
+  const Route route = route_to_index_owner(comm, space, indices, out_layout, options.route);
   std::vector<Tensor> rows;  // data[m] in indices[m]'s layout
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
@@ -217,7 +230,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   record_bytes_sent(options, route.bytes_sent());
 
   phase.emplace("apply");
-  const bool assigns = row_bytes > 0 && total + arrived.num_arrived() > 0;
+  const bool assigns = row_bytes > 0 && route.num_leaves() + arrived.num_arrived() > 0;
   Tensor merged;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     merged = Tensor(data[0].dtype(), g.output.with_dim0(out_layout.count(me)),

@@ -162,22 +162,20 @@ template <Denormals D>
 using CombineAdd = CombineArith<D, AddRule>;
 template <Denormals D>
 using CombineSub = CombineArith<D, SubRule>;
-template <Denormals D>
-struct CombineMin : MinMaxRow<CombineMin<D>> {
+/// Min (\p Max false) and max: the values a comparison sees (Arith::read), the smaller or
+/// the larger kept; MinMaxRow does the rows.
+template <Denormals D, bool Max>
+struct CombineMinMax : MinMaxRow<CombineMinMax<D, Max>> {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
-    out = (v < o) ? v : o;
+    out = (Max ? (o < v) : (v < o)) ? v : o;
   }
 };
 template <Denormals D>
-struct CombineMax : MinMaxRow<CombineMax<D>> {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
-    out = (o < v) ? v : o;
-  }
-};
+using CombineMin = CombineMinMax<D, false>;
+template <Denormals D>
+using CombineMax = CombineMinMax<D, true>;
 
 /// Whether \p D changes anything for T: only float, double and complex have
 /// subnormals TF flushes (half's are normal floats when computed).

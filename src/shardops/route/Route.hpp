@@ -23,8 +23,13 @@
 /// rank are neither packed nor copied (the combine reads them where they lie, listed), the
 /// rows for other ranks are packed a bounded stage at a time where MPI allows, the counts
 /// travel as rows so large exchanges split into rounds, and device memory goes through
-/// host buffers when MPI cannot read it (RouteOptions, GpuAwareMpi.hpp). The payloads are
-/// typed: Tensors of any dtype, viewed as rows of a number of elements, in MemSpace.
+/// host buffers when MPI cannot read it (RouteOptions, GpuAwareMpi.hpp).
+///
+/// Layouts: a payload is a Tensor of any dtype in MemSpace, read as a row-major block of rows
+/// of `row_elements` elements each (a Tensor [rows, ...] whose trailing dimensions multiply
+/// to row_elements, or a finer view of it: GatherNd's roots are params rows split into
+/// slices); leaf i is row i of the leaf payloads; a root is a row of the owner's payload.
+/// The owner arrays are Kokkos Views in MemSpace, one entry per leaf.
 ///
 /// Every verb is collective over the route's Comm (every rank calls it, in the same order,
 /// with payloads of the same dtype and row length); a route over Comm::self() moves nothing.
@@ -73,7 +78,7 @@ RootBatch<TargetOf> all_rows(std::int64_t n, const TargetOf& target, const Tenso
   return RootBatch<TargetOf>{n, target, rows, kernels::SameRow{}, n};
 }
 
-/// A batch of rows that arrived from another rank (at position \p first of what arrived).
+/// A batch of rows that arrived from other ranks (one source's, or several in rank order).
 using ReceivedBatch = RootBatch<ReceivedRow>;
 /// A batch of a rank's own leaves, listed (the leaves whose owner is this rank).
 using OwnBatch = RootBatch<ReceivedRow, kernels::ListedRows>;
@@ -166,9 +171,9 @@ struct CollectedRows {
 /// roots, to be written into the leaves. Shares the route's state.
 class FetchedRows {
  public:
-  /// \brief Row i of \p leaves (num_leaves() rows of the fetch's row length) becomes leaf
-  /// i's root row, or zeros for a leaf without owner: one streaming write of every row.
-  /// Not collective.
+  /// \brief Row i of \p leaves becomes leaf i's root row, or zeros for a leaf without owner:
+  /// one streaming write of every row. Not collective.
+  /// \param leaves num_leaves() rows of the fetch's row length and dtype, written whole
   void write(const Tensor& leaves) const;
 
  private:
@@ -204,22 +209,30 @@ class Route {
   std::int64_t bytes_sent() const noexcept;
 
   /// \brief Collective: brings every leaf its root's row: row owner_row(i) of \p roots at rank
-  /// owner_rank(i). \p roots holds this rank's root rows (any number), viewed as rows of \p
-  /// row_elements elements of its dtype (the same on every rank); the result writes them into
-  /// the leaves (FetchedRows::write), the roots this rank owns read from \p roots there.
+  /// owner_rank(i). The roots other ranks ask for are sent back, gathered a stage at a time;
+  /// the roots this rank owns are not moved.
+  /// \param roots this rank's root rows (any number of them)
+  /// \param row_elements elements per row, the same on every rank (the dtype too)
+  /// \return the rows brought, for FetchedRows::write into the leaves (not collective)
   FetchedRows fetch(const Tensor& roots, std::int64_t row_elements) const;
 
   /// \brief Collective: moves each leaf row to its owner; the result visits them there in
-  /// global order (RootRows::apply or RootRows::for_each), for the caller's combine.
+  /// global order (RootRows::apply or RootRows::for_each), for the caller's combine. Rows
+  /// that stay on this rank are neither packed nor copied.
+  /// \return the arrived rows and this rank's own, batch by batch (not collective to visit)
+  /// \param row_elements elements per row, the same on every rank
   /// \param segment_rows the leaf rows, one Tensor per segment (one for a route without
   ///        segments), each viewed as rows of \p row_elements elements of its dtype (the
   ///        same for all); the result keeps them, and its combine reads this rank's own
   ///        rows there
   RootRows reduce(const std::vector<Tensor>& segment_rows, std::int64_t row_elements) const;
 
-  /// \brief Collective: every leaf row of \p leaf_rows (num_leaves() rows of \p
-  /// row_elements elements), own ones included, at its owner in global order, with its root
-  /// row. For combines that need all of a root's rows at once (string concatenation).
+  /// \brief Collective: every leaf row, own ones included, at its owner in global order, with
+  /// its root row. For combines that need all of a root's rows at once (string
+  /// concatenation).
+  /// \param leaf_rows num_leaves() rows
+  /// \param row_elements elements per row, the same on every rank
+  /// \return the rows that arrived here (this rank's own among them) and their root rows
   CollectedRows collect(const Tensor& leaf_rows, std::int64_t row_elements) const;
 
  private:
@@ -227,10 +240,14 @@ class Route {
 };
 
 /// \brief Collective: every other rank's block of rows, in rank order with this rank's
-/// own left out. \p block holds this rank's layout.count(rank) rows of \p layout (any
-/// dtype, the same on every rank). Sent with one MPI_Alltoallv, every peer the same rows,
-/// in rounds when counts would overflow an int, staged through host buffers as \p options
-/// says. \p bytes_sent, if given, receives the bytes this rank sent.
+/// own left out. Sent with one MPI_Alltoallv, every peer the same rows, in rounds when
+/// counts would overflow an int, staged through host buffers as \p options says.
+/// \param comm the ranks; \p layout has one block per rank
+/// \param layout how the rows are split across the ranks
+/// \param block this rank's layout.count(rank) rows (any dtype, the same on every rank)
+/// \param options how the exchange hands its buffers to MPI
+/// \param bytes_sent if given, receives the bytes this rank sent
+/// \return [layout.total() - layout.count(rank), ...] rows, the other ranks' blocks
 Tensor replicate_others(const Comm& comm, const RowLayout& layout, const Tensor& block,
                         const RouteOptions& options = RouteOptions(), std::int64_t* bytes_sent = nullptr);
 

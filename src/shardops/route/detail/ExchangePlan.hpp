@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// \brief Who sends which rows where, built once, used for several payloads.
+/// \brief Who sends which rows where, built once, used for several payloads: the engine
+/// inside Route (route/Route.hpp), which the ops use instead of this.
 ///
 /// Build: each local row gets a destination rank (or -1: not sent). Rows are packed
 /// by destination with the stable bucket sort (kernels/BucketSort.hpp), so each

@@ -19,4 +19,5 @@
 #include "shardops/ops/Stitch.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/Route.hpp"
 #include "shardops/route/RowLayout.hpp"

@@ -42,6 +42,20 @@ struct KeysFrom {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return keys[i]; }
 };
 
+/// The sequential loops' look-ahead: the row of entry i + \p ahead's target (\p stride
+/// elements of \p base per target row) prefetched for writing, so that random target rows
+/// keep misses in flight.
+template <class TargetOf, class T>
+KOKKOS_INLINE_FUNCTION void prefetch_target_for_write(const TargetOf& target_of, std::int64_t i, std::int64_t n,
+                                                      std::int64_t ahead, T* base, std::int64_t stride) {
+  (void)base;  // device passes drop the prefetch
+  (void)stride;
+  if (i + ahead < n) {
+    const std::int64_t tp = target_of(i + ahead);
+    if (tp >= 0) SHARDOPS_PREFETCH_WRITE(base + tp * stride);
+  }
+}
+
 /// What becomes of the output rows no batch names.
 enum class UnnamedRows {
   Keep,  ///< they keep what the output held (TensorScatterUpdate: the input tensor)
@@ -132,10 +146,7 @@ class LastWriterAssign {
           KOKKOS_LAMBDA(const std::int64_t, std::int64_t& none) {
             constexpr std::int64_t ahead = 32;  // random target rows: keep misses in flight
             for (std::int64_t i = 0; i < n; ++i) {
-              if (i + ahead < n) {
-                const std::int64_t tp = target_of(i + ahead);
-                if (tp >= 0) SHARDOPS_PREFETCH_WRITE(&winner(tp));
-              }
+              prefetch_target_for_write(target_of, i, n, ahead, winner.data(), 1);
               const std::int64_t t = target_of(i);
               if (t >= 0) {
                 winner(t) = key_of(i);
@@ -155,10 +166,7 @@ class LastWriterAssign {
           KOKKOS_LAMBDA(const std::int64_t, std::int64_t& none) {
             constexpr std::int64_t ahead = 16;  // random target rows: keep misses in flight
             for (std::int64_t i = 0; i < n; ++i) {
-              if (i + ahead < n) {
-                const std::int64_t tp = target_of(i + ahead);
-                if (tp >= 0) SHARDOPS_PREFETCH_WRITE(dst + tp * words);
-              }
+              prefetch_target_for_write(target_of, i, n, ahead, dst, words);
               const std::int64_t t = target_of(i);
               if (t >= 0) {
                 copy_row(dst + t * words, s + row_of(i) * words, words);

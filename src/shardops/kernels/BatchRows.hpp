@@ -21,10 +21,12 @@ struct SameRow {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return k; }
 };
 
-/// Entry k reads row rows[k] (increasing in k where order matters).
+/// Entry k reads row rows[k] - first (increasing in k where order matters): \p first is
+/// where the batch's rows start among the rows the list numbers.
 struct ListedRows {
   const std::int64_t* rows;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return rows[k]; }
+  std::int64_t first = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return rows[k] - first; }
 };
 
 /// Target of entry k, from the target of each source row.

@@ -130,44 +130,52 @@ struct MinMaxRow {
   }
 };
 
-template <Denormals D>
-struct CombineAdd {
+/// The arithmetic combines: out = Rule::of(out, u) by Arith's rules, a row at a time by
+/// arith_row with Rule's plain operator (one template, so a new arithmetic combine is a
+/// Rule and an alias).
+template <Denormals D, class Rule>
+struct CombineArith {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    out = Arith<T, D>::add(out, u);
+    out = Rule::template of<T, D>(out, u);
   }
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
-    arith_row<D, CombineAdd>(o, u, n, Plus{});
+    arith_row<D, CombineArith>(o, u, n, typename Rule::Plain{});
+  }
+};
+struct AddRule {
+  using Plain = Plus;
+  template <class T, Denormals D>
+  KOKKOS_INLINE_FUNCTION static T of(const T& a, const T& b) {
+    return Arith<T, D>::add(a, b);
+  }
+};
+struct SubRule {
+  using Plain = Minus;
+  template <class T, Denormals D>
+  KOKKOS_INLINE_FUNCTION static T of(const T& a, const T& b) {
+    return Arith<T, D>::sub(a, b);
   }
 };
 template <Denormals D>
-struct CombineSub {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    out = Arith<T, D>::sub(out, u);
-  }
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static void apply_row(T* o, const T* u, std::int64_t n) {
-    arith_row<D, CombineSub>(o, u, n, Minus{});
-  }
-};
+using CombineAdd = CombineArith<D, AddRule>;
 template <Denormals D>
-struct CombineMin : MinMaxRow<CombineMin<D>> {
+using CombineSub = CombineArith<D, SubRule>;
+/// Min (\p Max false) and max: the values a comparison sees (Arith::read), the smaller or
+/// the larger kept; MinMaxRow does the rows.
+template <Denormals D, bool Max>
+struct CombineMinMax : MinMaxRow<CombineMinMax<D, Max>> {
   template <class T>
   KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
     const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
-    out = (v < o) ? v : o;
+    out = (Max ? (o < v) : (v < o)) ? v : o;
   }
 };
 template <Denormals D>
-struct CombineMax : MinMaxRow<CombineMax<D>> {
-  template <class T>
-  KOKKOS_INLINE_FUNCTION static void apply(T& out, const T& u) {
-    const T o = Arith<T, D>::read(out), v = Arith<T, D>::read(u);
-    out = (o < v) ? v : o;
-  }
-};
+using CombineMin = CombineMinMax<D, false>;
+template <Denormals D>
+using CombineMax = CombineMinMax<D, true>;
 
 /// Whether \p D changes anything for T: only float, double and complex have
 /// subnormals TF flushes (half's are normal floats when computed).

@@ -9,49 +9,12 @@
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
 #include "shardops/ops/detail/TfKernels.hpp"
+#include "shardops/route/Route.hpp"
 #include "shardops/route/StringExchange.hpp"
-#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 
 namespace {
-
-/// Every output row in one pass, once the replies are in: out[i] = src[request(i)]
-/// for index rows this rank owns (dest(i) == self), the reply to slot(i) for the
-/// others (in \p answered, a remote-only buffer: the self slots [self_first,
-/// self_first + self_count) are left out), zeros for an ignored bad index (slot -1).
-/// One streaming write of the output instead of two scattered ones. A named template:
-/// nvcc rejects a KOKKOS_LAMBDA defined inside the dtype dispatch's generic lambda.
-template <class W>
-void assemble_output(const ExecSpace& space, std::int64_t n, const Kokkos::View<int*, MemSpace>& dest,
-                     const Kokkos::View<std::int64_t*, MemSpace>& request,
-                     const Kokkos::View<std::int64_t*, MemSpace>& slot, std::int64_t self_first,
-                     std::int64_t self_count, int self, const W* src, const W* answered, W* out, std::int64_t words) {
-  kernels::for_each_row_streaming(
-      space, "shardops::GatherNd::assemble", n, KOKKOS_LAMBDA(const std::int64_t i) {
-        // Own and answered rows interleave at random: pick the source row by a select,
-        // not a branch the CPU would mispredict half the time.
-        // Random rows of src: keep cache misses in flight. One expression, no named
-        // temporaries: device passes drop the prefetch whole.
-        constexpr std::int64_t ahead = 16;
-        if (i + ahead < n)
-          SHARDOPS_PREFETCH(dest(i + ahead) == self
-                                ? src + request(i + ahead) * words
-                                : answered + ExchangePlan::remote_position(kx::max<std::int64_t>(slot(i + ahead), 0),
-                                                                           self_first, self_count) *
-                                                 words);
-        const bool own = dest(i) == self;
-        const std::int64_t s = slot(i);
-        if (!own && s < 0) {
-          kernels::zero_row(out + i * words, words);  // an ignored bad index: rare
-        } else {
-          kernels::stream_row(out + i * words,
-                              own ? src + request(i) * words
-                                  : answered + ExchangePlan::remote_position(s, self_first, self_count) * words,
-                              words);
-        }
-      });
-}
 
 /// Whether every rank should receive all of params and gather locally, rather than
 /// fetch each row from its owner. The same answer on every rank: it looks only at
@@ -76,6 +39,27 @@ void repeat_block(const Tensor& block, const Tensor& out, std::int64_t copies) {
       "shardops::GatherNd::repeat", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, bytes * copies),
       KOKKOS_LAMBDA(const std::int64_t b) { dst[b] = src[b % bytes]; });
   ExecSpace().fence();
+}
+
+/// \brief The \p n index rows of \p linear gathered into \p out from params rows that are
+/// all on this rank: its own block \p own (global rows [own_first, own_first + own_rows))
+/// where it lies, and the rest in \p others (the rows before and after it, in order).
+/// Returns the rows zeroed for a bad index (-1: not counted, rows of no bytes).
+template <class I>
+std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::IndexRowTarget<I, MemSpace>& linear,
+                         const unsigned char* own, std::int64_t own_first, std::int64_t own_rows,
+                         const unsigned char* others, std::size_t row_bytes, const Tensor& out) {
+  if (row_bytes == 0) return -1;
+  // params may be a row slice of a larger tensor: pick a word its rows align to.
+  return dispatch_word(word_selector(row_bytes, {own, others}), [&](auto wtag) {
+    using W = typename decltype(wtag)::type;
+    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    const kernels::SplitRows<W> rows{reinterpret_cast<const W*>(own), reinterpret_cast<const W*>(others), own_first,
+                                     own_rows, words};
+    return kernels::gather_rows_from<ExecSpace, W>(
+        space, n, linear, rows,
+        MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
+  });
 }
 
 }  // namespace
@@ -151,77 +135,34 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
       std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
       const unsigned char* own = params.local().data();
-      ByteView others;
-      Tensor with_strings;  // strings: all of params, its handles in one pool homed here
+      Tensor others;  // the other ranks' blocks (strings: all of params, its handles in one pool homed here)
       if (replicate) {
         phase.emplace("route");
+        std::int64_t sent = static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1);
         if (is_string(params.dtype())) {
-          with_strings = params.allgather(comm, options.route);
-          others = ByteView(with_strings.data(), with_strings.nbytes());
+          others = params.allgather(comm, options.route);
           own_rows = 0;
-          record_bytes_sent(options, static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
         } else {
-          others = allocate_uninitialized<ByteView>(
-              "shardops::GatherNd::replicated",
-              static_cast<std::size_t>(params.layout().total() - params.layout().count(me)) * params.row_bytes());
-          record_bytes_sent(
-              options, replicate_blocks(comm, params.layout(), ByteView(params.local().data(), params.local().nbytes()),
-                                        others, params.row_bytes(), OwnBlock::LeftOut, options.route));
+          others = replicate_others(comm, params.layout(), params.local(), options.route, &sent);
         }
+        record_bytes_sent(options, sent);
       }
       phase.emplace("apply");
-      std::int64_t zeroed = 0;
-      if (row_bytes > 0) {
-        // params may be a row slice of a larger tensor: pick a word its rows align to.
-        dispatch_word(word_selector(row_bytes, {own, others.data()}), [&](auto wtag) {
-          using W = typename decltype(wtag)::type;
-          const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-          const kernels::SplitRows<W> rows{reinterpret_cast<const W*>(own), reinterpret_cast<const W*>(others.data()),
-                                           own_first, own_rows, words};
-          zeroed = kernels::gather_rows_from<ExecSpace, W>(
-              space, n, linear, rows,
-              MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n),
-                            static_cast<std::size_t>(words)));
-        });
-      }
-      validate(row_bytes > 0 ? zeroed : -1);
+      const std::int64_t zeroed =
+          gather_here(space, n, linear, own, own_first, own_rows, others.data(), row_bytes, out);
+      validate(zeroed);
       // Strings: handles into the replicated pool (homed here) become this rank's own.
-      if (replicate && is_string(params.dtype())) out = compact_strings(out.with_strings(with_strings.strings()), me);
+      if (replicate && is_string(params.dtype())) out = compact_strings(out.with_strings(others.strings()), me);
       return;
     }
     phase.emplace("route");
-    // Ask the owner of each index's first coordinate for the row, by its local number.
-    const OwnerOf owner = params.layout().device_owner();
-    // Every entry is written by the route kernel: no need to zero them first.
-    const auto request = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::GatherNd::request",
-                                                                                       static_cast<std::size_t>(n));
-    const auto dest =
-        allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::GatherNd::dest", static_cast<std::size_t>(n));
-    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::GatherNd::route", n, linear, owner,
-                                                             rows_per_dim0, dest, request);
-    validate(bad);
-    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest}, options.route);
-    // Requests to this rank itself are not sent: it answers them below, from params
-    // straight into the output.
-    const ByteView asked =
-        plan.forward_remote(reinterpret_cast<const unsigned char*>(request.data()), sizeof(std::int64_t));
-    // Owner side: the rows other ranks asked for go back, gathered from params a stage
-    // at a time as they are sent (own rows are copied straight from params when the
-    // output is assembled).
-    const ByteView answered = plan.reply_remote(params.local().data(), asked, row_bytes);
-    record_bytes_sent(options, plan.bytes_sent());
-    // params may be a row slice of a larger tensor: pick a word its rows align to.
-    const std::size_t word = row_bytes > 0 ? word_selector(row_bytes, {params.local().data()}) : 1;
+    // Each index row fetches its row from the owner of its first coordinate.
+    const Route route = route_by_first_coordinate(comm, space, "shardops::GatherNd::route", n, linear, params.layout(),
+                                                  rows_per_dim0, options.route, validate);
+    const FetchedRows fetched = route.fetch(params.local(), g.slice_size);
+    record_bytes_sent(options, route.bytes_sent());
     phase.emplace("apply");
-    if (row_bytes > 0 && n > 0) {
-      dispatch_word(word, [&](auto wtag) {
-        using W = typename decltype(wtag)::type;
-        const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-        assemble_output(space, n, dest, request, plan.slots(), plan.send_offsets()[static_cast<std::size_t>(me)],
-                        plan.num_self(), me, reinterpret_cast<const W*>(params.local().data()),
-                        reinterpret_cast<const W*>(answered.data()), reinterpret_cast<W*>(out.data()), words);
-      });
-    }
+    fetched.write(out);
   });
   space.fence();
   const DistTensor result(out, g.output, out_layout, me);

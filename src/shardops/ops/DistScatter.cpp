@@ -9,8 +9,8 @@
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
 #include "shardops/ops/detail/ScatterApply.hpp"
+#include "shardops/route/Route.hpp"
 #include "shardops/route/StringExchange.hpp"
-#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 
@@ -77,60 +77,35 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
       phase.emplace("apply");
       const std::int64_t skipped =
           scatter_apply(space, op, options.schedule, options.denormals, base, out, out_layout.count(me) * rows_per_dim0,
-                        g.slice_size, update_rows(n, linear, upd.local()));
+                        g.slice_size, all_rows(n, linear, upd.local()));
       phase.emplace("validate");
       validate(skipped);
       return;
     }
     phase.emplace("route");
-    // Route each update to the owner of its first coordinate, with its row there.
-    const OwnerOf owner = out_layout.device_owner();
-    // Every entry is written by the route kernel: no need to zero them first.
-    const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::scatter::target",
-                                                                                      static_cast<std::size_t>(n));
-    const auto dest =
-        allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::scatter::dest", static_cast<std::size_t>(n));
-    const std::int64_t bad = route_to_first_coordinate_owner(space, "shardops::scatter::route", n, linear, owner,
-                                                             rows_per_dim0, dest, target);
-    validate(bad);
-    const ExchangePlan plan = ExchangePlan::build(comm, n, EntryOf<decltype(dest)>{dest}, options.route);
-    const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(dtype);
+    // Each update goes to the owner of its first coordinate, to its row there.
+    const Route route = route_by_first_coordinate(comm, space, "shardops::scatter::route", n, linear, out_layout,
+                                                  rows_per_dim0, options.route, validate);
+    const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
     if (concat) {
-      // Strings: every update row (own ones included) in global order at its owner,
-      // its strings fetched from where they are held, then concatenated per target.
-      const ByteView all_target =
-          plan.forward(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
-      const Tensor routed = Tensor::adopt(DType::String, Shape{plan.num_recv(), g.slice_size},
-                                          plan.forward(upd.local().data(), row_bytes));
-      const Tensor received = fetch_strings(comm, routed, upd.local().strings(), options.route);
-      record_bytes_sent(options, plan.bytes_sent());
+      // Strings: every update row (own ones included) at its owner in global order, its
+      // strings fetched from where they are held, then concatenated per target.
+      const CollectedRows all = route.collect(upd.local(), g.slice_size);
+      const Tensor received = fetch_strings(comm, all.rows, upd.local().strings(), options.route);
+      record_bytes_sent(options, route.bytes_sent());
       phase.emplace("apply");
-      out = concat_strings_by_target(space, plan.num_recv(),
-                                     ReceivedRow{reinterpret_cast<const std::int64_t*>(all_target.data())}, received,
-                                     out.shape(), out_layout.count(me) * rows_per_dim0, g.slice_size, me);
+      out = concat_strings_by_target(space, all.rows.rows(),
+                                     ReceivedRow{reinterpret_cast<const std::int64_t*>(all.targets.data())}, received,
+                                     out.shape(), out_rows, g.slice_size, me);
       return;
     }
-    // Updates that stay on this rank are neither packed nor copied: they are applied
-    // straight from `upd` below.
-    const ByteView recv_target =
-        plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
-    const ByteView recv_rows = plan.forward_remote(upd.local().data(), row_bytes);
-    record_bytes_sent(options, plan.bytes_sent());
+    const RootRows rows = route.reduce({upd.local()}, g.slice_size);
+    record_bytes_sent(options, route.bytes_sent());
     phase.emplace("apply");
-    // Global order is (source rank, local order): the rows of lower ranks (the first
-    // `lo` received), then this rank's own (the rows of `upd` the plan keeps here, in
-    // order), then those of higher ranks.
-    // The batches are applied one after the other, each in its order, so every output
-    // row sees its updates in global order.
-    const std::int64_t total = plan.num_recv_remote(), lo = plan.remote_recv_offsets()[static_cast<std::size_t>(me)];
-    const Tensor received = Tensor::adopt(dtype, Shape{total, g.slice_size}, recv_rows);
-    const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
-    const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
-    scatter_apply(
-        space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size,
-        update_rows(lo, ReceivedRow{to}, received.slice_rows(0, lo)),
-        listed_update_rows(plan.num_self(), plan.self_rows(), EntryOf<decltype(target)>{target}, upd.local(), n),
-        update_rows(total - lo, ReceivedRow{to + lo}, received.slice_rows(lo, total)));
+    // Each output row sees its updates in global order: the batches one after the other.
+    rows.apply([&](const auto&... batches) {
+      scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size, batches...);
+    });
   });
   space.fence();
   return DistTensor(out, g.output, out_layout, me);

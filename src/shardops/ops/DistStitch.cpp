@@ -1,4 +1,5 @@
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -9,8 +10,8 @@
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
+#include "shardops/route/Route.hpp"
 #include "shardops/route/StringExchange.hpp"
-#include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
 
@@ -86,51 +87,78 @@ Tensor stitch_in_place(const ExecSpace& space, const std::vector<DistTensor>& in
   return merged;
 }
 
-/// Sequential schedule: where the rows of each input start in each source rank's
-/// received rows (a remote-only buffer): [r * (inputs + 1) + m] is the first row of
-/// input m from rank r, [r * (inputs + 1) + inputs] the end of rank r's rows (empty
-/// for this rank: its rows are never received). A source packs its rows input by
-/// input, each in order, so its keys increase, and the rows of input m are those with
-/// keys in [key_base[m], key_base[m + 1]): a binary search per (source, input).
-std::vector<std::int64_t> input_starts(const ExecSpace& space, const ExchangePlan& plan, const ByteView& recv_key,
-                                       const std::vector<std::int64_t>& key_base) {
-  const std::int64_t inputs = static_cast<std::int64_t>(key_base.size());
-  const std::int64_t stride = inputs + 1, entries = plan.nranks() * stride;
-  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_base("shardops::DynamicStitch::key_base",
-                                                                 static_cast<std::size_t>(inputs));
-  const Kokkos::View<std::int64_t*, Kokkos::HostSpace> host_seg("shardops::DynamicStitch::segments",
-                                                                static_cast<std::size_t>(2 * plan.nranks()));
-  for (std::int64_t m = 0; m < inputs; ++m) host_base(m) = key_base[static_cast<std::size_t>(m)];
-  const std::vector<std::int64_t>& offsets = plan.remote_recv_offsets();
-  for (std::size_t r = 0; r < static_cast<std::size_t>(plan.nranks()); ++r) {
-    host_seg(2 * r) = offsets[r];
-    host_seg(2 * r + 1) = offsets[r + 1];
+/// Every writer of this rank's output rows, last writer wins in global order: \p arrived
+/// visits them in that order, with keys that increase along it. Sequential: each batch
+/// written over the last. Parallel: the keyed (atomic max) schedule, then the winners
+/// copied. Either way the rows nobody names are zeroed apart, so the output is written
+/// once. A named template: nvcc rejects a KOKKOS_LAMBDA inside the word dispatch's lambda.
+template <class W>
+void assign_in_order(const ExecSpace& space, Schedule schedule, const RootRows& arrived, const Tensor& merged,
+                     std::int64_t out_rows, std::int64_t words) {
+  kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_rows, words), schedule,
+                                                 kernels::UnnamedRows::Zero);
+  arrived.for_each([&](const auto& b, std::int64_t key) {
+    assign.claim(b.n, b.target_of_entry(), kernels::ConsecutiveKeys{key},
+                 b.rows.template matrix<const W>(b.source_rows, words), b.row_of);
+  });
+  assign.zero_unclaimed();
+  if (assign.schedule() != Schedule::Parallel) return;
+  arrived.for_each([&](const auto& b, std::int64_t key) {
+    assign.copy_winners(b.n, b.target_of_entry(), kernels::ConsecutiveKeys{key},
+                        b.rows.template matrix<const W>(b.source_rows, words), b.row_of);
+  });
+}
+
+/// \brief Collective: raises on every rank TF's error for the first negative index in
+/// global order (input m, then flat position), if any rank holds one. \p key_base[m]: the
+/// global order of input m's first element; \p first_flat[m]: this rank's first flat
+/// position in it.
+void agree_no_negative_index(const Comm& comm, const ExecSpace& space, const std::vector<DistTensor>& indices,
+                             const std::vector<std::int64_t>& key_base, const std::vector<std::int64_t>& first_flat) {
+  bool found = false;
+  std::int64_t order = 0, flat = 0, input = 0;
+  for (std::size_t m = 0; m < indices.size() && !found; ++m) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
+    auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
+    const std::int64_t bad =
+        kernels::first_where(space, indices[m].local().num_elements(), negative, "shardops::DynamicStitch::validate");
+    if (bad >= 0) {
+      found = true;
+      input = static_cast<std::int64_t>(m);
+      flat = first_flat[m] + bad;
+      order = key_base[m] + flat;
+    }
   }
-  const auto base = Kokkos::create_mirror_view_and_copy(MemSpace(), host_base);
-  const auto seg = Kokkos::create_mirror_view_and_copy(MemSpace(), host_seg);
-  const Kokkos::View<std::int64_t*, MemSpace> starts("shardops::DynamicStitch::input_starts",
-                                                     static_cast<std::size_t>(entries));
-  const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
-  Kokkos::parallel_for(
-      "shardops::DynamicStitch::input_starts", Kokkos::RangePolicy<ExecSpace>(space, 0, entries),
-      KOKKOS_LAMBDA(const std::int64_t j) {
-        const std::int64_t r = j / stride, m = j % stride;
-        std::int64_t lo = seg(2 * r), hi = seg(2 * r + 1);
-        if (m < inputs) {  // the first row with key >= key_base[m]
-          while (lo < hi) {
-            const std::int64_t mid = lo + (hi - lo) / 2;
-            if (keys[mid] < base(m))
-              lo = mid + 1;
-            else
-              hi = mid;
-          }
-        } else {
-          lo = hi;
-        }
-        starts(j) = lo;
-      });
-  const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), starts);
-  return std::vector<std::int64_t>(host.data(), host.data() + entries);
+  agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
+}
+
+/// \brief Collective: the route of every index element (the leaves, input by input) to the
+/// owner of its target row in \p out_layout. The inputs are the route's segments: each
+/// output row sees its writers in TF's order (m, source rank, position).
+Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::vector<DistTensor>& indices,
+                           const RowLayout& out_layout, const RouteOptions& options) {
+  const OwnerOf owner = out_layout.device_owner();
+  std::vector<std::int64_t> counts;
+  for (const DistTensor& t : indices) counts.push_back(t.local().num_elements());
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t(0));
+  // Every entry is written by the route kernels: no need to zero them first.
+  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::DynamicStitch::dest",
+                                                                         static_cast<std::size_t>(total));
+  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::target",
+                                                                                    static_cast<std::size_t>(total));
+  std::int64_t first = 0;
+  for (std::size_t m = 0; m < indices.size(); first += counts[m], ++m) {
+    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
+    Kokkos::parallel_for(
+        "shardops::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, first, first + counts[m]),
+        KOKKOS_LAMBDA(const std::int64_t j) {
+          const std::int32_t idx = ids[j - first];
+          const int r = idx < 0 ? -1 : owner(idx);
+          dest(j) = r;
+          target(j) = idx < 0 ? -1 : idx - owner.offset(r);
+        });
+  }
+  return Route::build(comm, dest, target, options, counts);
 }
 
 DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
@@ -164,23 +192,7 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     first_flat[m] = indices[m].row_offset() * indices[m].row_elements();
     base += indices[m].shape().num_elements();
   }
-  if (options.bad_indices == BadIndices::Error) {
-    bool found = false;
-    std::int64_t order = 0, flat = 0, input = 0;
-    for (std::size_t m = 0; m < indices.size() && !found; ++m) {
-      const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
-      auto negative = KOKKOS_LAMBDA(const std::int64_t i) { return ids[i] < 0; };
-      const std::int64_t bad =
-          kernels::first_where(space, indices[m].local().num_elements(), negative, "shardops::DynamicStitch::validate");
-      if (bad >= 0) {
-        found = true;
-        input = static_cast<std::int64_t>(m);
-        flat = first_flat[m] + bad;
-        order = key_base[m] + flat;
-      }
-    }
-    agree_index_error(comm, found, order, stitch_index_error(flat), "indices[" + std::to_string(input) + "]");
-  }
+  if (options.bad_indices == BadIndices::Error) agree_no_negative_index(comm, space, indices, key_base, first_flat);
   // TF checks the index values before the data shapes.
   const StitchGeometry g = check_dynamic_stitch(index_shapes, data_shapes, mx);
 
@@ -206,118 +218,29 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     return DistTensor(merged, g.output, out_layout, me);
   }
 
-  // Route every (target, key, row) to the owner of its target row.
-  const OwnerOf owner = out_layout.device_owner();
-  std::int64_t total = 0;
-  std::vector<std::int64_t> local_first(indices.size());
-  for (std::size_t m = 0; m < indices.size(); ++m) {
-    local_first[m] = total;
-    total += indices[m].local().num_elements();
-  }
-  // Every entry is written by the route kernels: no need to zero them first.
-  const auto dest = allocate_uninitialized<Kokkos::View<int*, MemSpace>>("shardops::DynamicStitch::dest",
-                                                                         static_cast<std::size_t>(total));
-  const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::target",
-                                                                                    static_cast<std::size_t>(total));
-  const auto key = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::key",
-                                                                                 static_cast<std::size_t>(total));
-  for (std::size_t m = 0; m < indices.size(); ++m) {
-    const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
-    const std::int64_t first = local_first[m], kb = key_base[m] + first_flat[m];
-    Kokkos::parallel_for(
-        "shardops::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, 0, indices[m].local().num_elements()),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          const std::int32_t idx = ids[i];
-          const int r = idx < 0 ? -1 : owner(idx);
-          dest(first + i) = r;
-          target(first + i) = idx < 0 ? -1 : idx - owner.offset(r);
-          key(first + i) = kb + i;
-        });
-  }
-  auto dest_of = KOKKOS_LAMBDA(const std::int64_t j)->std::int64_t { return dest(j); };
-  const ExchangePlan plan = ExchangePlan::build(comm, total, dest_of, options.route);
-  // Rows that stay on this rank are neither packed nor received: they are assigned
-  // straight from `rows` below.
-  const ByteView recv_target =
-      plan.forward_remote(reinterpret_cast<const unsigned char*>(target.data()), sizeof(std::int64_t));
-  const ByteView recv_key =
-      plan.forward_remote(reinterpret_cast<const unsigned char*>(key.data()), sizeof(std::int64_t));
+  const Route route = route_to_index_owner(comm, space, indices, out_layout, options.route);
+  std::vector<Tensor> rows;  // data[m] in indices[m]'s layout
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
-  const ByteView send = allocate_uninitialized<ByteView>("shardops::DynamicStitch::send",
-                                                         static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
-  std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {
     rows.push_back(align_to(comm, data[m], indices[m], options.route).local());
-    plan.pack_remote(send, local_first[m], rows.back().data(), indices[m].local().num_elements(), row_bytes);
     word = word_selector(word, {rows.back().data()});
   }
-  const ByteView recv_rows = plan.exchange_remote(send, row_bytes);
-  record_bytes_sent(options, plan.bytes_sent());
+  const RootRows arrived = route.reduce(rows, g.slice_size);
+  record_bytes_sent(options, route.bytes_sent());
 
   phase.emplace("apply");
-  // Sequential: the rows in key order — input by input, each input's rows by source
-  // rank — each written over the last. Parallel: the batches by source rank, the keyed
-  // (atomic max) schedule. Either way the rows nobody names are zeroed apart, so the
-  // output is written once.
-  const Schedule schedule = kernels::resolve(options.schedule, space);
-  const bool assigns = row_bytes > 0 && total + plan.num_recv() > 0;
+  const bool assigns = row_bytes > 0 && route.num_leaves() + arrived.num_arrived() > 0;
   Tensor merged;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     merged = Tensor(data[0].dtype(), g.output.with_dim0(out_layout.count(me)),
                     assigns ? Init::Uninitialized : Init::Zero, "shardops::DynamicStitch::merged");
   });
   if (assigns) {
-    const std::vector<std::int64_t> starts =
-        schedule == Schedule::Sequential ? input_starts(space, plan, recv_key, key_base) : std::vector<std::int64_t>();
     dispatch_word(word, [&](auto tag) {
       using W = typename decltype(tag)::type;
-      const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-      const auto wz = static_cast<std::size_t>(words);
-      kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_layout.count(me), words), schedule,
-                                                     kernels::UnnamedRows::Zero);
-      const std::int64_t nrecv = plan.num_recv_remote();
-      const std::int64_t* to = reinterpret_cast<const std::int64_t*>(recv_target.data());
-      const std::int64_t* keys = reinterpret_cast<const std::int64_t*>(recv_key.data());
-      const W* received = reinterpret_cast<const W*>(recv_rows.data());
-      // Received rows [first, last), and this rank's own rows of input m.
-      auto received_batch = [&](auto&& step, std::int64_t first, std::int64_t last) {
-        step(last - first, ReceivedRow{to + first}, kernels::KeysFrom{keys + first},
-             MatrixView<const W>(received + first * words, static_cast<std::size_t>(last - first), wz));
-      };
-      auto own_batch = [&](auto&& step, std::size_t m) {
-        const std::int64_t count = indices[m].local().num_elements();
-        step(count, LocalTarget{dest, target, me, local_first[m]}, kernels::KeysFrom{key.data() + local_first[m]},
-             MatrixView<const W>(reinterpret_cast<const W*>(rows[m].data()), static_cast<std::size_t>(count), wz));
-      };
-      auto claim = [&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
-        assign.claim(count, to_of, key_of, src);
-      };
-      if (schedule == Schedule::Sequential) {
-        const std::size_t inputs = indices.size();
-        for (std::size_t m = 0; m < inputs; ++m) {
-          for (int r = 0; r < comm.size(); ++r) {
-            const std::size_t at = static_cast<std::size_t>(r) * (inputs + 1) + m;
-            if (r == me) {
-              own_batch(claim, m);
-            } else {
-              received_batch(claim, starts[at], starts[at + 1]);
-            }
-          }
-        }
-        assign.zero_unclaimed();
-        return;
-      }
-      // The keys decide, not the order: all received rows are one batch.
-      auto each_batch = [&](auto&& step) {
-        received_batch(step, 0, nrecv);
-        for (std::size_t m = 0; m < indices.size(); ++m) own_batch(step, m);
-      };
-      each_batch(claim);
-      assign.zero_unclaimed();
-      each_batch([&](std::int64_t count, const auto& to_of, const auto& key_of, const MatrixView<const W>& src) {
-        assign.copy_winners(count, to_of, key_of, src);
-      });
+      assign_in_order<W>(space, kernels::resolve(options.schedule, space), arrived, merged, out_layout.count(me),
+                         static_cast<std::int64_t>(row_bytes / sizeof(W)));
     });
   }
   space.fence();

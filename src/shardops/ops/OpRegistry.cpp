@@ -390,6 +390,16 @@ const OpInfo* find_op(const std::string& name) { return find_by(&OpInfo::name, n
 const OpInfo* find_op_by_command(const std::string& command) { return find_by(&OpInfo::command, command); }
 const OpInfo* find_op_by_tf_name(const std::string& tf_name) { return find_by(&OpInfo::tf_name, tf_name); }
 
+// Declared with ScatterOp (Validation.hpp); defined here so that an op's TF name has one
+// place, its registry entry.
+const char* scatter_op_name(ScatterOp op) noexcept {
+  for (const OpInfo& info : op_registry()) {
+    if ((info.family == OpFamily::ScatterNd || info.family == OpFamily::TensorScatter) && info.scatter == op)
+      return info.tf_name.c_str();
+  }
+  return "Scatter";
+}
+
 const OpInfo& op_named(const std::string& name) {
   if (const OpInfo* op = find_op(name)) return *op;
   throw InvalidArgument("unknown op '" + name + "' (known: " + op_names() + ")");

@@ -103,17 +103,7 @@ std::string stitch_index_error(std::int64_t flat) { return "indices[" + str(flat
 
 // ------------------------------------------------------------ Scatter family
 
-const char* scatter_op_name(ScatterOp op) noexcept {
-  switch (op) {
-    case ScatterOp::ScatterNd: return "ScatterNd";
-    case ScatterOp::Update: return "TensorScatterUpdate";
-    case ScatterOp::Add: return "TensorScatterAdd";
-    case ScatterOp::Sub: return "TensorScatterSub";
-    case ScatterOp::Min: return "TensorScatterMin";
-    case ScatterOp::Max: return "TensorScatterMax";
-  }
-  return "Scatter";
-}
+// scatter_op_name() is in OpRegistry.cpp: the registry holds each op's TF name.
 
 namespace {
 

@@ -52,7 +52,7 @@ std::string stitch_index_error(std::int64_t flat);
 
 // ---------------------------------------------------------------- Scatter family
 enum class ScatterOp { ScatterNd, Update, Add, Sub, Min, Max };
-const char* scatter_op_name(ScatterOp op) noexcept;  // TF op name ("TensorScatterAdd")
+const char* scatter_op_name(ScatterOp op) noexcept;  // TF op name ("TensorScatterAdd"), from the op registry
 
 struct ScatterGeometry {
   int index_depth = 0;             ///< K = indices.shape[-1]

@@ -7,11 +7,13 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/ops/Ops.hpp"
 #include "shardops/route/Comm.hpp"
+#include "shardops/route/Route.hpp"
 #include "shardops/route/RowLayout.hpp"
 
 namespace shardops {
@@ -65,76 +67,63 @@ auto bad_index_check(const Comm& comm, const ExecSpace& space, BadIndices policy
   };
 }
 
-/// Device functor: the int64 value of row i of a received array (a target row).
-struct ReceivedRow {
-  const std::int64_t* rows;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return rows[i]; }
-};
-
-/// Device functor: the target row of local row first + i if this rank owns it, else
-/// -1. Rows that stay on their rank are applied from the local input instead of
-/// being packed and received (ExchangePlan's remote-only routes).
-struct LocalTarget {
-  Kokkos::View<const int*, MemSpace> dest;
-  Kokkos::View<const std::int64_t*, MemSpace> target;
-  int self = 0;
-  std::int64_t first = 0;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
-    return dest(first + i) == self ? target(first + i) : -1;
-  }
-};
-
-/// Device functor: entry i of a View as int64 (a destination rank for ExchangePlan::build).
-template <class View>
-struct EntryOf {
-  View values;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const {
-    return static_cast<std::int64_t>(values(i));
-  }
-};
-
 /// \brief Routes each of the \p n index rows of \p linear to the owner of its first
-/// coordinate: dest(i) is that rank, row(i) the target row in the owner's block of
+/// coordinate (the leaves of a Route): dest(i) is that rank, row(i) the target row in the owner's block of
 /// \p rows_per_dim0 rows per dim-0 index (both -1 for a bad index). Returns the number
 /// of bad index rows met, for agree_last_bad_index_row (no scan of its own when no
 /// rank met one). A named function, not a lambda in the caller's
 /// dtype dispatch: nvcc rejects a KOKKOS_LAMBDA defined inside a generic lambda.
+template <bool OneCoordinate, class I>
+std::int64_t route_to_first_coordinate_owner_as(const ExecSpace& space, const std::string& label, std::int64_t n,
+                                                const kernels::IndexRowTarget<I, MemSpace>& linear,
+                                                const OwnerOf& owner, std::int64_t rows_per_dim0,
+                                                const Kokkos::View<int*, MemSpace>& dest,
+                                                const Kokkos::View<std::int64_t*, MemSpace>& row) {
+  std::int64_t bad = 0;
+  const std::uint64_t dim = static_cast<std::uint64_t>(linear.bounds.dims[0]);
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
+        // One coordinate per row (the usual case): one load, one unsigned compare for the
+        // bounds, no loop over coordinates; the target row is the index itself less the
+        // target's row offset, as linear() gives it. No branch on a bad row: it is rare.
+        const std::int64_t first = static_cast<std::int64_t>(linear.idx[OneCoordinate ? i : i * linear.depth]);
+        const std::int64_t target = OneCoordinate ? first - linear.row_offset : linear(i);
+        const bool out = OneCoordinate ? static_cast<std::uint64_t>(first) >= dim : target < 0;
+        const int r = owner(out ? 0 : first);
+        dest(i) = out ? -1 : r;
+        row(i) = out ? -1 : target - owner.offset(r) * rows_per_dim0;
+        count += out ? 1 : 0;
+      },
+      bad);
+  return bad;
+}
+
 template <class I>
 std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::string& label, std::int64_t n,
                                              const kernels::IndexRowTarget<I, MemSpace>& linear, const OwnerOf& owner,
                                              std::int64_t rows_per_dim0, const Kokkos::View<int*, MemSpace>& dest,
                                              const Kokkos::View<std::int64_t*, MemSpace>& row) {
-  std::int64_t bad = 0;
-  if (linear.depth == 1) {
-    // One coordinate per row (the usual case): one load, one unsigned compare for the
-    // bounds, no loop over coordinates; the target row is the index itself (one row per
-    // index of dim 0) less the target's row offset, as linear() gives it.
-    const I* idx = linear.idx;
-    const std::uint64_t dim = static_cast<std::uint64_t>(linear.bounds.dims[0]);
-    Kokkos::parallel_reduce(
-        label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
-          const std::int64_t v = static_cast<std::int64_t>(idx[i]);
-          const bool out = static_cast<std::uint64_t>(v) >= dim;
-          const int r = owner(out ? 0 : v);
-          dest(i) = out ? -1 : r;
-          row(i) = out ? -1 : v - linear.row_offset - owner.offset(r);
-          count += out ? 1 : 0;
-        },
-        bad);
-    return bad;
-  }
-  Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& count) {
-        const std::int64_t target = linear(i);
-        const int r = target < 0 ? -1 : owner(static_cast<std::int64_t>(linear.idx[i * linear.depth]));
-        dest(i) = r;
-        row(i) = target < 0 ? -1 : target - owner.offset(r) * rows_per_dim0;
-        count += target < 0 ? 1 : 0;
-      },
-      bad);
-  return bad;
+  return linear.depth == 1
+             ? route_to_first_coordinate_owner_as<true>(space, label, n, linear, owner, rows_per_dim0, dest, row)
+             : route_to_first_coordinate_owner_as<false>(space, label, n, linear, owner, rows_per_dim0, dest, row);
+}
+
+/// \brief Collective: the route of the \p n index rows of \p linear (the leaves) to the
+/// owner of their first coordinate in \p layout, each to its row in the owner's block of \p
+/// rows_per_dim0 rows per dim-0 index; a bad index row has no owner. \p validate(bad) is
+/// the op's error policy, given the bad rows the routing met, before the route is built.
+template <class I, class Validate>
+Route route_by_first_coordinate(const Comm& comm, const ExecSpace& space, const std::string& label, std::int64_t n,
+                                const kernels::IndexRowTarget<I, MemSpace>& linear, const RowLayout& layout,
+                                std::int64_t rows_per_dim0, const RouteOptions& options, const Validate& validate) {
+  // Every entry is written by the route kernel: no need to zero them first.
+  const auto rank =
+      allocate_uninitialized<Kokkos::View<int*, MemSpace>>(label + "::owner_rank", static_cast<std::size_t>(n));
+  const auto row =
+      allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(label + "::owner_row", static_cast<std::size_t>(n));
+  validate(route_to_first_coordinate_owner(space, label, n, linear, layout.device_owner(), rows_per_dim0, rank, row));
+  return Route::build(comm, rank, row, options);
 }
 
 }  // namespace shardops

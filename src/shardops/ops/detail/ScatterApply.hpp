@@ -13,37 +13,9 @@
 #include "shardops/kernels/Assign.hpp"
 #include "shardops/kernels/Combine.hpp"
 #include "shardops/ops/Validation.hpp"
+#include "shardops/route/Route.hpp"
 
 namespace shardops {
-
-/// One batch of update rows for scatter_apply(): \p rows holds \p source_rows rows
-/// ([source_rows, slice] elements); entry k in [0, n) reads row row_of(k) and goes to
-/// output row target(row_of(k)) (-1: skipped). Order keys follow the source rows.
-template <class TargetOf, class RowOf = kernels::SameRow>
-struct UpdateRows {
-  std::int64_t n;
-  TargetOf target;
-  Tensor rows;
-  RowOf row_of;
-  std::int64_t source_rows;
-
-  kernels::TargetOfEntry<TargetOf, RowOf> target_of_entry() const { return {target, row_of}; }
-};
-
-/// All \p n rows of \p rows, in order.
-template <class TargetOf>
-UpdateRows<TargetOf> update_rows(std::int64_t n, const TargetOf& target, const Tensor& rows) {
-  return UpdateRows<TargetOf>{n, target, rows, kernels::SameRow{}, n};
-}
-
-/// Only the \p count rows listed in \p listed (increasing) of the \p source_rows rows
-/// of \p rows: a distributed scatter's rows that stay on their rank.
-template <class TargetOf>
-UpdateRows<TargetOf, kernels::ListedRows> listed_update_rows(std::int64_t count, const std::int64_t* listed,
-                                                             const TargetOf& target, const Tensor& rows,
-                                                             std::int64_t source_rows) {
-  return UpdateRows<TargetOf, kernels::ListedRows>{count, target, rows, kernels::ListedRows{listed}, source_rows};
-}
 
 /// \brief Whether TensorScatterUpdate writes by output row (kernels::AssignBy): when
 /// the updates are at least as many as the output's rows, each output row is
@@ -81,7 +53,7 @@ std::int64_t accumulate_typed(const ExecSpace& space, ScatterOp op, Schedule sch
 /// entries it skipped (-1: not counted).
 template <class TargetOf, class RowOf>
 std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, Denormals denormals,
-                              const UpdateRows<TargetOf, RowOf>& batch, const Tensor& out, std::int64_t out_rows,
+                              const RootBatch<TargetOf, RowOf>& batch, const Tensor& out, std::int64_t out_rows,
                               std::int64_t slice) {
   const std::int64_t n = batch.n;
   const auto target = batch.target_of_entry();
@@ -144,6 +116,7 @@ std::int64_t assign_batches(const ExecSpace& space, Schedule schedule, const Ten
 
 /// \brief The scatter family's apply step: \p out ([out_rows, slice] elements)
 /// becomes \p base (null: \p out already holds ScatterNd's zeros) with the batches
+/// (RootBatch, route/Route.hpp: a route's reduce hands them over in global order)
 /// applied one after the other, each in row order. \p out may start uninitialised
 /// when \p base is given. Returns how many entries had no target row (bad indices,
 /// where the batches' targets give -1 only for those), counted on the way; -1 where

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// \brief Who sends which rows where, built once, used for several payloads.
+/// \brief Who sends which rows where, built once, used for several payloads: the engine
+/// inside Route (route/Route.hpp), which the ops use instead of this.
 ///
 /// Build: each local row gets a destination rank (or -1: not sent). Rows are packed
 /// by destination with the stable bucket sort (kernels/BucketSort.hpp), so each
@@ -85,6 +86,9 @@ class ExchangePlan {
   const std::vector<std::int64_t>& recv_offsets() const noexcept { return recv_offsets_; }
   /// Send-buffer position of each local row (-1: not sent).
   const Kokkos::View<std::int64_t*, MemSpace>& slots() const noexcept { return slot_; }
+  /// The local row in each send-buffer position (num_send() of them, MemSpace): each
+  /// destination's rows in increasing order.
+  const std::int64_t* slot_rows() const noexcept { return row_of_slot_.data(); }
 
   /// Rows [first, first + count) of the plan's row space (given as \p rows), packed into \p send
   /// (num_send() x row_bytes). Several sources can fill one send buffer.

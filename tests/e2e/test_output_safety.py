@@ -347,16 +347,7 @@ def killed_then_cleaned(t, sh, where):
     inp, expected = make_inputs(t.d)
     out = os.path.join(t.d, "target.h5")
     before = make_existing(out)
-    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
-    if not job.wait_for("test pause at " + where):
-        rc = job.finish()
-        t.suite.require(False, "the job never reached %s" % where, job.result(rc))
-    for pid in job.ranks():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    rc = job.finish(timeout=30)
-    t.suite.require(rc is not None and rc != 0, "the killed job exited %s" % rc, job.result(rc))
-    t.suite.check(leftovers(t.d) != [], "nothing was left to clean (the test did not kill at %s)" % where)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), where, 1)
     r = sh.run(gather_args(inp, e2e.ref(out, "/next")))
     e2e.expect_success(t.suite, r, "the next job")
     e2e.same_array(t.suite, "/next", e2e.read_h5(out, "/next"), expected, r)
@@ -419,9 +410,9 @@ def two_files_fail_together(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
-def kill_in_commit(t, sh, deck, where, count):
-    """SIGKILL of every rank at the count-th pause at `where` of the commit."""
-    job = Job(sh, ["run", deck, "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
+def kill_at(t, sh, argv, where, count):
+    """SIGKILL of every rank of a job running argv at the count-th pause at `where`."""
+    job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
     if not job.wait_for("test pause at " + where, count=count):
         rc = job.finish()
         t.suite.require(False, "the job never reached %s" % where, job.result(rc))
@@ -439,7 +430,7 @@ def two_files_killed_before_commit_point(t, sh):
     inp, expected = make_inputs(t.d)
     deck, a, b = two_file_deck(t.d, inp)
     before = make_existing(a)
-    kill_in_commit(t, sh, deck, "applied", 2)
+    kill_at(t, sh, ["run", deck, "-q"], "applied", 2)
     r = sh.run(gather_args(inp, e2e.ref(a, "/next")))
     e2e.expect_success(t.suite, r, "the next job writing a.h5")
     with e2e.h5py.File(a, "r") as f:
@@ -462,7 +453,7 @@ def two_files_killed_after_commit_point(t, sh):
     inp, expected = make_inputs(t.d)
     deck, a, b = two_file_deck(t.d, inp)
     make_existing(a)
-    kill_in_commit(t, sh, deck, "committed", 1)
+    kill_at(t, sh, ["run", deck, "-q"], "committed", 1)
     for path in (a, b):
         r = sh.run(gather_args(inp, e2e.ref(path, "/next")))
         e2e.expect_success(t.suite, r, "the next job writing " + os.path.basename(path))

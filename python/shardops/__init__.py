@@ -100,9 +100,16 @@ _ALIGNMENT = 64
 
 def empty(shape, dtype):
     """A NumPy array like ``numpy.empty(shape, dtype)`` whose buffer starts on a 64-byte
-    boundary (what the ops' own buffers and ``read``'s arrays have)."""
+    boundary (what the ops' own buffers and ``read``'s arrays have). For the dtypes the ops
+    take, the buffer is one the library allocates as it does its outputs' (a large one on
+    huge pages, which random row reads need: NumPy's own large buffers get 4 KiB pages here)."""
     dtype = _np.dtype(dtype)
     shape = tuple(int(n) for n in (shape if _np.iterable(shape) else (shape,)))
+    if not dtype.hasobject and dtype.kind not in "SUV":
+        try:
+            return _shardops.empty(list(shape), dtype)
+        except InvalidArgumentError:
+            pass  # a dtype the ops do not have: NumPy's memory, aligned here
     nbytes = int(_np.prod(shape, dtype=_np.int64)) * dtype.itemsize
     raw = _np.empty(nbytes + _ALIGNMENT, _np.uint8)
     start = (-raw.ctypes.data) % _ALIGNMENT

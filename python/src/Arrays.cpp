@@ -191,4 +191,10 @@ py::object CallInputs::to_numpy(const Tensor& t) const {
 
 py::object tensor_to_numpy(const Tensor& t) { return CallInputs().to_numpy(t); }
 
+py::object empty_array(const std::vector<std::int64_t>& dims, const py::dtype& dtype) {
+  const DType d = dtype_of(dtype, "shardops.empty");
+  if (is_string(d)) throw InvalidArgument("shardops.empty: strings have no fixed-size buffer; use numpy");
+  return owning_array(Tensor(d, Shape(dims), Init::Uninitialized, "shardops::python::empty"));
+}
+
 }  // namespace shardops::python

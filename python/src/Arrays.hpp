@@ -57,4 +57,9 @@ class CallInputs {
 /// An output Tensor as a NumPy array (no input buffers to check against).
 py::object tensor_to_numpy(const Tensor& t);
 
+/// \brief An uninitialized array of \p dims and \p dtype whose buffer is a Tensor's, as
+/// the ops' outputs are: 64-byte aligned and, when large, on the huge pages the ops' own
+/// buffers get (core/HostMemory.hpp). \throws InvalidArgument for strings.
+py::object empty_array(const std::vector<std::int64_t>& dims, const py::dtype& dtype);
+
 }  // namespace shardops::python

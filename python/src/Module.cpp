@@ -4,6 +4,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <pybind11/stl.h>
+
+#include "Arrays.hpp"
 #include "Bindings.hpp"
 #include "Communicator.hpp"
 #include "shardops/Version.hpp"
@@ -51,6 +54,7 @@ PYBIND11_MODULE(_shardops, m) {
     }
   });
   m.def("_finalize", &finalize_kokkos);
+  m.def("empty", &empty_array, py::arg("shape"), py::arg("dtype"));
   m.attr("__version__") = SHARDOPS_VERSION_STRING;
   bind_ops(m);
   bind_io(m);

@@ -251,7 +251,7 @@ class LastWriterAssign {
           if (t + ahead < rows) {
             const std::int64_t wa = winner(t + ahead);
             if (wa >= 0) {
-              SHARDOPS_PREFETCH(source(wa));
+              SHARDOPS_PREFETCH_ROW(source(wa), words);
             } else if (base != nullptr) {
               SHARDOPS_PREFETCH(base + (t + ahead) * words);  // sparse rows: the hardware's prefetch misses them
             }

@@ -59,7 +59,7 @@ std::int64_t gather_rows_from(const ExecSpace& space, std::int64_t n, const RowO
         constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
         if (i + ahead < n) {
           const std::int64_t rp = row_of(i + ahead);
-          if (rp >= 0) SHARDOPS_PREFETCH(row_at(rp));
+          if (rp >= 0) SHARDOPS_PREFETCH_ROW(row_at(rp), words);
         }
         const std::int64_t r = row_of(i);
         if (r >= 0) {

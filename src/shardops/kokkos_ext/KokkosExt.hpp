@@ -79,13 +79,24 @@ ViewType make_uninitialized(const std::string& label, std::size_t n) {
 /// flight at once. Device passes compile it away.
 /// SHARDOPS_PREFETCH_WRITE: the same for a row about to be written (read-modify-write
 /// or overwritten), which fetches the line for ownership at once.
+/// SHARDOPS_PREFETCH_ROW(p, words): the first and the last word of the row of \p words
+/// words at \p p. A row that does not start on a cache line (NumPy aligns its buffers to
+/// 16 bytes) spans one line more than it fills, and the miss on that line would come late.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__) || defined(__SYCL_DEVICE_ONLY__)
 #define SHARDOPS_PREFETCH(addr) ((void)0)
 #define SHARDOPS_PREFETCH_WRITE(addr) ((void)0)
+#define SHARDOPS_PREFETCH_ROW(addr, words) ((void)0)
 #elif defined(__GNUC__) || defined(__clang__)
 #define SHARDOPS_PREFETCH(addr) __builtin_prefetch((addr))
 #define SHARDOPS_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1)
+#define SHARDOPS_PREFETCH_ROW(addr, words)     \
+  do {                                         \
+    const auto* shardops_row_ = (addr);        \
+    __builtin_prefetch(shardops_row_);         \
+    __builtin_prefetch(shardops_row_ + (words) - 1); \
+  } while (0)
 #else
 #define SHARDOPS_PREFETCH(addr) ((void)0)
 #define SHARDOPS_PREFETCH_WRITE(addr) ((void)0)
+#define SHARDOPS_PREFETCH_ROW(addr, words) ((void)0)
 #endif

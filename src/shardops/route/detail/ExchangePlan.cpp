@@ -202,7 +202,7 @@ void pack_slot_range(const ExecSpace& space, const std::int64_t* row_of_slot, co
       space, "shardops::ExchangePlan::pack", count, KOKKOS_LAMBDA(const std::int64_t k) {
         constexpr std::int64_t ahead = 16;  // rows with gaps between them: keep misses in flight
         const std::int64_t j = first_slot + k;
-        if (j + ahead < end) SHARDOPS_PREFETCH(src + row_of_slot[j + ahead] * words);
+        if (j + ahead < end) SHARDOPS_PREFETCH_ROW(src + row_of_slot[j + ahead] * words, words);
         kernels::stream_row(dst + k * words, src + row_of_slot[j] * words, words);
       });
 }

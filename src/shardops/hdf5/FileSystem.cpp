@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -183,6 +184,27 @@ std::vector<std::string> leftovers_of(const std::string& target, const std::stri
     if (name.compare(0, prefix.size(), prefix) == 0) found.push_back(it->path().string());
   }
   return found;
+}
+
+bool write_all(int fd, const void* data, std::size_t n, long long at) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (n > 0) {
+    // At most 1 GiB at a time: Linux writes no more than about 2 GiB per call anyway.
+    const ssize_t w = ::pwrite(fd, p, std::min<std::size_t>(n, std::size_t(1) << 30), static_cast<off_t>(at));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return false;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+    at += w;
+  }
+  return true;
+}
+
+void sync_dir_of(const std::string& path) noexcept {
+  static_cast<void>(sync_path(parent_dir(path), O_RDONLY | O_DIRECTORY));
 }
 
 void remove_quietly(const std::string& path) noexcept { static_cast<void>(std::remove(path.c_str())); }

@@ -56,6 +56,14 @@ long long file_size(const std::string& path) noexcept;
 /// target's name + \p suffix_prefix (such as ".shardops-tmp."): what earlier jobs left.
 std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix);
 
+/// Writes all \p n bytes at \p at (pwrite, retried on EINTR and short writes). Returns
+/// false with errno set (EIO for a write of 0 bytes) if it cannot.
+bool write_all(int fd, const void* data, std::size_t n, long long at);
+
+/// fsyncs the directory holding \p path (a new or removed name in it reaches the disk);
+/// never throws.
+void sync_dir_of(const std::string& path) noexcept;
+
 /// Removes \p path if it exists; never throws.
 void remove_quietly(const std::string& path) noexcept;
 

@@ -55,33 +55,18 @@ bool read_whole(const std::string& path, std::string& bytes) {
   return !in.bad();
 }
 
-void sync_dir(const std::string& file) {
-  const fs::path parent = fs::path(file).parent_path();
-  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  static_cast<void>(::fsync(fd));
-  ::close(fd);
-}
-
 // Creates \p path holding \p bytes (never over an existing file), flushed with \p durable.
 void write_new(const std::string& path, const std::string& bytes, bool durable, const std::string& what) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) throw IOError(what + ": cannot create '" + path + "': " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    done += static_cast<std::size_t>(w);
-  }
+  const bool ok = write_all(fd, bytes.data(), bytes.size(), 0) && (!durable || ::fsync(fd) == 0);
   const int err = errno;
-  const bool ok = done == bytes.size() && (!durable || ::fsync(fd) == 0);
   ::close(fd);
   if (!ok) {
     ::unlink(path.c_str());
-    throw IOError(what + ": cannot write '" + path + "': " + std::strerror(done == bytes.size() ? errno : err));
+    throw IOError(what + ": cannot write '" + path + "': " + std::strerror(err));
   }
-  if (durable) sync_dir(path);
+  if (durable) sync_dir_of(path);
 }
 
 // The token of a record's name (".NAME.shardops-undo.TOKEN").
@@ -123,7 +108,7 @@ JobCommit::~JobCommit() {
   if (committed_) return;
   remove_notes();
   remove_quietly(record_);
-  if (durable_) sync_dir(record_);
+  if (durable_) sync_dir_of(record_);
 }
 
 void JobCommit::write_note(std::size_t i, Note note) {
@@ -162,7 +147,7 @@ void JobCommit::remove_new_files() noexcept {
     struct stat st {};
     if (::stat(targets_[i].c_str(), &st) == 0 && st.st_dev == n.device && st.st_ino == n.inode) {
       ::unlink(targets_[i].c_str());
-      if (durable_) sync_dir(targets_[i]);
+      if (durable_) sync_dir_of(targets_[i]);
     }
   }
 }
@@ -171,7 +156,7 @@ void JobCommit::commit() {
   // The commit point: from here on every change stands.
   if (::unlink(record_.c_str()) != 0 && errno != ENOENT)
     throw IOError(what_ + ": cannot remove the undo record '" + record_ + "': " + std::strerror(errno));
-  if (durable_) sync_dir(record_);
+  if (durable_) sync_dir_of(record_);
   committed_ = true;
 }
 

@@ -49,22 +49,6 @@ std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 146959810
 
 std::uint64_t header_checksum(const Header& h) { return fnv1a(&h, offsetof(Header, checksum)); }
 
-bool write_all(int fd, const void* data, std::size_t n, off_t at) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, p, n, at);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      if (w == 0) errno = EIO;
-      return false;
-    }
-    p += w;
-    n -= static_cast<std::size_t>(w);
-    at += w;
-  }
-  return true;
-}
-
 // Reads up to n bytes; what lies past the end of the file reads as zeros.
 bool read_all(int fd, void* data, std::size_t n, off_t at) {
   auto* p = static_cast<unsigned char*>(data);
@@ -81,14 +65,6 @@ bool read_all(int fd, void* data, std::size_t n, off_t at) {
     at += r;
   }
   return true;
-}
-
-void sync_dir_of(const std::string& path) {
-  const fs::path parent = fs::path(path).parent_path();
-  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  static_cast<void>(::fsync(fd));
-  ::close(fd);
 }
 
 }  // namespace

@@ -240,12 +240,13 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
   return true;
 }
 
-// Opens a file with the serial driver, without HDF5's own file lock when \p lock is false.
-FileHandle open_serial(const std::string& path, unsigned flags, bool lock, const std::string& failure) {
+// Opens a file of this job's own (its new file) with the serial driver, without HDF5's
+// own file lock (some parallel file systems refuse locks).
+FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure) {
   const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
   check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
 #if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
-  if (!lock) check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
+  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
 #endif
   return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
 }
@@ -284,7 +285,7 @@ std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingF
     // write that fails half way through H5Ocopy.
     reserve_space(f.target_fd, file_size(f.target), file_size(f.temp) + kMetadataRoom,
                   std::filesystem::path(f.target).parent_path().string(), what, true);
-    FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, false, what + ": cannot reopen the new datasets");
+    FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, what + ": cannot reopen the new datasets");
     for (const std::string& path : f.written) {
       if (f.replaced.count(path) > 0) {
         check_status(H5Ldelete(f.existing.get(), path.c_str(), H5P_DEFAULT),
@@ -523,21 +524,9 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
                           std::to_string(rows * row_bytes) + " were allocated");
     const long long at = offset + first * row_bytes;
     reserve_space(f.target_fd, at, rows * row_bytes, std::filesystem::path(f.target).parent_path().string(), what);
-    const auto* p = tensor.local().data();
-    std::size_t left = tensor.local().nbytes();
-    off_t pos = static_cast<off_t>(at);
-    while (left > 0) {
-      const ssize_t w = ::pwrite(f.target_fd, p, std::min<std::size_t>(left, std::size_t(1) << 30), pos);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        const int err = w == 0 ? EIO : errno;
-        throw IOError(what + ": writing its rows into '" + f.given + "' failed: " + std::strerror(err) +
-                      "; nothing was committed");
-      }
-      p += w;
-      pos += w;
-      left -= static_cast<std::size_t>(w);
-    }
+    if (!write_all(f.target_fd, tensor.local().data(), tensor.local().nbytes(), at))
+      throw IOError(what + ": writing its rows into '" + f.given + "' failed: " + std::strerror(errno) +
+                    "; nothing was committed");
     // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
     // cutting pages still being written back waits for them.
     if (options_.durable && ::fsync(f.target_fd) != 0)

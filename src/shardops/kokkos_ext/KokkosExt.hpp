@@ -89,11 +89,11 @@ ViewType make_uninitialized(const std::string& label, std::size_t n) {
 #elif defined(__GNUC__) || defined(__clang__)
 #define SHARDOPS_PREFETCH(addr) __builtin_prefetch((addr))
 #define SHARDOPS_PREFETCH_WRITE(addr) __builtin_prefetch((addr), 1)
-#define SHARDOPS_PREFETCH_ROW(addr, words)     \
-  do {                                         \
-    const auto* shardops_row_ = (addr);        \
-    __builtin_prefetch(shardops_row_);         \
-    __builtin_prefetch(shardops_row_ + (words) - 1); \
+#define SHARDOPS_PREFETCH_ROW(addr, words)         \
+  do {                                             \
+    const auto* shardops_row_ = (addr);            \
+    __builtin_prefetch(shardops_row_);             \
+    __builtin_prefetch(shardops_row_ + (words)-1); \
   } while (0)
 #else
 #define SHARDOPS_PREFETCH(addr) ((void)0)

@@ -99,11 +99,11 @@ void write_fetched(const ExecSpace& space, std::int64_t n, const Kokkos::View<co
         // temporaries: device passes drop the prefetch whole.
         constexpr std::int64_t ahead = 16;
         if (i + ahead < n)
-          SHARDOPS_PREFETCH_ROW(rank(i + ahead) == self
-                                    ? roots + row(i + ahead) * words
-                                    : answered + ExchangePlan::remote_position(kx::max<std::int64_t>(slot(i + ahead), 0),
-                                                                               self_first, self_count) *
-                                                     words,
+          SHARDOPS_PREFETCH_ROW(rank(i + ahead) == self ? roots + row(i + ahead) * words
+                                                        : answered + ExchangePlan::remote_position(
+                                                                         kx::max<std::int64_t>(slot(i + ahead), 0),
+                                                                         self_first, self_count) *
+                                                                         words,
                                 words);
         const bool own = rank(i) == self;
         const std::int64_t s = slot(i);

@@ -21,8 +21,8 @@ constexpr int kSlots = 1024;
 std::array<std::atomic<char*>, kSlots> g_paths{};
 
 // Files to cut back to a length on a stop signal (an existing target written in place
-// past its end): the descriptor and the length, set and read as one slot. A slot is
-// free while its fd is -1.
+// past its end): the descriptor and the length. A slot is free while its fd is -1 and
+// taken but not yet armed while it is -2; the handler acts on fds >= 0 only.
 constexpr int kCuts = 64;
 struct Cut {
   std::atomic<int> fd{-1};
@@ -135,8 +135,10 @@ CleanupTruncate::CleanupTruncate(int fd, long long length) {
   for (int i = 0; i < kCuts; ++i) {
     Cut& cut = g_cuts[static_cast<std::size_t>(i)];
     int expected = -1;
-    cut.length.store(length);
-    if (cut.fd.compare_exchange_strong(expected, fd)) {
+    // Claim the slot first (-2: taken, not armed), so no live slot's length is touched.
+    if (cut.fd.compare_exchange_strong(expected, -2)) {
+      cut.length.store(length);
+      cut.fd.store(fd);
       slot_ = i;
       return;
     }

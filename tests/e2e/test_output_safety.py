@@ -410,6 +410,29 @@ def two_files_fail_together(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def two_existing_files_stopped_in_place(t, sh):
+    """SIGHUP to every rank once both existing targets (of different lengths) hold rows
+    written in place: each is cut back to its own length, byte for byte."""
+    inp, _ = make_inputs(t.d)
+    deck, a, b = two_file_deck(t.d, inp)
+    before_a = make_existing(a, size_rows=4096)
+    e2e.write_h5(b, {"/small": np.arange(3)}, mode="w")
+    before_b = e2e.file_state(b)
+    job = Job(sh, ["run", deck, "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:5"})
+    if not job.wait_for("test pause at in-place", count=2 * sh.np):
+        rc = job.finish()
+        t.suite.require(False, "the job never wrote both files in place", job.result(rc))
+    for pid in job.ranks():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGHUP)
+    rc = job.finish(timeout=30)
+    r = job.result(rc)
+    t.suite.check(rc is not None and rc != 0, "the stopped job exited %s" % rc, r)
+    t.suite.check(e2e.file_state(a) == before_a, "a.h5 is not as it was", r)
+    t.suite.check(e2e.file_state(b) == before_b, "b.h5 is not as it was", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 def kill_at(t, sh, argv, where, count):
     """SIGKILL of every rank of a job running argv at the count-th pause at `where`."""
     job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
@@ -529,6 +552,7 @@ def main():
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
+        run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)
         run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)
         run_case("two_files_killed_after_commit_point", two_files_killed_after_commit_point)
     return suite.finish(sh)

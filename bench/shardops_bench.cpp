@@ -693,9 +693,10 @@ std::string fmt(const char* f, double v) {
 void print_table(const std::vector<Result>& rs, const Options& o, int np) {
   std::printf(
       "\nshardops_bench: %d rank(s), N=%lld rows, M=%lld updates, D=%lld float32 cols, P=%lld partitions, "
-      "median of %d after %d warm-up, schedule %s\n\n",
+      "median of %d after %d warm-up, schedule %s, %s pages\n\n",
       np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
-      static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str());
+      static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str(),
+      shardops::huge_pages_in_use() ? "huge" : "small");
   std::printf(
       "| workload | op | time ms | cold ms | cold new MB | zeroing ms | cold / (time + zeroing) | cpu ms | GB/s | "
       "local ms | exchange ms | exchanged MB | memcpy ms | local "

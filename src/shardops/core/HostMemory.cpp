@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #if defined(__linux__)
@@ -15,10 +18,40 @@ namespace shardops {
 
 namespace {
 
+/// Whether this system is a virtual machine that hands free memory back to its host in
+/// blocks of a huge page or less (virtio-balloon free page reporting): the host then
+/// unmaps them, and the next huge page drawn from them is faulted in again on the host,
+/// page by page. Measured on such a guest after a few idle seconds: 0.09 GB/s for fresh
+/// huge pages against 3 GB/s for small ones, because the kernel reports whole free
+/// 2 MiB blocks, exactly what a huge page takes, while small pages come from the blocks
+/// it keeps split.
+bool host_takes_back_free_memory() {
+#if defined(__linux__)
+  std::ifstream order_file("/sys/module/page_reporting/parameters/page_reporting_order");
+  int order = -1;
+  if (!(order_file >> order) || order < 0 || order > 9) return false;  // 9: 2 MiB of 4 KiB pages
+  std::error_code ec;
+  const std::filesystem::path balloons("/sys/bus/virtio/drivers/virtio_balloon");
+  for (const auto& device : std::filesystem::directory_iterator(balloons, ec)) {
+    // One character per feature bit; bit 5 is VIRTIO_BALLOON_F_REPORTING.
+    std::ifstream features(device.path() / "features");
+    std::string bits;
+    if (features >> bits && bits.size() > 5 && bits[5] == '1') return true;
+  }
+#endif
+  return false;
+}
+
+/// SHARDOPS_HUGE_PAGES=1 or 0 decides; unset, huge pages except where the host takes
+/// free memory back (above): there a one-op job, which touches all its memory once,
+/// would spend seconds faulting it in, while repeated calls on kept memory lose less
+/// than 2x with small pages.
 bool huge_pages_wanted() {
   static const bool wanted = [] {
     const char* v = std::getenv("SHARDOPS_HUGE_PAGES");
-    return !(v && std::strcmp(v, "0") == 0);
+    if (v && std::strcmp(v, "0") == 0) return false;
+    if (v && std::strcmp(v, "1") == 0) return true;
+    return !host_takes_back_free_memory();
   }();
   return wanted;
 }
@@ -195,6 +228,8 @@ void register_view_cache(ViewCacheHooks hooks) {
 }
 
 }  // namespace detail
+
+bool huge_pages_in_use() noexcept { return huge_pages_wanted(); }
 
 void advise_huge_pages(void* p, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

@@ -6,8 +6,11 @@
 /// 4 KiB pages the first touch of each page is a fault, which can cost as much as the
 /// op's own work; 2 MiB transparent huge pages cut the number of faults 512-fold.
 /// Linux hands them only to regions that ask (THP mode "madvise", the default on
-/// Debian), so large host-accessible allocations ask, before their first touch.
-/// SHARDOPS_HUGE_PAGES=0 in the environment turns this off (for comparisons).
+/// Debian), so large host-accessible allocations ask, before their first touch, except
+/// on a virtual machine that hands free memory back to its host (virtio-balloon free page
+/// reporting), where a fresh huge page is faulted in again on the host at a small
+/// fraction of the speed of small pages. SHARDOPS_HUGE_PAGES=1 or 0 in the environment
+/// decides instead.
 ///
 /// Even with huge pages, the OS must zero every fresh page on first touch, a large
 /// part of the time of an op that writes a large output. Ops called again and again
@@ -39,8 +42,11 @@
 
 namespace shardops {
 
+/// Whether large allocations ask for huge pages (the file comment says when).
+bool huge_pages_in_use() noexcept;
+
 /// Asks the OS to back the whole 2 MiB pages inside [p, p + bytes) with huge pages
-/// (nothing for small ranges, on other systems, or with SHARDOPS_HUGE_PAGES=0).
+/// (nothing for small ranges, on other systems, or where huge_pages_in_use() is false).
 void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 
 /// \brief Faults in the pages of [p, p + bytes) now, for a block that will be written

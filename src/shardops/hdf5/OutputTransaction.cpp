@@ -14,6 +14,7 @@
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/core/Progress.hpp"
 #include "shardops/core/StringTensor.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileLock.hpp"
@@ -48,7 +49,7 @@ struct OutputTransaction::PendingFile {
   std::set<std::string> replaced;            ///< datasets of the existing target replaced at commit
   FileLock lock;                             ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
-  int reserve_fd = -1;     ///< the new file, for reserving space on disk
+  int reserve_fd = -1;     ///< the new file, for reserving space and writing rows directly
   long long data_end = 0;  ///< where the last dataset's data ends in the new file
   bool reserving = true;   ///< false once the file system said it cannot
 
@@ -478,6 +479,67 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
   });
 }
 
+void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes,
+                                      const std::string& file, const std::string& path, bool reserve,
+                                      const std::string& what) {
+  const int rank = comm_.rank();
+  const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
+  const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
+  const std::int64_t rows = tensor.layout().count(rank);
+  const std::int64_t row_bytes = bytes / total_rows;
+  run_agreed(comm_, [&] {
+    if (rows <= 0) return;
+    const std::size_t n = tensor.local().nbytes();
+    if (static_cast<std::size_t>(rows * row_bytes) != n)
+      throw InternalError(what + ": " + std::to_string(n) + " bytes to write where " +
+                          std::to_string(rows * row_bytes) + " were allocated");
+    const long long at = offset + first * row_bytes;
+    if (reserve) reserve_space(fd, at, rows * row_bytes, std::filesystem::path(path).parent_path().string(), what);
+    // Pieces of at most 256 MB, for -v's progress lines and the report's byte count.
+    const auto* data = static_cast<const unsigned char*>(tensor.local().data());
+    const std::size_t piece = std::size_t(256) << 20;
+    const std::string label = "writing " + what;
+    for (std::size_t done = 0; done < n;) {
+      const std::size_t now = std::min(piece, n - done);
+      if (!write_all(fd, data + done, now, at + static_cast<long long>(done)))
+        throw IOError(what + ": writing its rows into '" + file + "' failed: " + std::strerror(errno) +
+                      "; nothing was committed");
+      done += now;
+      progress_count(static_cast<std::int64_t>(now));
+      progress_bytes(label.c_str(), static_cast<std::int64_t>(done), static_cast<std::int64_t>(n));
+    }
+    if (options_.durable && ::fsync(fd) != 0)
+      throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
+                    "; nothing was committed");
+  });
+}
+
+bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const DistTensor& tensor,
+                                       const std::string& what) {
+  // Contiguous data in the file's byte layout, in host memory: every rank writes its rows
+  // with pwrite where HDF5 placed the dataset (MPI-IO would hand the kernel one large
+  // write per rank, see write_all). The same answer on every rank.
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return false;
+  if (tensor.shape().num_elements() == 0 || (!tensor.is_scalar() && tensor.shape().dim(0) <= 0)) return false;
+  std::int64_t offset = -1, bytes = 0;
+  run_agreed(comm_, [&] {
+    if (f.reserve_fd < 0) return;
+    const haddr_t at = H5Dget_offset(dataset);
+    hdf5_error_detail();  // clear the stack: chunked, compact and unallocated datasets have no offset
+    if (at == HADDR_UNDEF) return;
+    const TypeHandle type(check_id(H5Dget_type(dataset), what + ": cannot read the datatype"));
+    if (check_value(H5Tequal(mem_type, type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
+    offset = static_cast<std::int64_t>(at);
+    bytes = static_cast<std::int64_t>(H5Dget_storage_size(dataset));
+  });
+  if (comm_.min(offset) < 0 || comm_.min(bytes) <= 0) return false;
+  if (comm_.max(offset) != offset || comm_.max(bytes) != bytes)
+    throw InternalError(what + ": the ranks see the dataset at different places in the file");
+  write_rows_at(f.reserve_fd, tensor, offset, bytes, f.temp, f.temp, false, what);
+  f.data_end = std::max<long long>(f.data_end, offset + bytes);
+  return true;
+}
+
 bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target, const DistTensor& tensor,
                                        const Attributes& provenance, const StorageOptions& storage) {
   // Contiguous fixed-size data already in the file's byte layout, in host memory; the
@@ -513,26 +575,9 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   offset = comm_.max(offset);
   if (offset < 0) return false;
   bytes = comm_.max(bytes);
-  const int rank = comm_.rank();
-  const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
-  const std::int64_t rows = tensor.layout().count(rank);
-  const std::int64_t row_bytes = bytes / total_rows;
-  run_agreed(comm_, [&] {
-    if (rows <= 0) return;
-    if (static_cast<std::size_t>(rows * row_bytes) != tensor.local().nbytes())
-      throw InternalError(what + ": " + std::to_string(tensor.local().nbytes()) + " bytes to write in place where " +
-                          std::to_string(rows * row_bytes) + " were allocated");
-    const long long at = offset + first * row_bytes;
-    reserve_space(f.target_fd, at, rows * row_bytes, std::filesystem::path(f.target).parent_path().string(), what);
-    if (!write_all(f.target_fd, tensor.local().data(), tensor.local().nbytes(), at))
-      throw IOError(what + ": writing its rows into '" + f.given + "' failed: " + std::strerror(errno) +
-                    "; nothing was committed");
-    // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
-    // cutting pages still being written back waits for them.
-    if (options_.durable && ::fsync(f.target_fd) != 0)
-      throw IOError(what + ": cannot flush the rows written into '" + f.given + "': " + std::strerror(errno) +
-                    "; nothing was committed");
-  });
+  // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
+  // cutting pages still being written back waits for them.
+  write_rows_at(f.target_fd, tensor, offset, bytes, f.given, f.target, true, what);
   f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
   f.in_place.push_back(target.path);
   test_pause("in-place");
@@ -607,8 +652,9 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
     const bool vlen = strings && !string_output.format.fixed_length;
     const bool serial = vlen || storage.compression == Compression::Lzf;
     if (!serial && !strings) {
-      transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
-                    Transfer::Write, what);
+      if (!write_directly(f, dataset.get(), mem_type.get(), tensor, what))
+        transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
+                      Transfer::Write, what);
     } else if (!serial) {
       // Fixed length: each round's strings NUL-padded to the width, collective as any row.
       RowStaging fill;

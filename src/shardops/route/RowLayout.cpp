@@ -56,6 +56,10 @@ OwnerOf RowLayout::device_owner() const {
   o.balanced = balanced_ && total() >= nranks();
   o.quotient = total() / nranks();
   o.remainder = total() % nranks();
+  if (o.balanced) {
+    o.inverse_big = 1.0 / static_cast<double>(o.quotient + 1);
+    o.inverse_small = 1.0 / static_cast<double>(o.quotient);
+  }
   return o;
 }
 

@@ -2,7 +2,7 @@
 // library (docs/design.md#memory): huge pages off on a virtual machine that reports its
 // free memory to the host, and file writes in pieces of at most 256 KiB.
 //
-//   fresh_memory_probe [--mb 256] [--idle 30] [--dir DIR]
+//   fresh_memory_probe [--mb 256] [--idle 30] [--dir DIR] [--pre-mb 0]
 //
 // Each case starts after --idle seconds without work (the time a guest's kernel takes to
 // report memory it freed), so that every case meets memory in the same state:
@@ -10,8 +10,9 @@
 //                            MADV_HUGEPAGE on 2 MiB-aligned memory)
 //   write N KiB              write --mb MiB into a new file in DIR in pwrite pieces of N KiB
 //                            (page cache folios follow the write size), then fsync
-// and prints GB/s for each. It also says whether the library's page_reporting check sees
-// a reporting guest here.
+// and prints GB/s for each. --pre-mb N first touches N MiB of memory (small pages) and keeps
+// it, as a job holds its inputs and outputs while it writes. It also says whether the library's page_reporting check
+// sees a reporting guest here.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   std::size_t mb = 256;
   int idle_s = 30;
   std::string dir = "/tmp";
+  std::size_t pre_mb = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--mb") {
@@ -87,12 +89,15 @@ int main(int argc, char** argv) {
       idle_s = std::atoi(argv[i + 1]);
     } else if (a == "--dir") {
       dir = argv[i + 1];
+    } else if (a == "--pre-mb") {
+      pre_mb = std::strtoull(argv[i + 1], nullptr, 10);
     } else {
-      std::fprintf(stderr, "usage: fresh_memory_probe [--mb 256] [--idle 30] [--dir DIR]\n");
+      std::fprintf(stderr, "usage: fresh_memory_probe [--mb 256] [--idle 30] [--dir DIR] [--pre-mb 0]\n");
       return 2;
     }
   }
   const std::size_t bytes = mb << 20;
+  std::vector<unsigned char> held(pre_mb << 20, 1);  // touched now, kept to the end
   std::printf("huge pages by default here: %s\n", shardops::huge_pages_in_use() ? "yes" : "no");
   std::printf("| case | seconds | GB/s |\n|---|---:|---:|\n");
   auto row = [&](const char* what, double s) {

@@ -20,11 +20,9 @@ namespace {
 
 /// Whether this system is a virtual machine that hands free memory back to its host in
 /// blocks of a huge page or less (virtio-balloon free page reporting): the host then
-/// unmaps them, and the next huge page drawn from them is faulted in again on the host,
-/// page by page. Measured on such a guest after a few idle seconds: 0.09 GB/s for fresh
-/// huge pages against 3 GB/s for small ones, because the kernel reports whole free
-/// 2 MiB blocks, exactly what a huge page takes, while small pages come from the blocks
-/// it keeps split.
+/// unmaps them, and a huge page drawn from them is faulted in again on the host, many
+/// times slower than small pages, which come from blocks the kernel keeps split
+/// (bench/tools/fresh_memory_probe measures both).
 bool host_takes_back_free_memory() {
 #if defined(__linux__)
   std::ifstream order_file("/sys/module/page_reporting/parameters/page_reporting_order");
@@ -46,7 +44,9 @@ bool host_takes_back_free_memory() {
 /// free memory back (above): there a one-op job, which touches all its memory once,
 /// would spend seconds faulting it in, while repeated calls on kept memory lose less
 /// than 2x with small pages.
-bool huge_pages_wanted() {
+}  // namespace
+
+bool huge_pages_in_use() noexcept {
   static const bool wanted = [] {
     const char* v = std::getenv("SHARDOPS_HUGE_PAGES");
     if (v && std::strcmp(v, "0") == 0) return false;
@@ -55,6 +55,8 @@ bool huge_pages_wanted() {
   }();
   return wanted;
 }
+
+namespace {
 
 std::atomic<std::size_t>& new_bytes() {
   static std::atomic<std::size_t> bytes{0};
@@ -229,12 +231,10 @@ void register_view_cache(ViewCacheHooks hooks) {
 
 }  // namespace detail
 
-bool huge_pages_in_use() noexcept { return huge_pages_wanted(); }
-
 void advise_huge_pages(void* p, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
-  if (p == nullptr || bytes < 2 * kHuge || !huge_pages_wanted()) return;
+  if (p == nullptr || bytes < 2 * kHuge || !huge_pages_in_use()) return;
   const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
   // A hint: if the kernel refuses (no THP), the memory is simply used with small pages.

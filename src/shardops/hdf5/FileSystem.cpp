@@ -192,9 +192,8 @@ bool write_all(int fd, const void* data, std::size_t n, long long at) {
     // At most 256 KiB at a time. Linux sizes the page-cache folios of a write by the
     // write, and large folios come from the large blocks of free memory that a virtual
     // machine reporting its free memory to the host (virtio-balloon free page reporting)
-    // has handed back: each is then faulted in again on the host, tens of times slower
-    // (seen here from 1 MiB writes up, never at 256 KiB). Small writes cost nothing
-    // measurable elsewhere.
+    // has handed back, each then faulted in again on the host, many times slower
+    // (bench/tools/fresh_memory_probe). Small writes cost nothing measurable elsewhere.
     const ssize_t w = ::pwrite(fd, p, std::min<std::size_t>(n, std::size_t(256) << 10), static_cast<off_t>(at));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {

@@ -14,7 +14,6 @@
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Phases.hpp"
-#include "shardops/core/Progress.hpp"
 #include "shardops/core/StringTensor.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileLock.hpp"
@@ -100,6 +99,19 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 }
 
 namespace {
+
+// Where a contiguous dataset's data lies in its file: {offset, bytes}, or offset -1 for
+// chunked, compact and unallocated datasets (which have no one place).
+struct Extent {
+  long long offset = -1;
+  long long bytes = 0;
+};
+Extent contiguous_extent(hid_t dataset) {
+  const haddr_t at = H5Dget_offset(dataset);
+  hdf5_error_detail();  // clear the stack H5Dget_offset leaves when there is no offset
+  if (at == HADDR_UNDEF) return {};
+  return {static_cast<long long>(at), static_cast<long long>(H5Dget_storage_size(dataset))};
+}
 
 DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
                              const StorageOptions& storage, const std::string& what, bool allocate_now = false) {
@@ -431,9 +443,8 @@ void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor&
   const bool reserving = comm_.min(f.reserving ? 1 : 0) != 0;
   if (!reserving) return;
   run_agreed(comm_, [&] {
-    const haddr_t offset = H5Dget_offset(dataset);
-    hdf5_error_detail();  // clear the stack: chunked, compact and empty datasets have no offset
-    if (offset == HADDR_UNDEF) {
+    const Extent extent = contiguous_extent(dataset);
+    if (extent.offset < 0) {
       // Chunks are placed as they are written, past the end of the file: room for all of
       // them uncompressed (past the end, so the file does not grow by it).
       if (comm_.rank() != 0 || tensor.is_scalar()) return;
@@ -444,17 +455,15 @@ void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor&
                                   std::filesystem::path(f.temp).parent_path().string(), what, true);
       return;
     }
-    const hsize_t storage = H5Dget_storage_size(dataset);
-    if (storage == 0) return;
-    f.data_end = std::max(f.data_end, static_cast<long long>(offset + storage));
+    if (extent.bytes == 0) return;
+    f.data_end = std::max(f.data_end, extent.offset + extent.bytes);
     const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
     const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(comm_.rank());
     const std::int64_t rows = tensor.layout().count(comm_.rank());
     if (total_rows <= 0 || rows <= 0) return;
-    const auto row_bytes = static_cast<long long>(storage / static_cast<hsize_t>(total_rows));
+    const long long row_bytes = extent.bytes / total_rows;
     const std::string dir = std::filesystem::path(f.temp).parent_path().string();
-    f.reserving =
-        reserve_space(f.reserve_fd, static_cast<long long>(offset) + first * row_bytes, rows * row_bytes, dir, what);
+    f.reserving = reserve_space(f.reserve_fd, extent.offset + first * row_bytes, rows * row_bytes, dir, what);
   });
 }
 
@@ -466,9 +475,17 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
     if (comm_.rank() == 0 && f.reserving) reserve_space(f.reserve_fd, f.data_end, kMetadataRoom, dir, what, true);
   });
   run_agreed(comm_, [&] { check_status(f.file.close(), what + ": cannot close the temporary file '" + f.temp + "'"); });
-  on_root_agreed(comm_, [&] {
-    if (f.reserve_fd >= 0) ::close(f.reserve_fd);
+  run_agreed(comm_, [&] {
+    // Every rank's rows written with pwrite reach the file system before rank 0 looks at
+    // the file: a network file system sends them at the latest on close, and says there
+    // if it could not.
+    const int fd = f.reserve_fd;
     f.reserve_fd = -1;
+    if (fd >= 0 && ::close(fd) != 0)
+      throw IOError(what + ": writing the new file '" + f.temp + "' failed: " + std::strerror(errno) +
+                    "; nothing was committed");
+  });
+  on_root_agreed(comm_, [&] {
     const long long size = file_size(f.temp);
     if (size < f.data_end) {
       const std::string free = free_space_text(dir);
@@ -480,7 +497,7 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
 }
 
 void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes,
-                                      const std::string& file, const std::string& path, bool reserve,
+                                      const std::string& file, const std::string& reserve_dir,
                                       const std::string& what) {
   const int rank = comm_.rank();
   const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
@@ -494,19 +511,18 @@ void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long lon
       throw InternalError(what + ": " + std::to_string(n) + " bytes to write where " +
                           std::to_string(rows * row_bytes) + " were allocated");
     const long long at = offset + first * row_bytes;
-    if (reserve) reserve_space(fd, at, rows * row_bytes, std::filesystem::path(path).parent_path().string(), what);
-    // Pieces of at most 256 MB, for -v's progress lines and the report's byte count.
+    if (!reserve_dir.empty()) reserve_space(fd, at, rows * row_bytes, reserve_dir, what);
+    // A round of rows at a time, as transfer_rows goes: for -v's progress lines and the
+    // report's byte count.
     const auto* data = static_cast<const unsigned char*>(tensor.local().data());
-    const std::size_t piece = std::size_t(256) << 20;
-    const std::string label = "writing " + what;
-    for (std::size_t done = 0; done < n;) {
-      const std::size_t now = std::min(piece, n - done);
-      if (!write_all(fd, data + done, now, at + static_cast<long long>(done)))
+    const std::int64_t round = std::max<std::int64_t>(1, static_cast<std::int64_t>(max_transfer_bytes()) / row_bytes);
+    for (std::int64_t done = 0; done < rows;) {
+      const std::int64_t now = std::min(round, rows - done);
+      if (!write_all(fd, data + done * row_bytes, static_cast<std::size_t>(now * row_bytes), at + done * row_bytes))
         throw IOError(what + ": writing its rows into '" + file + "' failed: " + std::strerror(errno) +
                       "; nothing was committed");
       done += now;
-      progress_count(static_cast<std::int64_t>(now));
-      progress_bytes(label.c_str(), static_cast<std::int64_t>(done), static_cast<std::int64_t>(n));
+      note_transfer_progress(done, rows, static_cast<std::size_t>(row_bytes), now, Transfer::Write, what);
     }
     if (options_.durable && ::fsync(fd) != 0)
       throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
@@ -521,22 +537,17 @@ bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_
   // write per rank, see write_all). The same answer on every rank.
   if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return false;
   if (tensor.shape().num_elements() == 0 || (!tensor.is_scalar() && tensor.shape().dim(0) <= 0)) return false;
-  std::int64_t offset = -1, bytes = 0;
+  Extent extent;
   run_agreed(comm_, [&] {
     if (f.reserve_fd < 0) return;
-    const haddr_t at = H5Dget_offset(dataset);
-    hdf5_error_detail();  // clear the stack: chunked, compact and unallocated datasets have no offset
-    if (at == HADDR_UNDEF) return;
     const TypeHandle type(check_id(H5Dget_type(dataset), what + ": cannot read the datatype"));
     if (check_value(H5Tequal(mem_type, type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
-    offset = static_cast<std::int64_t>(at);
-    bytes = static_cast<std::int64_t>(H5Dget_storage_size(dataset));
+    extent = contiguous_extent(dataset);
   });
-  if (comm_.min(offset) < 0 || comm_.min(bytes) <= 0) return false;
-  if (comm_.max(offset) != offset || comm_.max(bytes) != bytes)
-    throw InternalError(what + ": the ranks see the dataset at different places in the file");
-  write_rows_at(f.reserve_fd, tensor, offset, bytes, f.temp, f.temp, false, what);
-  f.data_end = std::max<long long>(f.data_end, offset + bytes);
+  // The file's metadata is the same on every rank; a rank without a descriptor says no.
+  if (comm_.min(extent.offset >= 0 && extent.bytes > 0 ? 1 : 0) == 0) return false;
+  write_rows_at(f.reserve_fd, tensor, extent.offset, extent.bytes, f.given, "", what);
+  f.data_end = std::max(f.data_end, extent.offset + extent.bytes);
   return true;
 }
 
@@ -559,25 +570,24 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
     if (check_value(H5Tequal(mem.get(), type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
     DatasetHandle dataset = create_dataset(f.existing.get(), target.path, tensor, type.get(), storage, what, true);
     write_provenance(dataset.get(), provenance, what);
-    const haddr_t at = H5Dget_offset(dataset.get());
-    hdf5_error_detail();  // clear the stack
-    const hsize_t size = H5Dget_storage_size(dataset.get());
+    const Extent extent = contiguous_extent(dataset.get());
     check_status(dataset.close(), what + ": cannot close the dataset");
-    if (at == HADDR_UNDEF || static_cast<long long>(at) < f.original_length) {
+    if (extent.offset < 0 || extent.offset < f.original_length) {
       // Room the file had free: written there, it would not be undone by cutting the file
       // back. The usual way instead.
       check_status(H5Ldelete(f.existing.get(), target.path.c_str(), H5P_DEFAULT), what + ": cannot delete the dataset");
       return;
     }
-    offset = static_cast<std::int64_t>(at);
-    bytes = static_cast<std::int64_t>(size);
+    offset = extent.offset;
+    bytes = extent.bytes;
   });
   offset = comm_.max(offset);
   if (offset < 0) return false;
   bytes = comm_.max(bytes);
   // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
   // cutting pages still being written back waits for them.
-  write_rows_at(f.target_fd, tensor, offset, bytes, f.given, f.target, true, what);
+  write_rows_at(f.target_fd, tensor, offset, bytes, f.given, std::filesystem::path(f.target).parent_path().string(),
+                what);
   f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
   f.in_place.push_back(target.path);
   test_pause("in-place");

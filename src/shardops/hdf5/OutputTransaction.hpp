@@ -103,17 +103,18 @@ class OutputTransaction {
 
  private:
   PendingFile& pending_for(const DatasetRef& target);
-  // Writes \p tensor straight into an existing target, past its original length,
-  // where it can (contiguous, fixed-size, host memory, not replacing a dataset): the
-  // bytes are written once, not into the new file and copied again at the commit.
-  /// Collective: this rank's rows of \p tensor written with pwrite at \p offset of \p fd
-  /// (where a dataset of \p bytes for all rows lies in the file \p path, named \p file in
-  /// messages), space reserved first with \p reserve, flushed when durable.
+  /// Collective: this rank's rows of \p tensor written with pwrite into \p fd, where a
+  /// dataset of \p bytes (all rows) starts at \p offset; space reserved first in
+  /// \p reserve_dir's file system unless it is empty; flushed when durable. \p file names
+  /// the file in messages.
   void write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes, const std::string& file,
-                     const std::string& path, bool reserve, const std::string& what);
+                     const std::string& reserve_dir, const std::string& what);
   /// Collective: writes \p tensor into the new file's contiguous \p dataset by pwrite, if
   /// it can; false (nothing written) where HDF5 must write it.
   bool write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const DistTensor& tensor, const std::string& what);
+  // Writes \p tensor straight into an existing target, past its original length,
+  // where it can (contiguous, fixed-size, host memory, not replacing a dataset): the
+  // bytes are written once, not into the new file and copied again at the commit.
   bool write_in_place(PendingFile& f, const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
                       const StorageOptions& storage);
   void reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what);

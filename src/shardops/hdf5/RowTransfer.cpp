@@ -127,17 +127,14 @@ RoundPlan plan_rounds(const Comm& comm, hid_t mem_type, const Shape& shape, std:
 
 }  // namespace
 
-namespace {
-// -v: this rank's bytes moved, and a line at most once a second during a long transfer.
-void note_progress(std::int64_t rows_done, std::int64_t rows_total, std::size_t row_bytes, std::int64_t rows_now,
-                   Transfer direction, const std::string& what) {
+void note_transfer_progress(std::int64_t rows_done, std::int64_t rows_total, std::size_t row_bytes,
+                            std::int64_t rows_now, Transfer direction, const std::string& what) {
   progress_count(rows_now * static_cast<std::int64_t>(row_bytes));
   if (!progress_on()) return;
   const std::string label = (direction == Transfer::Read ? "reading " : "writing ") + what;
   progress_bytes(label.c_str(), rows_done * static_cast<std::int64_t>(row_bytes),
                  rows_total * static_cast<std::int64_t>(row_bytes));
 }
-}  // namespace
 
 void transfer_rows(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
                    std::int64_t count, void* buffer, Transfer direction, const std::string& what) {
@@ -150,7 +147,7 @@ void transfer_rows(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& sh
     const std::int64_t rows = std::min(count - done, plan.rows_per_round);
     run_round(comm, dset, mem_type, plan.dxpl.get(), shape, first + done, rows,
               bytes + static_cast<std::size_t>(done) * plan.row_bytes, direction, what);
-    note_progress(done + rows, count, plan.row_bytes, rows, direction, what);
+    note_transfer_progress(done + rows, count, plan.row_bytes, rows, direction, what);
   }
 }
 
@@ -177,7 +174,7 @@ void transfer_rows_staged(const Comm& comm, hid_t dset, hid_t mem_type, const Sh
     }
     try {
       run_round(comm, dset, mem_type, plan.dxpl.get(), shape, first + done, rows, buffer.data(), direction, what);
-      note_progress(done + rows, count, plan.row_bytes, rows, direction, what);
+      note_transfer_progress(done + rows, count, plan.row_bytes, rows, direction, what);
     } catch (...) {
       if (direction == Transfer::Read && elements > 0 && staging.release) staging.release(buffer.data(), elements);
       throw;

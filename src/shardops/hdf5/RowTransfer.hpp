@@ -36,6 +36,12 @@ namespace shardops::io {
 
 enum class Transfer { Read, Write };
 
+/// \brief Counts \p rows_now rows of \p row_bytes as moved by this phase (the report's
+/// bytes), and under -v prints a line at most once a second: \p rows_done of \p rows_total
+/// of \p what. Not collective.
+void note_transfer_progress(std::int64_t rows_done, std::int64_t rows_total, std::size_t row_bytes,
+                            std::int64_t rows_now, Transfer direction, const std::string& what);
+
 /// Bytes one rank moves per collective call (default 1 GiB).
 std::size_t max_transfer_bytes() noexcept;
 /// Changes max_transfer_bytes() (tests use a tiny value to exercise the rounds).

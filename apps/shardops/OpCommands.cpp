@@ -1,6 +1,7 @@
 #include "OpCommands.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
@@ -25,22 +26,34 @@ std::int64_t global_bytes(const Comm& comm, const DistTensor& t) {
   return t.shape().num_elements() * static_cast<std::int64_t>(dtype_size(t.dtype()));
 }
 
+// How inputs are read: datasets of 1 MiB or more mapped where the file allows it
+// (io::ReadOptions says why a job that reads, runs one op and exits may).
+// SHARDOPS_MAP_INPUTS=0 copies every dataset, =all maps every one that can be.
+io::ReadOptions input_reading() {
+  const std::string map = std::getenv("SHARDOPS_MAP_INPUTS") ? std::getenv("SHARDOPS_MAP_INPUTS") : "";
+  io::ReadOptions options;
+  options.map_file = map != "0";
+  if (map == "all") options.map_from_bytes = 0;
+  return options;
+}
+
 // Reads one input (collective), recording it for errors and the report. A paired
 // input is read in its index tensor's row layout, so no rows move afterwards.
-DistTensor read_input(const Comm& comm, const std::string& subject, const std::string& option, const std::string& name,
-                      InputList& inputs, RunRecord& record, const DistTensor* pair_with = nullptr) {
+DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string& subject, const std::string& option,
+                      const std::string& name, InputList& inputs, RunRecord& record,
+                      const DistTensor* pair_with = nullptr) {
   inputs.add(subject, option, name);
   const io::DatasetRef ref = io::parse_dataset_ref(name);
   const RowLayout* layout = nullptr;
   RowLayout paired;
   if (pair_with && !pair_with->is_scalar()) {
-    const io::DatasetInfo info = io::inspect(comm, ref);
+    const io::DatasetInfo info = files.inspect(ref);
     if (info.shape.rank() > 0 && info.shape.dim(0) == pair_with->layout().total()) {
       paired = pair_with->layout();
       layout = &paired;
     }
   }
-  DistTensor t = io::read_dataset(comm, ref, layout);
+  DistTensor t = files.read(ref, layout, input_reading());
   inputs.describe(subject, describe(t));
   record.inputs.push_back(name);
   record.bytes_read += global_bytes(comm, t);
@@ -142,6 +155,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   }
   {
     ScopedPhase phase("read");
+    io::InputFiles files(comm);  // closed before the op: an input's file may take an output
     for (const OpInput* in : read_order(op)) {
       const std::vector<std::string>& datasets = r.inputs.at(in->name);
       std::vector<DistTensor>& tensors = args.tensors[in->name];
@@ -152,7 +166,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
           const std::vector<DistTensor>& with = args.tensors.at(in->paired_with);
           pair = in->is_list ? &with.at(m) : &with.front();
         }
-        tensors.push_back(read_input(comm, subject, option_name(in->name), datasets[m], inputs, record, pair));
+        tensors.push_back(read_input(comm, files, subject, option_name(in->name), datasets[m], inputs, record, pair));
       }
     }
   }

@@ -133,6 +133,18 @@ Tensor Tensor::adopt(DType dtype, Shape shape, Kokkos::View<unsigned char*, MemS
   return t;
 }
 
+Tensor Tensor::adopt_host(DType dtype, Shape shape, std::shared_ptr<unsigned char> owner, unsigned char* data) {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
+    throw InternalError("Tensor::adopt_host: the memory space is not host-accessible");
+  }
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.owner_ = std::move(owner);
+  t.storage_ = Kokkos::View<unsigned char*, MemSpace>(data, t.nbytes());
+  return t;
+}
+
 Tensor Tensor::from_host_bytes(DType dtype, Shape shape, const void* bytes, std::size_t nbytes) {
   Tensor t(dtype, std::move(shape), Init::Uninitialized, "shardops::Tensor::from_host");
   if (nbytes != t.nbytes()) {

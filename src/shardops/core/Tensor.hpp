@@ -86,6 +86,11 @@ class Tensor {
 
   /// Wrap an existing allocation of exactly nbytes (e.g. a receive buffer).
   static Tensor adopt(DType dtype, Shape shape, Kokkos::View<unsigned char*, MemSpace> storage);
+  /// \brief Wraps host memory that \p owner keeps alive (dropped with the last copy),
+  /// its elements at \p data: a file's pages mapped into the process, say. Only where
+  /// MemSpace is host-accessible. Not counted against the memory budget (the memory is
+  /// not the job's to allocate).
+  static Tensor adopt_host(DType dtype, Shape shape, std::shared_ptr<unsigned char> owner, unsigned char* data);
 
   /// Build from host bytes (tests, I/O).
   static Tensor from_host_bytes(DType dtype, Shape shape, const void* bytes, std::size_t nbytes);
@@ -114,7 +119,7 @@ class Tensor {
   Shape shape_{0};
   Kokkos::View<unsigned char*, MemSpace> storage_;
   std::size_t offset_ = 0;
-  std::shared_ptr<unsigned char> owner_;  ///< owns storage_ when it came from reusable_pages()
+  std::shared_ptr<unsigned char> owner_;  ///< owns storage_ when it came from reusable_pages() or adopt_host()
   std::shared_ptr<void> held_;            ///< counts storage_ against the memory budget
   StringPool strings_;
 };

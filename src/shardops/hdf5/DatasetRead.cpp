@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "shardops/core/Kokkos.hpp"
@@ -13,14 +14,14 @@
 #include "shardops/hdf5/PathLookup.hpp"
 #include "shardops/hdf5/RowTransfer.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
+#include "shardops/hdf5/detail/MappedRows.hpp"
 
 namespace shardops::io {
 
 namespace {
 
-// An open input dataset; members close in reverse order (dataset before file).
+// An open input dataset (its file stays open in the InputFiles that opened it).
 struct OpenDataset {
-  FileHandle file;
   DatasetHandle dataset;
   DatasetInfo info;        ///< shape: the rows selected
   Shape file_shape;        ///< the dataset's own shape
@@ -49,12 +50,11 @@ Shape shape_of(hid_t space, const std::string& what) {
   }
 }
 
-OpenDataset open_dataset(const Comm& comm, const DatasetRef& ref) {
+OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
   const std::string what = ref.str();
   OpenDataset d;
-  d.file = open_input_file(comm, ref.file, what);
   run_agreed(comm, [&] {
-    const PathLookup found = lookup_path(d.file.get(), ref.path, what);
+    const PathLookup found = lookup_path(file, ref.path, what);
     if (found.blocked) {
       throw InvalidArgument(what + ": no such dataset: '" + found.stop + "' is " + object_kind_name(found.blocked_by) +
                             ", not a group");
@@ -66,8 +66,8 @@ OpenDataset open_dataset(const Comm& comm, const DatasetRef& ref) {
     if (found.kind != ObjectKind::Dataset) {
       throw InvalidArgument(what + ": '" + ref.path + "' is " + object_kind_name(found.kind) + ", not a dataset");
     }
-    d.dataset = DatasetHandle(
-        check_id(H5Dopen2(d.file.get(), ref.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    d.dataset =
+        DatasetHandle(check_id(H5Dopen2(file, ref.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
     const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
     d.info.dtype = dtype_from_hdf5(type.get(), what);
     if (d.info.dtype == DType::String) d.info.strings = string_format_of(type.get(), what);
@@ -162,11 +162,28 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
 
 }  // namespace
 
-DatasetInfo inspect(const Comm& comm, const DatasetRef& ref) { return open_dataset(comm, ref).info; }
+InputFiles::InputFiles(const Comm& comm) : comm_(comm) {}
 
-DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout) {
+InputFiles::~InputFiles() = default;
+
+hid_t InputFiles::file(const DatasetRef& ref) {
+  auto it = open_.find(ref.file);
+  if (it == open_.end()) it = open_.emplace(ref.file, open_input_file(comm_, ref.file, ref.str())).first;
+  return it->second.get();
+}
+
+DatasetInfo InputFiles::inspect(const DatasetRef& ref) { return open_dataset(comm_, file(ref), ref).info; }
+
+DatasetInfo inspect(const Comm& comm, const DatasetRef& ref) { return InputFiles(comm).inspect(ref); }
+
+DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout, const ReadOptions& options) {
+  return InputFiles(comm).read(ref, layout, options);
+}
+
+DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, const ReadOptions& options) {
+  const Comm& comm = comm_;
   const std::string what = ref.str();
-  OpenDataset d = open_dataset(comm, ref);
+  OpenDataset d = open_dataset(comm, file(ref), ref);
   const Shape& shape = d.info.shape;
   const int rank = comm.rank();
   constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
@@ -188,11 +205,35 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
   std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
   TypeHandle mem_type;
   void* buffer = nullptr;
+  long long mappable_at = -1;
   run_agreed(comm, [&] {
     chosen = choose_layout(comm, shape, layout, what);
+    mem_type = memory_type(d.info.dtype);
+    // The same answer on every rank: it depends on the dataset alone.
+    const bool large =
+        shape.num_elements() * static_cast<std::int64_t>(dtype_size(d.info.dtype)) >= options.map_from_bytes;
+    if (options.map_file && host_memory && shape.rank() > 0 && large) {
+      mappable_at = detail::mappable_offset(d.dataset.get(), mem_type.get());
+    }
+  });
+  if (mappable_at >= 0) {
+    const std::int64_t rows = chosen.count(rank);
+    const std::size_t row_bytes = static_cast<std::size_t>(shape.product_from(1)) * dtype_size(d.info.dtype);
+    std::optional<Tensor> mapped;
+    if (rows > 0) {
+      mapped = detail::map_file_rows(ref.file,
+                                     mappable_at + (d.first + chosen.offset(rank)) * static_cast<long long>(row_bytes),
+                                     d.info.dtype, shape.with_dim0(rows));
+    }
+    // Every rank maps or none does: the read below is collective.
+    if (comm.min(rows == 0 || mapped ? 1 : 0) == 1) {
+      note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
+      return DistTensor(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
+    }
+  }
+  run_agreed(comm, [&] {
     const std::int64_t rows = chosen.count(rank);
     const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
-    mem_type = memory_type(d.info.dtype);
     if (host_memory) {
       local = Tensor(d.info.dtype, local_shape, Init::Uninitialized, "reading " + what + ": block");
       buffer = local.data();

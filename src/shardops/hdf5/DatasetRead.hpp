@@ -2,10 +2,14 @@
 /// \file
 /// \brief Reading datasets: their dtype and shape, and a DistTensor of their rows.
 
+#include <map>
+#include <string>
+
 #include "shardops/core/DType.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/core/StringPool.hpp"
 #include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
 #include "shardops/route/RowLayout.hpp"
@@ -28,6 +32,20 @@ struct DatasetInfo {
 /// damaged. Every rank throws the same error.
 DatasetInfo inspect(const Comm& comm, const DatasetRef& ref);
 
+/// \brief How read_dataset() gets the bytes.
+struct ReadOptions {
+  /// Map the file's pages into the process where that can be done (see
+  /// detail/MappedRows.hpp) instead of copying them: much cheaper for a file in the page
+  /// cache. The tensor then reads the file's pages for as long as it lives: for a job that
+  /// reads its inputs, runs and exits (the command line), not for a program that keeps
+  /// tensors while files change (another program cutting the file short while it is
+  /// mapped raises SIGBUS; the stop handlers of StopSignals.hpp report it as exit 3).
+  bool map_file = false;
+  /// Only datasets of at least this many bytes are mapped (a mapping each is not worth it
+  /// for small ones).
+  std::int64_t map_from_bytes = std::int64_t(1) << 20;
+};
+
 /// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows
 /// (one hyperslab, independent transfer: see RowTransfer.hpp for why; byte order and
 /// type layout converted by HDF5).
@@ -46,6 +64,28 @@ DatasetInfo inspect(const Comm& comm, const DatasetRef& ref);
 /// or a block needs more memory than is available (checked before allocating; for
 /// strings, the handles and the staging buffer), and
 /// IOError if reading fails. Every rank throws the same error.
-DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout = nullptr);
+DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout = nullptr,
+                        const ReadOptions& options = {});
+
+/// \brief The input files of a job that reads several datasets: each file is opened once
+/// (collectively, on first use) for every dataset read from it, and all are closed when this
+/// goes. inspect() and read() are those above. Every rank must make the same calls in the
+/// same order. Close it (end its scope) before the job writes into one of these files.
+class InputFiles {
+ public:
+  explicit InputFiles(const Comm& comm);
+  ~InputFiles();
+  InputFiles(const InputFiles&) = delete;
+  InputFiles& operator=(const InputFiles&) = delete;
+
+  DatasetInfo inspect(const DatasetRef& ref);
+  DistTensor read(const DatasetRef& ref, const RowLayout* layout = nullptr, const ReadOptions& options = {});
+
+ private:
+  hid_t file(const DatasetRef& ref);
+
+  const Comm& comm_;
+  std::map<std::string, FileHandle> open_;  ///< by the file's name as given
+};
 
 }  // namespace shardops::io

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -30,6 +32,19 @@ struct Cut {
 };
 std::array<Cut, kCuts> g_cuts{};
 
+// Input files mapped into the process: [begin, end) and the file's name. A slot is free
+// while its name is null and taken but not yet armed while it is kClaimed; the handler
+// reads the addresses only of named slots.
+constexpr int kRanges = 256;
+struct Range {
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::uintptr_t> end{0};
+  std::atomic<char*> file{nullptr};
+};
+std::array<Range, kRanges> g_ranges{};
+char kClaimedName[] = "";
+char* const kClaimed = kClaimedName;
+
 std::atomic<bool> g_print{false};
 std::atomic<int> g_windows{0};         // open CommitWindows
 std::atomic<int> g_pending{0};         // a signal held back by a window
@@ -50,8 +65,8 @@ const char* signal_name(int sig) {
   }
 }
 
-// Async-signal-safe: ftruncate, unlink, write, _exit.
-[[noreturn]] void stop_now(int sig) {
+// Async-signal-safe: ftruncate, unlink.
+void clean_up_now() {
   // Cuts first: a journal removed below must not outlive the bytes it would undo.
   for (auto& cut : g_cuts) {
     const int fd = cut.fd.load();
@@ -61,6 +76,20 @@ const char* signal_name(int sig) {
     const char* path = slot.load();
     if (path != nullptr) ::unlink(path);
   }
+}
+
+// What the outputs are now, ending the line: committed or as they were.
+void append_outcome(char* line, std::size_t& used, std::size_t size) {
+  if (g_committed.load()) {
+    append(line, used, size, ": the outputs were written completely (the commit had happened)\n");
+  } else {
+    append(line, used, size, ": nothing was committed, the output files are as they were\n");
+  }
+}
+
+// Async-signal-safe: ftruncate, unlink, write, _exit.
+[[noreturn]] void stop_now(int sig) {
+  clean_up_now();
   if (g_print.load()) {
     // One write() of the whole line: the launcher's own messages cannot land inside it.
     char line[512];
@@ -77,6 +106,37 @@ const char* signal_name(int sig) {
     static_cast<void>(::write(STDERR_FILENO, line, used));
   }
   ::_exit(stop_exit_code(sig));
+}
+
+// The mapped input file that holds \p address, or nullptr.
+const char* mapped_file_at(const void* address) {
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  for (auto& range : g_ranges) {
+    const char* file = range.file.load();
+    if (file != nullptr && file != kClaimed && a >= range.begin.load() && a < range.end.load()) return file;
+  }
+  return nullptr;
+}
+
+extern "C" void on_bus_error(int sig, siginfo_t* info, void*) {
+  const char* file = info != nullptr ? mapped_file_at(info->si_addr) : nullptr;
+  if (file == nullptr) {
+    // Not an input's pages: the default action (a core dump) once the handler returns
+    // and the access faults again.
+    static_cast<void>(::signal(sig, SIG_DFL));
+    return;
+  }
+  clean_up_now();
+  // Every rank that touches the pages gets here: each prints, since the rank that prints
+  // messages may be one that never reads that part of the file.
+  char line[1024];
+  std::size_t used = 0;
+  append(line, used, sizeof line, "shardops: the input file '");
+  append(line, used, sizeof line, file);
+  append(line, used, sizeof line, "' was cut short by another program while the job read it");
+  append_outcome(line, used, sizeof line);
+  static_cast<void>(::write(STDERR_FILENO, line, used));
+  ::_exit(static_cast<int>(ErrorKind::IO));
 }
 
 extern "C" void on_stop_signal(int sig) {
@@ -99,6 +159,11 @@ void install_stop_handlers(bool print_messages) {
   for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
     if (::sigaction(sig, &action, nullptr) != 0) throw InternalError("sigaction failed");
   }
+  struct sigaction bus {};
+  bus.sa_sigaction = on_bus_error;
+  sigemptyset(&bus.sa_mask);
+  bus.sa_flags = SA_SIGINFO;
+  if (::sigaction(SIGBUS, &bus, nullptr) != 0) throw InternalError("sigaction failed");
 }
 
 CleanupPath::CleanupPath(const std::string& path) {
@@ -159,6 +224,42 @@ CleanupTruncate& CleanupTruncate::operator=(CleanupTruncate&& other) noexcept {
 void CleanupTruncate::reset() noexcept {
   if (slot_ < 0) return;
   g_cuts[static_cast<std::size_t>(slot_)].fd.store(-1);
+  slot_ = -1;
+}
+
+MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string& file) {
+  char* name = ::strdup(file.c_str());
+  if (name == nullptr) throw InternalError("out of memory registering " + file);
+  for (int i = 0; i < kRanges; ++i) {
+    Range& range = g_ranges[static_cast<std::size_t>(i)];
+    char* expected = nullptr;
+    // Claim the slot first, then set the addresses, then name it: a handler never reads a
+    // half-set range.
+    if (range.file.compare_exchange_strong(expected, kClaimed)) {
+      range.begin.store(reinterpret_cast<std::uintptr_t>(begin));
+      range.end.store(reinterpret_cast<std::uintptr_t>(begin) + bytes);
+      range.file.store(name);
+      slot_ = i;
+      return;
+    }
+  }
+  std::free(name);
+  throw InternalError("more than " + std::to_string(kRanges) + " input files mapped at once");
+}
+
+MappedRange::MappedRange(MappedRange&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
+
+MappedRange& MappedRange::operator=(MappedRange&& other) noexcept {
+  if (this != &other) {
+    reset();
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+void MappedRange::reset() noexcept {
+  if (slot_ < 0) return;
+  std::free(g_ranges[static_cast<std::size_t>(slot_)].file.exchange(nullptr));
   slot_ = -1;
 }
 

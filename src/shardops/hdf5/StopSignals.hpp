@@ -13,7 +13,13 @@
 /// held back: the commit runs to its end and the signal is acted on right after it (the
 /// message then says that the outputs were written). What SIGKILL leaves behind is
 /// cleaned up by the next job that writes the same file (OutputTransaction).
+///
+/// The same handlers catch SIGBUS in an input file's pages mapped into the process
+/// (MappedRange): the file was cut short by another program while the job read it.
+/// The job cleans up as for a stop signal, says which file, and exits 3 (an I/O
+/// failure). A SIGBUS anywhere else keeps its default action.
 
+#include <cstddef>
 #include <string>
 
 namespace shardops::io {
@@ -57,6 +63,24 @@ class CleanupTruncate {
   CleanupTruncate(const CleanupTruncate&) = delete;
   CleanupTruncate& operator=(const CleanupTruncate&) = delete;
   /// Stops watching the file.
+  void reset() noexcept;
+
+ private:
+  int slot_ = -1;
+};
+
+/// \brief While it lives, a SIGBUS at an address in [\p begin, \p begin + \p bytes) is
+/// reported as \p file having been cut short (the file comment says what happens).
+class MappedRange {
+ public:
+  MappedRange() = default;
+  /// \throws InternalError if too many ranges are registered at once.
+  MappedRange(const void* begin, std::size_t bytes, const std::string& file);
+  ~MappedRange() { reset(); }
+  MappedRange(MappedRange&& other) noexcept;
+  MappedRange& operator=(MappedRange&& other) noexcept;
+  MappedRange(const MappedRange&) = delete;
+  MappedRange& operator=(const MappedRange&) = delete;
   void reset() noexcept;
 
  private:

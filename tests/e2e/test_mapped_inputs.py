@@ -1,0 +1,245 @@
+"""Inputs mapped into the ranks instead of copied (src/shardops/hdf5/detail/MappedRows.hpp).
+
+The command line maps a contiguous input dataset's pages where it can and reads it with
+HDF5 where it cannot. Both ways must give the same bytes: every dtype, files with a user
+block, datasets at odd offsets, other byte orders, chunked, compact and external storage,
+row selections, and blocks of every rank count. SHARDOPS_MAP_INPUTS=all maps every dataset
+that can be (the default only those of 1 MiB or more), =0 none. Each case checks in
+/proc/PID/maps of the paused ranks that the input is mapped exactly where it should be, so
+a case cannot pass with the mapping quietly off. A job must never write its input file,
+and an input cut short while mapped ends the job with exit 3 and a message naming the file,
+nothing committed, nothing left behind.
+"""
+
+import hashlib
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_common as e2e  # noqa: E402
+from test_output_safety import Job, leftovers, make_existing  # noqa: E402
+
+ROWS, COLS = 37, 5  # uneven blocks at every rank count
+
+
+def values(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dt.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    if dt.kind == "f":
+        return rng.standard_normal(shape).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def write_params(path, dtype, storage):
+    """/params [ROWS, COLS] of dtype stored as storage says, and beside it, in idx.h5 (so that
+    the maps of path show the params alone), /idx = every row in order. Returns (the params
+    as NumPy holds them, whether the rows may be mapped)."""
+    params = values(dtype, (ROWS, COLS), seed=len(dtype) * 7 + len(storage))
+    kw, file_kw, mappable = {}, {}, True
+    if storage == "userblock":
+        file_kw["userblock_size"] = 512
+    elif storage == "big_endian":
+        kw["dtype"] = params.dtype.newbyteorder(">")
+        mappable = params.dtype.itemsize == 1  # one byte has no byte order
+    elif storage == "chunked":
+        kw["chunks"] = (4, COLS)
+        mappable = False
+    elif storage == "compact":
+        mappable = False
+    elif storage == "external":
+        kw["external"] = [(path + ".raw", 0, params.nbytes)]  # absolute: relative ones follow the cwd
+        mappable = False
+    with e2e.h5py.File(path, "w", **file_kw) as f:
+        if storage == "odd_offset":
+            f.create_dataset("pad", data=np.zeros(3, np.uint8))  # the next data starts at an odd byte
+        if storage == "compact":
+            space = e2e.h5py.h5s.create_simple(params.shape)
+            dcpl = e2e.h5py.h5p.create(e2e.h5py.h5p.DATASET_CREATE)
+            dcpl.set_layout(e2e.h5py.h5d.COMPACT)
+            tid = e2e.h5py.h5t.py_create(params.dtype, logical=True)
+            e2e.h5py.h5d.create(f.id, b"params", tid, space, dcpl=dcpl).write(
+                e2e.h5py.h5s.ALL, e2e.h5py.h5s.ALL, np.ascontiguousarray(params))
+        else:
+            f.create_dataset("params", data=params, **kw)
+        if storage == "odd_offset":
+            offset = f["params"].id.get_offset()
+            mappable = offset is not None and offset % min(params.dtype.itemsize, 16) == 0
+    e2e.write_h5(os.path.join(os.path.dirname(path), "idx.h5"),
+                 {"/idx": np.arange(ROWS, dtype=np.int64).reshape(ROWS, 1)}, mode="w")
+    return params, mappable
+
+
+def rows_of_ranks(n, np_):
+    """Each rank's rows in the balanced layout (route/RowLayout.cpp)."""
+    return [n // np_ + (1 if r < n % np_ else 0) for r in range(np_)]
+
+
+def ranks_mapping(job, path, np_):
+    """Which paused ranks have path mapped (their /proc/PID/maps)."""
+    found = []
+    for pid in job.ranks()[:np_]:
+        try:
+            with open("/proc/%d/maps" % pid) as f:
+                found.append(any(line.rstrip().endswith(path) for line in f))
+        except OSError:
+            found.append(False)
+    return found
+
+
+def run_paused(t, sh, argv, env, check_maps):
+    """Runs argv with every rank paused at its validate phase (after the reads) while
+    check_maps(job) looks at them; returns the result."""
+    job = Job(sh, argv, sh.np, env=dict(env, SHARDOPS_TEST_PAUSE="validate:0.3"))
+    if job.wait_for("test pause at validate", count=sh.np):
+        check_maps(job)
+    else:
+        t.suite.check(False, "the job never reached its validate phase")
+    t0 = time.monotonic()
+    rc = job.finish(timeout=sh.timeout)
+    return job.result(rc, time.monotonic() - t0)
+
+
+def one_case(t, sh, dtype, storage, selection="", mode="all"):
+    inp = os.path.join(t.d, "in.h5")
+    params, mappable = write_params(inp, dtype, storage)
+    before = digest(inp)
+    out = os.path.join(t.d, "out.h5")
+    if os.path.exists(out):
+        os.remove(out)
+    rows = params
+    if selection:
+        rows = eval("params" + selection, {"params": params})  # the test's own constant strings only
+    argv = ["gather-nd", "--params", e2e.ref(inp, "/params") + selection,
+            "--indices", e2e.ref(os.path.join(t.d, "idx.h5"), "/idx") + ("[:%d]" % len(rows) if selection else ""),
+            "--out", e2e.ref(out, "/g"), "-q"]
+    # A rank maps its own block of rows: nothing when it has none.
+    expect = sorted(mappable and mode != "0" and n > 0 for n in rows_of_ranks(len(rows), sh.np))
+    what = "%s %s%s (SHARDOPS_MAP_INPUTS=%s)" % (dtype, storage, selection, mode)
+
+    def check_maps(job):
+        mapped = sorted(ranks_mapping(job, inp, sh.np))
+        t.suite.check(mapped == expect, "%s: ranks mapping the input %s, expected %s" % (what, mapped, expect))
+
+    r = run_paused(t, sh, argv, {"SHARDOPS_MAP_INPUTS": mode}, check_maps)
+    e2e.expect_success(t.suite, r, what)
+    e2e.same_array(t.suite, what, e2e.read_h5(out, "/g"), rows, r)
+    t.suite.check(digest(inp) == before, "%s: the job changed its input file" % what, r)
+
+
+def every_dtype(t, sh):
+    for dtype in e2e.ALL_DTYPES:
+        if e2e.has_kernel("gather-nd", dtype):
+            one_case(t, sh, dtype, "contiguous")
+
+
+def storages(t, sh):
+    for storage in ["userblock", "odd_offset", "big_endian", "chunked", "compact", "external"]:
+        for dtype in ["float32", "complex128", "int8"]:
+            one_case(t, sh, dtype, storage)
+
+
+def selections(t, sh):
+    for selection in ["[3:-2]", "[5:6]", "[11:]"]:
+        one_case(t, sh, "float64", "contiguous", selection)
+
+
+def switched_off(t, sh):
+    one_case(t, sh, "float32", "contiguous", mode="0")
+
+
+def default_size(t, sh):
+    """The default maps a 1 MiB dataset, not a small one."""
+    inp = os.path.join(t.d, "in.h5")
+    big = values("float32", (65536, 4), seed=5)  # exactly 1 MiB
+    e2e.write_h5(inp, {"/big": big, "/small": big[:100], "/idx": np.arange(100, dtype=np.int32).reshape(100, 1)},
+                 mode="w")
+    for name, expect in [("/big", True), ("/small", False)]:
+        out = os.path.join(t.d, "out%s.h5" % name[1:])
+        argv = ["gather-nd", "--params", e2e.ref(inp, name), "--indices", e2e.ref(inp, "/idx"),
+                "--out", e2e.ref(out, "/g"), "-q"]
+
+        def check_maps(job, name=name, expect=expect):
+            mapped = ranks_mapping(job, inp, sh.np)
+            t.suite.check(any(mapped) == expect, "%s: ranks mapping the input %s" % (name, mapped))
+
+        r = run_paused(t, sh, argv, {}, check_maps)
+        e2e.expect_success(t.suite, r, name)
+        e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), big[:100], r)
+
+
+def written_tensor_stays_private(t, sh):
+    """tensor-scatter-update's output starts as its mapped input: the input file must not change."""
+    inp = os.path.join(t.d, "in.h5")
+    base = values("float32", (4096, 64), seed=9)  # 1 MiB
+    idx = np.array([[0], [4095], [17], [2048]], dtype=np.int64)
+    upd = values("float32", (4, 64), seed=10)
+    e2e.write_h5(inp, {"/base": base, "/idx": idx, "/upd": upd}, mode="w")
+    before = digest(inp)
+    expected = base.copy()
+    expected[idx[:, 0]] = upd
+    out = os.path.join(t.d, "out.h5")
+    r = sh.run(["tensor-scatter-update", "--tensor", e2e.ref(inp, "/base"), "--indices", e2e.ref(inp, "/idx"),
+                "--updates", e2e.ref(inp, "/upd"), "--out", e2e.ref(out, "/u"), "-q"])
+    e2e.expect_success(t.suite, r)
+    e2e.same_array(t.suite, "/u", e2e.read_h5(out, "/u"), expected, r)
+    t.suite.check(digest(inp) == before, "the job changed its input file", r)
+
+
+def input_cut_short(t, sh):
+    """Another program truncates a mapped input while the job runs: exit 3, the file named,
+    the existing target as it was, nothing left behind."""
+    inp = os.path.join(t.d, "in.h5")
+    params = values("float32", (65536, 8), seed=3)  # 2 MiB
+    e2e.write_h5(inp, {"/params": params, "/idx": np.arange(65536, dtype=np.int64)[::-1].reshape(65536, 1)},
+                 mode="w")
+    out = os.path.join(t.d, "target.h5")
+    before = make_existing(out)
+    job = Job(sh, ["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"),
+                   "--out", e2e.ref(out, "/g"), "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "validate:1"})
+    t.suite.require(job.wait_for("test pause at validate", count=sh.np), "the job never reached its validate phase")
+    mapped = ranks_mapping(job, inp, sh.np)
+    os.truncate(inp, 4096)
+    t0 = time.monotonic()
+    rc = job.finish(timeout=30)
+    r = job.result(rc, time.monotonic() - t0)
+    t.suite.require(mapped == [True] * sh.np, "ranks mapping the input: %s" % mapped, r)
+    t.suite.require(rc is not None, "the job did not end", r)
+    t.suite.check(rc == 3 or "exit code 3" in r.stderr, "exit %s, expected 3" % rc, r)
+    t.suite.check("the input file '%s' was cut short by another program" % inp in r.stderr,
+                  "no message names the input file", r)
+    t.suite.check("nothing was committed" in r.stderr, "the message does not say nothing was committed", r)
+    t.suite.check(e2e.file_state(out) == before, "the target changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def main():
+    args = e2e.parse_args(__doc__.splitlines()[0], 3)
+    sh = e2e.Shardops(args)
+    suite = e2e.Suite("e2e mapped inputs np=%d" % args.np, args)
+    e2e.run_cases(suite, args, sh, "mapped", [
+        ("every_dtype", every_dtype),
+        ("storages", storages),
+        ("selections", selections),
+        ("switched_off", switched_off),
+        ("default_size", default_size),
+        ("written_tensor_stays_private", written_tensor_stays_private),
+        ("input_cut_short", input_cut_short),
+    ])
+    return suite.finish(sh)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -207,6 +207,22 @@ bool write_all(int fd, const void* data, std::size_t n, long long at) {
   return true;
 }
 
+bool write_all_then_sync(int fd, const void* data, std::size_t n, long long at) {
+  constexpr std::size_t kSlice = std::size_t(8) << 20;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t now = std::min(kSlice, n - done);
+    if (!write_all(fd, p + done, now, at + static_cast<long long>(done))) return false;
+#ifdef SYNC_FILE_RANGE_WRITE
+    // Only starts the writes: a file system without it writes at the fsync instead.
+    static_cast<void>(::sync_file_range(fd, static_cast<off_t>(at + static_cast<long long>(done)),
+                                        static_cast<off_t>(now), SYNC_FILE_RANGE_WRITE));
+#endif
+    done += now;
+  }
+  return true;
+}
+
 void sync_dir_of(const std::string& path) noexcept {
   static_cast<void>(sync_path(parent_dir(path), O_RDONLY | O_DIRECTORY));
 }

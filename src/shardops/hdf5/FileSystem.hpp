@@ -60,6 +60,12 @@ std::vector<std::string> leftovers_of(const std::string& target, const std::stri
 /// false with errno set (EIO for a write of 0 bytes) if it cannot.
 bool write_all(int fd, const void* data, std::size_t n, long long at);
 
+/// \brief write_all() for bytes that are fsynced next: the disk writes of each few MiB
+/// start as soon as they are written (sync_file_range), while the rest is still being
+/// copied, so the fsync has little left to wait for. Errors of those writes are the
+/// fsync's to report, as before.
+bool write_all_then_sync(int fd, const void* data, std::size_t n, long long at);
+
 /// fsyncs the directory holding \p path (a new or removed name in it reaches the disk);
 /// never throws.
 void sync_dir_of(const std::string& path) noexcept;

@@ -518,7 +518,9 @@ void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long lon
     const std::int64_t round = std::max<std::int64_t>(1, static_cast<std::int64_t>(max_transfer_bytes()) / row_bytes);
     for (std::int64_t done = 0; done < rows;) {
       const std::int64_t now = std::min(round, rows - done);
-      if (!write_all(fd, data + done * row_bytes, static_cast<std::size_t>(now * row_bytes), at + done * row_bytes))
+      const auto piece = static_cast<std::size_t>(now * row_bytes);
+      if (!(options_.durable ? write_all_then_sync : write_all)(fd, data + done * row_bytes, piece,
+                                                                at + done * row_bytes))
         throw IOError(what + ": writing its rows into '" + file + "' failed: " + std::strerror(errno) +
                       "; nothing was committed");
       done += now;

@@ -63,7 +63,9 @@ long long mappable_offset(hid_t dataset, hid_t mem_type) {
   return static_cast<long long>(at);
 }
 
-std::optional<Tensor> map_file_rows(const std::string& file, long long offset, DType dtype, const Shape& shape) {
+namespace {
+
+std::optional<Tensor> try_mapping(const std::string& file, long long offset, DType dtype, const Shape& shape) {
   const auto bytes = static_cast<long long>(shape.num_elements()) * static_cast<long long>(dtype_size(dtype));
   // Elements at their own alignment (up to 16 bytes: complex128); the kernels move rows in
   // words that every row address aligns to (core/Dispatch.hpp word_selector).
@@ -96,6 +98,18 @@ std::optional<Tensor> map_file_rows(const std::string& file, long long offset, D
   std::shared_ptr<unsigned char> owner(static_cast<unsigned char*>(p),
                                        [length, guard](unsigned char* q) { ::munmap(q, length); });
   return Tensor::adopt_host(dtype, shape, std::move(owner), static_cast<unsigned char*>(p) + (offset - start));
+}
+
+}  // namespace
+
+std::optional<Tensor> map_file_rows(const std::string& file, long long offset, DType dtype, const Shape& shape) {
+  // Never throws: the ranks agree on the outcome right after, and a rank that threw would
+  // leave the others waiting in that agreement.
+  try {
+    return try_mapping(file, offset, dtype, shape);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace shardops::io::detail

@@ -34,7 +34,7 @@ long long mappable_offset(hid_t dataset, hid_t mem_type);
 
 /// \brief A host tensor of \p dtype x \p shape over bytes [\p offset, \p offset + its
 /// nbytes) of \p file, mapped copy-on-write; nothing when the file comment's conditions
-/// are not met or the OS refuses. Not collective.
+/// are not met or the OS refuses (never throws). Not collective.
 std::optional<Tensor> map_file_rows(const std::string& file, long long offset, DType dtype, const Shape& shape);
 
 }  // namespace shardops::io::detail

@@ -205,28 +205,28 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
   TypeHandle mem_type;
   void* buffer = nullptr;
+  // Whether to try mapping depends on the dataset's shape and dtype alone (the same on every
+  // rank); whether it can be done is agreed below.
+  const bool try_mapping =
+      options.map_file && host_memory && shape.rank() > 0 &&
+      shape.num_elements() * static_cast<std::int64_t>(dtype_size(d.info.dtype)) >= options.map_from_bytes;
   long long mappable_at = -1;
   run_agreed(comm, [&] {
     chosen = choose_layout(comm, shape, layout, what);
     mem_type = memory_type(d.info.dtype);
-    // The same answer on every rank: it depends on the dataset alone.
-    const bool large =
-        shape.num_elements() * static_cast<std::int64_t>(dtype_size(d.info.dtype)) >= options.map_from_bytes;
-    if (options.map_file && host_memory && shape.rank() > 0 && large) {
-      mappable_at = detail::mappable_offset(d.dataset.get(), mem_type.get());
-    }
+    if (try_mapping) mappable_at = detail::mappable_offset(d.dataset.get(), mem_type.get());
   });
-  if (mappable_at >= 0) {
+  if (try_mapping) {
     const std::int64_t rows = chosen.count(rank);
     const std::size_t row_bytes = static_cast<std::size_t>(shape.product_from(1)) * dtype_size(d.info.dtype);
     std::optional<Tensor> mapped;
-    if (rows > 0) {
+    if (mappable_at >= 0 && rows > 0) {
       mapped = detail::map_file_rows(ref.file,
                                      mappable_at + (d.first + chosen.offset(rank)) * static_cast<long long>(row_bytes),
                                      d.info.dtype, shape.with_dim0(rows));
     }
     // Every rank maps or none does: the read below is collective.
-    if (comm.min(rows == 0 || mapped ? 1 : 0) == 1) {
+    if (comm.min(mappable_at >= 0 && (rows == 0 || mapped) ? 1 : 0) == 1) {
       note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
       return DistTensor(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
     }

@@ -25,6 +25,7 @@ bool local_file_system(long type) {
     case 0x9123683EUL:  // btrfs
     case 0x01021994UL:  // tmpfs
     case 0xF2F52010UL:  // f2fs
+    case 0x794C7630UL:  // overlayfs (containers), over one of these
       return true;
     default: return false;
   }

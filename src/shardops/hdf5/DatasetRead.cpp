@@ -13,6 +13,7 @@
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
 #include "shardops/hdf5/RowTransfer.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
 #include "shardops/hdf5/detail/MappedRows.hpp"
 
@@ -214,7 +215,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   run_agreed(comm, [&] {
     chosen = choose_layout(comm, shape, layout, what);
     mem_type = memory_type(d.info.dtype);
-    if (try_mapping) mappable_at = detail::mappable_offset(d.dataset.get(), mem_type.get());
+    if (try_mapping) mappable_at = raw_extent(d.dataset.get(), mem_type.get()).offset;
   });
   if (try_mapping) {
     const std::int64_t rows = chosen.count(rank);

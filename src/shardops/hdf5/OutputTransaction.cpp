@@ -100,19 +100,6 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 
 namespace {
 
-// Where a contiguous dataset's data lies in its file: {offset, bytes}, or offset -1 for
-// chunked, compact and unallocated datasets (which have no one place).
-struct Extent {
-  long long offset = -1;
-  long long bytes = 0;
-};
-Extent contiguous_extent(hid_t dataset) {
-  const haddr_t at = H5Dget_offset(dataset);
-  hdf5_error_detail();  // clear the stack H5Dget_offset leaves when there is no offset
-  if (at == HADDR_UNDEF) return {};
-  return {static_cast<long long>(at), static_cast<long long>(H5Dget_storage_size(dataset))};
-}
-
 DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
                              const StorageOptions& storage, const std::string& what, bool allocate_now = false) {
   create_parent_groups(file, path, what);
@@ -539,14 +526,8 @@ bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_
   // write per rank, see write_all). The same answer on every rank.
   if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return false;
   if (tensor.shape().num_elements() == 0 || (!tensor.is_scalar() && tensor.shape().dim(0) <= 0)) return false;
-  Extent extent;
-  run_agreed(comm_, [&] {
-    if (f.reserve_fd < 0) return;
-    const TypeHandle type(check_id(H5Dget_type(dataset), what + ": cannot read the datatype"));
-    if (check_value(H5Tequal(mem_type, type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
-    extent = contiguous_extent(dataset);
-  });
   // The file's metadata is the same on every rank; a rank without a descriptor says no.
+  const Extent extent = f.reserve_fd >= 0 ? raw_extent(dataset, mem_type) : Extent{};
   if (comm_.min(extent.offset >= 0 && extent.bytes > 0 ? 1 : 0) == 0) return false;
   write_rows_at(f.reserve_fd, tensor, extent.offset, extent.bytes, f.given, "", what);
   f.data_end = std::max(f.data_end, extent.offset + extent.bytes);

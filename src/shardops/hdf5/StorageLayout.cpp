@@ -1,6 +1,7 @@
 #include "shardops/hdf5/StorageLayout.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "shardops/core/Error.hpp"
@@ -73,6 +74,20 @@ PropListHandle dataset_creation(const StorageOptions& options, const Shape& shap
     check_status(H5Pset_filter(dcpl.get(), kLzfFilter, H5Z_FLAG_OPTIONAL, 0, nullptr), failure);
   }
   return dcpl;
+}
+
+Extent contiguous_extent(hid_t dataset) {
+  const haddr_t at = H5Dget_offset(dataset);
+  hdf5_error_detail();  // clear the stack H5Dget_offset leaves when there is no offset
+  if (at == HADDR_UNDEF || at > static_cast<haddr_t>(std::numeric_limits<long long>::max())) return {};
+  return {static_cast<long long>(at), static_cast<long long>(H5Dget_storage_size(dataset))};
+}
+
+Extent raw_extent(hid_t dataset, hid_t mem_type) {
+  const TypeHandle type(H5Dget_type(dataset));
+  const bool same = type.valid() && H5Tequal(type.get(), mem_type) > 0;
+  hdf5_error_detail();  // clear the stack of a failed call
+  return same ? contiguous_extent(dataset) : Extent{};
 }
 
 }  // namespace shardops::io

@@ -1,7 +1,9 @@
 #pragma once
 /// \file
-/// \brief How an output dataset is stored: contiguous (the default), or chunked with
-/// h5py's filters (gzip, LZF, shuffle), which parallel HDF5 writes collectively.
+/// \brief How a dataset is stored: an output's options, contiguous (the default) or
+/// chunked with h5py's filters (gzip, LZF, shuffle), which parallel HDF5 writes
+/// collectively; and where a contiguous dataset's bytes lie in its file, for the paths
+/// that move them without HDF5 (pwrite of outputs, mapping of inputs).
 
 #include <hdf5.h>
 
@@ -38,5 +40,21 @@ void parse_compression(const std::string& text, StorageOptions& options);
 /// \throws InvalidArgument naming \p what if a filter is not available (LZF without
 /// h5py's plugin: Debian's hdf5-plugin-lzf).
 PropListHandle dataset_creation(const StorageOptions& options, const Shape& shape, hid_t type, const std::string& what);
+
+/// Where a dataset's data lies in its file: \p bytes from \p offset, or offset -1 when
+/// there is no one place (chunked, compact, external, not yet allocated).
+struct Extent {
+  long long offset = -1;
+  long long bytes = 0;
+};
+
+/// \brief The Extent of \p dataset (HDF5's own address: a user block is counted in).
+/// Never throws; leaves no error on HDF5's stack.
+Extent contiguous_extent(hid_t dataset);
+
+/// \brief contiguous_extent() of a dataset whose bytes are exactly \p mem_type's
+/// elements (the same type, byte order and layout), which can then be moved without
+/// HDF5; offset -1 otherwise. Never throws.
+Extent raw_extent(hid_t dataset, hid_t mem_type);
 
 }  // namespace shardops::io

@@ -7,10 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <memory>
 
-#include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/StopSignals.hpp"
 
 namespace shardops::io::detail {
@@ -44,27 +42,6 @@ struct Descriptor {
     if (fd >= 0) ::close(fd);
   }
 };
-
-}  // namespace
-
-long long mappable_offset(hid_t dataset, hid_t mem_type) {
-  const PropListHandle dcpl(H5Dget_create_plist(dataset));
-  if (!dcpl.valid() || H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || H5Pget_external_count(dcpl.get()) != 0) {
-    hdf5_error_detail();  // clears the stack
-    return -1;
-  }
-  const TypeHandle type(H5Dget_type(dataset));
-  if (!type.valid() || H5Tequal(type.get(), mem_type) <= 0) {
-    hdf5_error_detail();
-    return -1;
-  }
-  const haddr_t at = H5Dget_offset(dataset);
-  hdf5_error_detail();  // clears the stack H5Dget_offset leaves when there is no offset
-  if (at == HADDR_UNDEF || at > static_cast<haddr_t>(LLONG_MAX)) return -1;
-  return static_cast<long long>(at);
-}
-
-namespace {
 
 std::optional<Tensor> try_mapping(const std::string& file, long long offset, DType dtype, const Shape& shape) {
   const auto bytes = static_cast<long long>(shape.num_elements()) * static_cast<long long>(dtype_size(dtype));

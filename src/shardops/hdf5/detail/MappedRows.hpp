@@ -7,19 +7,17 @@
 /// read or written; copying them into a tensor means fresh pages, each of which the OS
 /// zeroes and faults in first, and on many machines that costs more than the copy
 /// itself. Mapping the pages instead (private, copy-on-write: the tensor can still be
-/// written, and the file never is) makes them the tensor's memory at the cost of one
-/// cheap fault per group of pages.
+/// written, and the file never is) makes them the tensor's memory, all mapped in one
+/// call.
 ///
-/// Where this is not done (the caller then reads with HDF5): network and parallel file
-/// systems (their page caches and readahead differ; MPI-IO is tuned for them), datasets
-/// that are chunked, external, not yet allocated or stored in another byte order or
-/// type, blocks whose elements are not at their own alignment in the file, and files
-/// shorter than the dataset claims (HDF5 reports those).
+/// The caller maps only datasets whose bytes are their elements as held in memory, in one
+/// place in the file (io::raw_extent). Where this is not done either (the caller then
+/// reads with HDF5): network and parallel file systems (their page caches and readahead
+/// differ; MPI-IO is tuned for them), blocks whose elements are not at their own
+/// alignment in the file, and files shorter than the dataset claims (HDF5 reports those).
 ///
 /// A file cut short by another program while it is mapped raises SIGBUS on the next
 /// access of a page past its new end; StopSignals reports it (MappedRange).
-
-#include <hdf5.h>
 
 #include <optional>
 #include <string>
@@ -27,10 +25,6 @@
 #include "shardops/core/Tensor.hpp"
 
 namespace shardops::io::detail {
-
-/// The file offset of \p dataset's first element when its elements can be mapped as
-/// \p mem_type (see the file comment); -1 when they cannot. Not collective.
-long long mappable_offset(hid_t dataset, hid_t mem_type);
 
 /// \brief A host tensor of \p dtype x \p shape over bytes [\p offset, \p offset + its
 /// nbytes) of \p file, mapped copy-on-write; nothing when the file comment's conditions

@@ -166,37 +166,25 @@ void install_stop_handlers(bool print_messages) {
   if (::sigaction(SIGBUS, &bus, nullptr) != 0) throw InternalError("sigaction failed");
 }
 
-CleanupPath::CleanupPath(const std::string& path) {
+namespace {
+
+// What each table's slot is given back with (a registration's end).
+void release_path(int slot) { std::free(g_paths[static_cast<std::size_t>(slot)].exchange(nullptr)); }
+void release_cut(int slot) { g_cuts[static_cast<std::size_t>(slot)].fd.store(-1); }
+void release_range(int slot) { std::free(g_ranges[static_cast<std::size_t>(slot)].file.exchange(nullptr)); }
+
+int claim_path(const std::string& path) {
   char* copy = ::strdup(path.c_str());
   if (copy == nullptr) throw InternalError("out of memory registering " + path);
   for (int i = 0; i < kSlots; ++i) {
     char* expected = nullptr;
-    if (g_paths[static_cast<std::size_t>(i)].compare_exchange_strong(expected, copy)) {
-      slot_ = i;
-      return;
-    }
+    if (g_paths[static_cast<std::size_t>(i)].compare_exchange_strong(expected, copy)) return i;
   }
   std::free(copy);
   throw InternalError("more than " + std::to_string(kSlots) + " temporary files at once");
 }
 
-CleanupPath::CleanupPath(CleanupPath&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
-
-CleanupPath& CleanupPath::operator=(CleanupPath&& other) noexcept {
-  if (this != &other) {
-    reset();
-    slot_ = std::exchange(other.slot_, -1);
-  }
-  return *this;
-}
-
-void CleanupPath::reset() noexcept {
-  if (slot_ < 0) return;
-  std::free(g_paths[static_cast<std::size_t>(slot_)].exchange(nullptr));
-  slot_ = -1;
-}
-
-CleanupTruncate::CleanupTruncate(int fd, long long length) {
+int claim_cut(int fd, long long length) {
   for (int i = 0; i < kCuts; ++i) {
     Cut& cut = g_cuts[static_cast<std::size_t>(i)];
     int expected = -1;
@@ -204,30 +192,13 @@ CleanupTruncate::CleanupTruncate(int fd, long long length) {
     if (cut.fd.compare_exchange_strong(expected, -2)) {
       cut.length.store(length);
       cut.fd.store(fd);
-      slot_ = i;
-      return;
+      return i;
     }
   }
   throw InternalError("more than " + std::to_string(kCuts) + " files written in place at once");
 }
 
-CleanupTruncate::CleanupTruncate(CleanupTruncate&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
-
-CleanupTruncate& CleanupTruncate::operator=(CleanupTruncate&& other) noexcept {
-  if (this != &other) {
-    reset();
-    slot_ = std::exchange(other.slot_, -1);
-  }
-  return *this;
-}
-
-void CleanupTruncate::reset() noexcept {
-  if (slot_ < 0) return;
-  g_cuts[static_cast<std::size_t>(slot_)].fd.store(-1);
-  slot_ = -1;
-}
-
-MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string& file) {
+int claim_range(const void* begin, std::size_t bytes, const std::string& file) {
   char* name = ::strdup(file.c_str());
   if (name == nullptr) throw InternalError("out of memory registering " + file);
   for (int i = 0; i < kRanges; ++i) {
@@ -239,29 +210,39 @@ MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string
       range.begin.store(reinterpret_cast<std::uintptr_t>(begin));
       range.end.store(reinterpret_cast<std::uintptr_t>(begin) + bytes);
       range.file.store(name);
-      slot_ = i;
-      return;
+      return i;
     }
   }
   std::free(name);
   throw InternalError("more than " + std::to_string(kRanges) + " input files mapped at once");
 }
 
-MappedRange::MappedRange(MappedRange&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
+}  // namespace
 
-MappedRange& MappedRange::operator=(MappedRange&& other) noexcept {
+SignalSlot::SignalSlot(SignalSlot&& other) noexcept
+    : slot_(std::exchange(other.slot_, -1)), release_(std::exchange(other.release_, nullptr)) {}
+
+SignalSlot& SignalSlot::operator=(SignalSlot&& other) noexcept {
   if (this != &other) {
     reset();
     slot_ = std::exchange(other.slot_, -1);
+    release_ = std::exchange(other.release_, nullptr);
   }
   return *this;
 }
 
-void MappedRange::reset() noexcept {
-  if (slot_ < 0) return;
-  std::free(g_ranges[static_cast<std::size_t>(slot_)].file.exchange(nullptr));
+void SignalSlot::reset() noexcept {
+  if (slot_ >= 0) release_(slot_);
   slot_ = -1;
+  release_ = nullptr;
 }
+
+CleanupPath::CleanupPath(const std::string& path) : SignalSlot(claim_path(path), release_path) {}
+
+CleanupTruncate::CleanupTruncate(int fd, long long length) : SignalSlot(claim_cut(fd, length), release_cut) {}
+
+MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string& file)
+    : SignalSlot(claim_range(begin, bytes, file), release_range) {}
 
 CommitWindow::CommitWindow() {
   g_committed.store(false);

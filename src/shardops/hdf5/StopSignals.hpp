@@ -33,58 +33,50 @@ constexpr int stop_exit_code(int signal) { return 128 + signal; }
 /// prints the one line (rank 0 of the job).
 void install_stop_handlers(bool print_messages);
 
-/// \brief While it lives, \p path is removed if the process is stopped by a signal.
-class CleanupPath {
+/// \brief A slot in one of the tables the handlers read, given back when this goes (or
+/// on reset()). Movable, not copyable. The base of the three registrations below, each of
+/// which throws InternalError when its table is full.
+class SignalSlot {
  public:
-  CleanupPath() = default;
-  explicit CleanupPath(const std::string& path);
-  ~CleanupPath() { reset(); }
-  CleanupPath(CleanupPath&& other) noexcept;
-  CleanupPath& operator=(CleanupPath&& other) noexcept;
-  CleanupPath(const CleanupPath&) = delete;
-  CleanupPath& operator=(const CleanupPath&) = delete;
-  /// Stops watching the path (does not remove it).
+  SignalSlot() = default;
+  ~SignalSlot() { reset(); }
+  SignalSlot(SignalSlot&& other) noexcept;
+  SignalSlot& operator=(SignalSlot&& other) noexcept;
+  SignalSlot(const SignalSlot&) = delete;
+  SignalSlot& operator=(const SignalSlot&) = delete;
+  /// Stops watching (does nothing else: removes, cuts or unmaps nothing).
   void reset() noexcept;
+
+ protected:
+  SignalSlot(int slot, void (*release)(int)) noexcept : slot_(slot), release_(release) {}
 
  private:
   int slot_ = -1;
+  void (*release_)(int) = nullptr;
+};
+
+/// \brief While it lives, \p path is removed if the process is stopped by a signal.
+class CleanupPath : public SignalSlot {
+ public:
+  CleanupPath() = default;
+  explicit CleanupPath(const std::string& path);
 };
 
 /// \brief While it lives, the open file \p fd is cut back to \p length bytes if the
 /// process is stopped by a signal (before the paths are removed): an existing target
 /// that this rank wrote past its end, before the commit. The caller keeps \p fd open.
-class CleanupTruncate {
+class CleanupTruncate : public SignalSlot {
  public:
   CleanupTruncate() = default;
   CleanupTruncate(int fd, long long length);
-  ~CleanupTruncate() { reset(); }
-  CleanupTruncate(CleanupTruncate&& other) noexcept;
-  CleanupTruncate& operator=(CleanupTruncate&& other) noexcept;
-  CleanupTruncate(const CleanupTruncate&) = delete;
-  CleanupTruncate& operator=(const CleanupTruncate&) = delete;
-  /// Stops watching the file.
-  void reset() noexcept;
-
- private:
-  int slot_ = -1;
 };
 
 /// \brief While it lives, a SIGBUS at an address in [\p begin, \p begin + \p bytes) is
 /// reported as \p file having been cut short (the file comment says what happens).
-class MappedRange {
+class MappedRange : public SignalSlot {
  public:
   MappedRange() = default;
-  /// \throws InternalError if too many ranges are registered at once.
   MappedRange(const void* begin, std::size_t bytes, const std::string& file);
-  ~MappedRange() { reset(); }
-  MappedRange(MappedRange&& other) noexcept;
-  MappedRange& operator=(MappedRange&& other) noexcept;
-  MappedRange(const MappedRange&) = delete;
-  MappedRange& operator=(const MappedRange&) = delete;
-  void reset() noexcept;
-
- private:
-  int slot_ = -1;
 };
 
 /// \brief The commit: while one lives, a stop signal waits until it ends. At its end a

@@ -30,7 +30,8 @@ std::int64_t global_bytes(const Comm& comm, const DistTensor& t) {
 // (io::ReadOptions says why a job that reads, runs one op and exits may).
 // SHARDOPS_MAP_INPUTS=0 copies every dataset, =all maps every one that can be.
 io::ReadOptions input_reading() {
-  const std::string map = std::getenv("SHARDOPS_MAP_INPUTS") ? std::getenv("SHARDOPS_MAP_INPUTS") : "";
+  const char* setting = std::getenv("SHARDOPS_MAP_INPUTS");
+  const std::string map = setting != nullptr ? setting : "";
   io::ReadOptions options;
   options.map_file = map != "0";
   if (map == "all") options.map_from_bytes = 0;

@@ -1,3 +1,5 @@
+#include <Kokkos_Core.hpp>
+
 #include <pybind11/stl.h>
 
 #include "Bindings.hpp"
@@ -8,6 +10,20 @@
 
 namespace shardops::python {
 namespace {
+
+// How long the last op's library call took on this thread, without the conversions and
+// the agreements around it: what python_bench compares the whole Python call with.
+thread_local double t_last_op_seconds = 0;
+
+/// \p f(), the library's op, timed into t_last_op_seconds.
+template <class F>
+auto library_call(F&& f) {
+  Kokkos::Timer timer;
+  auto result = f();
+  Kokkos::fence();
+  t_last_op_seconds = timer.seconds();
+  return result;
+}
 
 OpOptions options_for(const std::string& bad_indices) {
   OpOptions options;
@@ -34,7 +50,7 @@ py::object single_output(const Call& call, Local&& local, Dist&& dist) {
   Tensor out;
   {
     py::gil_scoped_release release;
-    out = call.comm() ? dist().local() : local();
+    out = call.comm() ? dist().local() : library_call(local);
   }
   return call.inputs().to_numpy(out);
 }
@@ -66,8 +82,9 @@ py::object dynamic_partition_py(const py::object& data, const py::object& partit
   {
     py::gil_scoped_release release;
     const std::vector<DistTensor> d = call.comm() ? call.dist_inputs() : std::vector<DistTensor>{};
-    outs = call.comm() ? locals_of(dynamic_partition(*call.comm(), d[0], d[1], num_partitions))
-                       : dynamic_partition(t[0], t[1], num_partitions);
+    outs = call.comm()
+               ? locals_of(library_call([&] { return dynamic_partition(*call.comm(), d[0], d[1], num_partitions); }))
+               : library_call([&] { return dynamic_partition(t[0], t[1], num_partitions); });
   }
   return arrays_of(call, outs);
 }
@@ -88,8 +105,8 @@ py::object dynamic_stitch_py(const py::sequence& indices, const py::sequence& da
       [&] {
         const std::vector<DistTensor> d = call.dist_inputs();
         const auto split = d.begin() + static_cast<std::ptrdiff_t>(m);
-        return dynamic_stitch(*call.comm(), std::vector<DistTensor>(d.begin(), split),
-                              std::vector<DistTensor>(split, d.end()));
+        const std::vector<DistTensor> idx_d(d.begin(), split), dat_d(split, d.end());
+        return library_call([&] { return dynamic_stitch(*call.comm(), idx_d, dat_d); });
       });
 }
 
@@ -110,7 +127,7 @@ py::object scatter_nd_py(const py::object& indices, const py::object& updates, c
       call, [&] { return scatter_nd(t[0], t[1], dims, options); },
       [&] {
         const std::vector<DistTensor> d = call.dist_inputs();
-        return scatter_nd(*call.comm(), d[0], d[1], dims, options);
+        return library_call([&] { return scatter_nd(*call.comm(), d[0], d[1], dims, options); });
       });
 }
 
@@ -130,7 +147,7 @@ py::object tensor_scatter_py(ScatterOp op, const py::object& tensor, const py::o
       call, [&] { return tensor_scatter(op, t[0], t[1], t[2], options); },
       [&] {
         const std::vector<DistTensor> d = call.dist_inputs();
-        return tensor_scatter(*call.comm(), op, d[0], d[1], d[2], options);
+        return library_call([&] { return tensor_scatter(*call.comm(), op, d[0], d[1], d[2], options); });
       });
 }
 
@@ -149,7 +166,7 @@ py::object gather_nd_py(const py::object& params, const py::object& indices, con
       call, [&] { return gather_nd(t[0], t[1], options); },
       [&] {
         const std::vector<DistTensor> d = call.dist_inputs();
-        return gather_nd(*call.comm(), d[0], d[1], options);
+        return library_call([&] { return gather_nd(*call.comm(), d[0], d[1], options); });
       });
 }
 
@@ -191,6 +208,9 @@ void bind_ops(py::module_& m) {
   }
   // The registry itself, as `shardops --list-ops` prints it.
   m.def("op_registry_json", &op_registry_json);
+  // Seconds the last op call of this thread spent in the library itself (benchmarks).
+  m.def("_last_op_seconds", [] { return t_last_op_seconds; });
+  m.def("_last_op_seconds_reset", [] { t_last_op_seconds = 0; });
 }
 
 }  // namespace shardops::python

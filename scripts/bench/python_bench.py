@@ -8,6 +8,8 @@ same arrays in one process and against the C++ op (shardops_bench: the call over
 
 Times are medians over the repeats (after one warm-up) of the slowest rank's time per call;
 --table alternates the Python and C++ runs --rounds times and keeps each one's fastest round.
+It also prints each call on NumPy's arrays split, in the same process, into the library's
+op (shardops._shardops._last_op_seconds()) and what the binding adds around it.
 Each rank makes the same global arrays (one seed) and passes its balanced block. --peers
 (rank 0, R = 1) also times NumPy and PyTorch here and TensorFlow in $SHARDOPS_TF_VENV (the
 same formulations as run_all.sh's one-process peers).
@@ -82,9 +84,33 @@ def timed(fn, repeats, comm=None):
     return statistics.median(ts)
 
 
-def shardops_times(repeats, align=False):
+def timed_against_library(fn, repeats, comm, library_seconds):
+    """timed() of a shardops call, and of the library call inside it (library_seconds(): what
+    the last call spent in the C++ op, without the conversions and agreements around it),
+    each the slowest rank's: returns the median call and the median of each call's
+    (call - library), the time the binding adds. The output is freed after the clock
+    stops (timed() counts it in the call, as shardops_bench does)."""
+    fn()
+    calls, added = [], []
+    for _ in range(repeats):
+        if comm is not None:
+            comm.Barrier()
+        t = time.perf_counter()
+        result = fn()
+        t = time.perf_counter() - t
+        lib = library_seconds()
+        del result  # after the clock: freeing the output is in neither time
+        if comm is not None:
+            t, lib = comm.allreduce(t, op=MPI_MAX), comm.allreduce(lib, op=MPI_MAX)
+        calls.append(t)
+        added.append(t - lib)
+    return statistics.median(calls), statistics.median(added)
+
+
+def shardops_times(repeats, align=False, overhead=None):
     """align: the inputs copied to 64-byte-aligned arrays first (shardops.aligned), as the
-    C++ op's buffers are; else NumPy's own arrays (16-byte-aligned)."""
+    C++ op's buffers are; else NumPy's own arrays (16-byte-aligned). overhead: a dict that
+    gets, per workload, the median time a call spends outside the library's op."""
     import shardops
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
@@ -108,7 +134,12 @@ def shardops_times(repeats, align=False):
         "w4": lambda: shardops.dynamic_partition(b, pt, P, comm=c),
         "w5": lambda: shardops.dynamic_stitch(pi, pd, comm=c),
     }
-    return {w: timed(f, repeats, comm) for w, f in calls.items()}
+    if overhead is None:
+        return {w: timed(f, repeats, comm) for w, f in calls.items()}
+    out = {}
+    for w, f in calls.items():
+        out[w], overhead[w] = timed_against_library(f, repeats, comm, shardops._shardops._last_op_seconds)
+    return out
 
 
 def peer_times(repeats):
@@ -233,7 +264,7 @@ def mpirun(np_, args, env=None):
 def table(build, repeats, rounds):
     """Python and the C++ op alternate, rounds times; each keeps its fastest round (the machine
     is shared: the least-disturbed round is the closest to the op's own time)."""
-    rows = {1: {"python": {}, "python_aligned": {}, "cpp": {}}, 2: {"python": {}, "python_aligned": {}, "cpp": {}}}
+    rows = {np_: {"python": {}, "python_aligned": {}, "cpp": {}, "split": {}} for np_ in (1, 2)}
     keep = lambda into, times: into.update({w: min(t, into.get(w, t)) for w, t in times.items()})
     with tempfile.TemporaryDirectory() as d:
         for r in range(rounds):
@@ -249,6 +280,10 @@ def table(build, repeats, rounds):
                     got = json.load(f)
                 keep(rows[np_]["python"], got["python"])
                 keep(rows[np_]["python_aligned"], got["python_aligned"])
+                # The call and what the binding added to it, from the round of the fastest call.
+                for w, t in got["python"].items():
+                    if w not in rows[np_]["split"] or t < rows[np_]["split"][w][0]:
+                        rows[np_]["split"][w] = (t, got["overhead"][w])
                 if "peers" in got:
                     rows[np_]["peers"] = got["peers"]
                 with open(cpp) as f:
@@ -275,6 +310,18 @@ def table(build, repeats, rounds):
         a1, a2 = rows[1]["python_aligned"][w], rows[2]["python_aligned"][w]
         print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
             name, p1 * 1e3, a1 * 1e3, c1 * 1e3, p2 * 1e3, a2 * 1e3, c2 * 1e3, peer, speed))
+    print("\nThe Python call against the library call inside it, in the same process (NumPy's arrays; the"
+          " round of the fastest call):\n")
+    print("| workload | 1 rank: call (ms) | in the library | added by the binding | 2 ranks: call (ms) |"
+          " in the library | added by the binding |")
+    print("|---|---|---|---|---|---|---|")
+    for w, name in NAMES.items():
+        cells = []
+        for np_ in (1, 2):
+            t, added = rows[np_]["split"][w]
+            cells.append("%.1f | %.1f | %.2f ms (%.1f%%)" % (t * 1e3, (t - added) * 1e3, added * 1e3,
+                                                          100 * added / (t - added)))
+        print("| %s | %s |" % (name, " | ".join(cells)))
     print("\nAll peers (ms, one process, one thread): " + "; ".join(
         "%s: %s" % (w, ", ".join("%s %.1f" % (n, t * 1e3) for n, t in sorted(v.items())))
         for w, v in sorted(peers.items())))
@@ -306,7 +353,9 @@ def main():
     if a.table:
         table(os.path.abspath(a.build), a.repeats, a.rounds)
         return
-    result = {"python": shardops_times(a.repeats), "python_aligned": shardops_times(a.repeats, align=True)}
+    overhead = {}
+    result = {"python": shardops_times(a.repeats, overhead=overhead),
+              "python_aligned": shardops_times(a.repeats, align=True), "overhead": overhead}
     from mpi4py import MPI
     if MPI.COMM_WORLD.Get_rank() == 0:
         if a.peers:

@@ -4,6 +4,8 @@ ragged row blocks; the input forms (S, U and object strings, strided, big-endian
 read-only, lists); inputs never written, outputs never aliasing them; a bad input on one
 rank raising on all."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,29 @@ def test_scalars_in_row_blocks():
                                        comm=comm)
     same(got, np.int16(5) if rank == 0 else np.zeros((0,), np.int16))
     same(stitched, np.array([1, 2, 5], np.float32)[slice(*shardops.row_block(3, comm))])
+
+
+def test_library_time_is_part_of_the_call(comm):
+    """_last_op_seconds (python_bench's split of a call into the library's op and what the
+    binding adds) is set by every op family, and is never more than the whole call."""
+    start, stop = shardops.row_block(1 << 16, comm) if comm is not None else (0, 1 << 16)
+    params = np.ones((stop - start, 8), np.float32)
+    idx = np.zeros((stop - start, 1), np.int64)
+    parts = np.zeros(stop - start, np.int32)
+    calls = [lambda: shardops.gather_nd(params, idx, comm=comm),
+             lambda: shardops.scatter_nd(idx, params, (4, 8), comm=comm),
+             lambda: shardops.tensor_scatter_nd_add(params, idx, params, comm=comm),
+             lambda: shardops.dynamic_partition(params, parts, 2, comm=comm),
+             lambda: shardops.dynamic_stitch([np.arange(start, stop, dtype=np.int32)], [params], comm=comm)]
+    seen = []
+    for call in calls:
+        shardops._shardops._last_op_seconds_reset()
+        t = time.perf_counter()
+        call()
+        t = time.perf_counter() - t
+        seen.append((shardops._shardops._last_op_seconds(), t))
+    for library, whole in seen:
+        assert 0 < library <= whole, seen
 
 
 def test_bad_input_on_one_rank_raises_on_all():

@@ -4,6 +4,11 @@
 
 namespace shardops::python {
 
+std::mutex& LibraryTurn::mutex() {
+  static std::mutex m;
+  return m;
+}
+
 std::vector<DistTensor> Call::dist_inputs() const {
   const std::vector<Tensor>& tensors = inputs_.tensors();
   std::vector<std::int64_t> mine;  // every non-scalar input's dims, back to back

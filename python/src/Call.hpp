@@ -5,6 +5,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,24 @@
 #include "shardops/route/DistTensor.hpp"
 
 namespace shardops::python {
+
+/// \brief Held by a call from Python for as long as it runs: calls from several Python
+/// threads take turns in the library. Kokkos' execution spaces take one caller at a time,
+/// and parallel HDF5 (Debian's) is built without HDF5's thread-safe option: two threads
+/// inside it at once crash the process. Waited for without the GIL, so that the thread
+/// holding it can always take the GIL back.
+class LibraryTurn {
+ public:
+  LibraryTurn() : lock_(mutex(), std::try_to_lock) {
+    if (lock_.owns_lock()) return;
+    py::gil_scoped_release release;
+    lock_.lock();
+  }
+
+ private:
+  static std::mutex& mutex();
+  std::unique_lock<std::mutex> lock_;
+};
 
 class Call {
  public:
@@ -54,6 +73,7 @@ class Call {
   std::vector<DistTensor> dist_inputs() const;
 
  private:
+  LibraryTurn turn_;  ///< first: taken before anything else, given back last
   std::optional<Comm> comm_;
   CallInputs inputs_;
 };

@@ -13,6 +13,7 @@ other ranks get an empty array).
 import atexit
 import inspect
 import json
+import operator
 
 import numpy as _np
 
@@ -33,6 +34,69 @@ def op_registry():
     attributes and the dtypes TensorFlow has kernels for), as ``shardops --list-ops``
     prints it: a list of dicts."""
     return json.loads(json.dumps(_REGISTRY))
+
+
+# The inputs of one dtype (TensorFlow's type attr T): the rest are indices or partition ids.
+_VALUE_ROLES = ("data", "tensor", "params", "updates")
+_INT32 = _np.iinfo(_np.int32)
+
+
+def _python_value(value):
+    """Whether ``value`` is a plain Python value (a number, a list or tuple of them), not an
+    array or a NumPy scalar: TensorFlow picks such a value's dtype itself."""
+    return not isinstance(value, (_np.ndarray, _np.generic)) and not hasattr(value, "__array__")
+
+
+def _tf_default(value, index):
+    """``value`` as TensorFlow converts a Python value of no given dtype: integers to int32
+    (int64 when one does not fit), floats to float32; bools, complex numbers and strings as
+    NumPy makes them. An empty index list is int32 (a rank's empty block of indices)."""
+    a = _np.asarray(value)
+    if a.dtype.kind in "iu" and a.size and (a.min() < _INT32.min or a.max() > _INT32.max):
+        return a.astype(_np.int64)
+    if index and a.size == 0:
+        return a.astype(_np.int32)
+    return a.astype({"i": _np.int32, "u": _np.int32, "f": _np.float32}.get(a.dtype.kind, a.dtype))
+
+
+def _to_dtype(value, dtype):
+    """A Python value as an array of ``dtype`` (the op's dtype, set by an earlier input), as
+    TensorFlow converts it; a value that would change is left in NumPy's dtype (which is
+    then the op's dtype error)."""
+    a = _np.asarray(value)
+    if a.dtype.kind in "SUO" or dtype.kind in "SUO" or dtype == a.dtype:
+        return a
+    with _np.errstate(all="ignore"):
+        converted = a.astype(dtype)
+        kept = (a.dtype.kind != "c" or dtype.kind == "c") and bool(
+            _np.all((converted == a) | ((converted != converted) & (a != a))))
+    return converted if kept else a
+
+
+def _convert_python_values(spec, values):
+    """TensorFlow's conversion of the op's inputs that are plain Python values, in the op's
+    input order: the first of the value inputs (data, tensor, params, updates) sets the dtype
+    the later ones are converted to; a Python value that comes first takes TensorFlow's default
+    dtype; indices and partition ids become int32 (int64 where one does not fit). Arrays are
+    never converted: a mismatch among them is the op's error, as in TensorFlow. Nothing here
+    raises: a value NumPy cannot take is left to the extension, whose conversion errors every
+    rank of a distributed call agrees on (raising here, on one rank, would leave the others
+    waiting in the call)."""
+    dtype = None
+    for i in spec["inputs"]:
+        name, value_role = i["name"], i["role"] in _VALUE_ROLES
+        items = values[name] if i["list"] else [values[name]]
+        out = []
+        for v in items:
+            if _python_value(v):
+                try:
+                    v = _to_dtype(v, dtype) if value_role and dtype is not None else _tf_default(v, not value_role)
+                except Exception:  # noqa: B902 - the extension reports it, on every rank
+                    pass
+            if value_role and dtype is None and isinstance(v, (_np.ndarray, _np.generic)):
+                dtype = v.dtype
+            out.append(v)
+        values[name] = out if i["list"] else out[0]
 
 
 def _make_op(spec):
@@ -57,7 +121,11 @@ def _make_op(spec):
         for name in lists:
             values[name] = list(values[name])
         for name in ints:
-            values[name] = int(values[name])
+            try:  # an int or what stands for one (NumPy's integers), never a float
+                values[name] = operator.index(values[name])
+            except TypeError:
+                raise TypeError("Expected int for argument '%s' not %r." % (name, values[name])) from None
+        _convert_python_values(spec, values)
         return run(*[values[p.name] for p in params])
 
     op.__name__ = op.__qualname__ = spec["python"]

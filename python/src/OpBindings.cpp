@@ -56,11 +56,18 @@ py::object single_output(const Call& call, Local&& local, Dist&& dist) {
 }
 
 std::vector<std::int64_t> shape_argument(const py::handle& shape) {
+  const auto refused = [&] {
+    return InvalidArgument("shape: expected a sequence of ints, got " + py::repr(shape).cast<std::string>());
+  };
+  py::array a;
   try {
-    return py::module_::import("numpy").attr("asarray")(shape).attr("tolist")().cast<std::vector<std::int64_t>>();
-  } catch (const std::exception& e) {
-    throw InvalidArgument(std::string("shape: expected a sequence of ints (") + e.what() + ")");
+    a = py::module_::import("numpy").attr("asarray")(shape);
+  } catch (const py::error_already_set&) {
+    throw refused();
   }
+  const char kind = a.dtype().kind();
+  if (a.ndim() != 1 || (a.size() > 0 && kind != 'i' && kind != 'u')) throw refused();
+  return a.attr("astype")("int64").attr("tolist")().cast<std::vector<std::int64_t>>();
 }
 
 std::string join(const std::vector<std::int64_t>& values) {

@@ -69,7 +69,8 @@ def test_string_input_forms(comm):
 
 
 def test_numeric_input_forms(comm):
-    """Strided, big-endian, read-only and list inputs give the contiguous array's result."""
+    """Strided, big-endian and read-only inputs give the contiguous array's result; a list
+    of Python floats is float32, as TensorFlow converts it."""
     rng = np.random.default_rng(3)
     base = rng.standard_normal((12, 6)).astype(np.float64)
     idx = rng.integers(0, 12, (9, 1)).astype(np.int32)
@@ -85,8 +86,9 @@ def test_numeric_input_forms(comm):
         case.arrays["params"] = params if comm is None else np.asarray(params)
         results.append((split, split.run()[0]))
     expected = base[idx[:, 0]]
-    for split, got in results:
-        same(got, split.expected_block(0, expected))
+    for (split, got), params in zip(results, forms):
+        same(got, split.expected_block(0, expected if isinstance(params, np.ndarray) or comm is not None
+                                             else expected.astype(np.float32)))
 
 
 def test_scalars_on_whole_tensors():
@@ -162,6 +164,42 @@ def test_bad_input_on_one_rank_raises_on_all():
     for e, t in zip(errors, texts):
         assert isinstance(e, shardops.InvalidArgumentError), errors
         assert len(set(t)) == 1, t
+
+
+def test_python_values_take_tensorflows_dtypes():
+    """Lists and Python numbers are converted as TensorFlow converts them: integers to int32,
+    floats to float32, or to the dtype an earlier array input set; a value that would change
+    is left as it is, and the op refuses its dtype."""
+    same(shardops.dynamic_partition([1., 2., 3.], [0, 1, 0], 2)[0], np.array([1., 3.], np.float32))
+    same(shardops.dynamic_stitch([[0, 2], [1]], [[1.0, 2.0], [3.0]]), np.array([1., 3., 2.], np.float32))
+    same(shardops.scatter_nd([[1]], [5], [3]), np.array([0, 5, 0], np.int32))
+    same(shardops.gather_nd([[1, 2], [3, 4]], [[1]]), np.array([[3, 4]], np.int32))
+    same(shardops.gather_nd(np.arange(4.0), [[2 ** 40]], bad_indices="ignore"), np.zeros(1))  # int64 indices
+    same(shardops.tensor_scatter_nd_update(np.zeros(3), [[1]], [7]), np.array([0., 7., 0.]))  # float64, as tensor
+    same(shardops.tensor_scatter_nd_add(np.zeros(3, np.int8), [[2]], [-3]), np.array([0, 0, -3], np.int8))
+    errors = outcomes([lambda: shardops.tensor_scatter_nd_update(np.zeros(3, np.int32), [[1]], [7.5]),
+                       lambda: shardops.scatter_nd([[1]], [1.0], (4.5,))])
+    assert "was expected to be a int32 tensor but is a double tensor" in str(errors[0]), errors
+    assert "shape: expected a sequence of ints, got (4.5,)" in str(errors[1]), errors
+    with pytest.raises(TypeError, match="Expected int for argument 'num_partitions' not 2.5"):
+        shardops.dynamic_partition([1.0], [0], 2.5)
+
+
+def test_python_values_in_row_blocks():
+    """Each rank's block as Python lists (an empty one on a rank without rows); a list NumPy
+    cannot take on one rank only raises on every rank."""
+    comm = shardops_world()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    start, stop = shardops.row_block(5, comm)
+    data = [[float(r), float(r) + 0.5] for r in range(start, stop)]
+    parts = [r % 2 for r in range(start, stop)]
+    got = shardops.dynamic_partition(data, parts, 2, comm=comm)
+    same(got[0], np.array([d for d, p in zip(data, parts) if p == 0], np.float32).reshape(-1, 2))
+    ragged = [[1.0, 2.0], [3.0]] if rank == size - 1 else [[1.0, 2.0]]
+    errors = outcomes([lambda: shardops.gather_nd(ragged, [[0]], comm=comm)])
+    texts = comm.allgather(str(errors[0]))
+    assert isinstance(errors[0], shardops.InvalidArgumentError), errors
+    assert len(set(texts)) == 1 and "not an array" in texts[0], texts
 
 
 def test_bad_indices_policy_is_checked():

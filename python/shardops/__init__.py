@@ -13,7 +13,6 @@ other ranks get an empty array).
 import atexit
 import inspect
 import json
-import operator
 
 import numpy as _np
 
@@ -105,7 +104,6 @@ def _make_op(spec):
     bad_indices_policy, ``bad_indices``."""
     run = getattr(_shardops, spec["python"])
     lists = [i["name"] for i in spec["inputs"] if i["list"]]
-    ints = [a["name"] for a in spec["attrs"] if a["kind"] == "int"]
     P = inspect.Parameter
     params = [P(i["name"], P.POSITIONAL_OR_KEYWORD) for i in spec["inputs"]]
     params += [P(a["name"], P.POSITIONAL_OR_KEYWORD) for a in spec["attrs"]]
@@ -120,11 +118,6 @@ def _make_op(spec):
         values = dict(bound.arguments)
         for name in lists:
             values[name] = list(values[name])
-        for name in ints:
-            try:  # an int or what stands for one (NumPy's integers), never a float
-                values[name] = operator.index(values[name])
-            except TypeError:
-                raise TypeError("Expected int for argument '%s' not %r." % (name, values[name])) from None
         _convert_python_values(spec, values)
         return run(*[values[p.name] for p in params])
 

@@ -76,12 +76,24 @@ std::string join(const std::vector<std::int64_t>& values) {
   return s;
 }
 
-py::object dynamic_partition_py(const py::object& data, const py::object& partitions, std::int64_t num_partitions,
-                                const py::object& comm) {
+/// An int attribute: an int or what stands for one (operator.index: NumPy's integers), never a
+/// float, as TensorFlow takes it. Run inside Call::convert, so every rank agrees on a bad one.
+std::int64_t int_attribute(const py::handle& value, const std::string& name) {
+  try {
+    return py::module_::import("operator").attr("index")(value).cast<std::int64_t>();
+  } catch (const std::exception&) {
+    throw InvalidArgument("Expected int for argument '" + name + "' not " + py::repr(value).cast<std::string>() + ".");
+  }
+}
+
+py::object dynamic_partition_py(const py::object& data, const py::object& partitions,
+                                const py::object& num_partitions_value, const py::object& comm) {
   Call call(distributed_comm(comm));
+  std::int64_t num_partitions = 0;
   call.convert([&](CallInputs& in) {
     in.add(data, "data");
     in.add(partitions, "partitions");
+    num_partitions = int_attribute(num_partitions_value, "num_partitions");
     in.note("num_partitions=" + std::to_string(num_partitions));
   });
   const auto& t = call.inputs().tensors();

@@ -181,13 +181,14 @@ def test_python_values_take_tensorflows_dtypes():
                        lambda: shardops.scatter_nd([[1]], [1.0], (4.5,))])
     assert "was expected to be a int32 tensor but is a double tensor" in str(errors[0]), errors
     assert "shape: expected a sequence of ints, got (4.5,)" in str(errors[1]), errors
-    with pytest.raises(TypeError, match="Expected int for argument 'num_partitions' not 2.5"):
+    with pytest.raises(shardops.InvalidArgumentError, match="Expected int for argument 'num_partitions' not 2.5"):
         shardops.dynamic_partition([1.0], [0], 2.5)
+    same(shardops.dynamic_partition([1.0], [0], np.int16(1))[0], np.array([1.0], np.float32))
 
 
 def test_python_values_in_row_blocks():
-    """Each rank's block as Python lists (an empty one on a rank without rows); a list NumPy
-    cannot take on one rank only raises on every rank."""
+    """Each rank's block as Python lists; a list NumPy cannot take, or a float for an int
+    attribute, on one rank only raises on every rank."""
     comm = shardops_world()
     rank, size = comm.Get_rank(), comm.Get_size()
     start, stop = shardops.row_block(5, comm)
@@ -196,10 +197,13 @@ def test_python_values_in_row_blocks():
     got = shardops.dynamic_partition(data, parts, 2, comm=comm)
     same(got[0], np.array([d for d, p in zip(data, parts) if p == 0], np.float32).reshape(-1, 2))
     ragged = [[1.0, 2.0], [3.0]] if rank == size - 1 else [[1.0, 2.0]]
-    errors = outcomes([lambda: shardops.gather_nd(ragged, [[0]], comm=comm)])
-    texts = comm.allgather(str(errors[0]))
-    assert isinstance(errors[0], shardops.InvalidArgumentError), errors
-    assert len(set(texts)) == 1 and "not an array" in texts[0], texts
+    count = 2.5 if rank == size - 1 else 2
+    errors = outcomes([lambda: shardops.gather_nd(ragged, [[0]], comm=comm),
+                       lambda: shardops.dynamic_partition(data, parts, count, comm=comm)])
+    for e, expected in zip(errors, ["not an array", "Expected int for argument 'num_partitions' not 2.5"]):
+        texts = comm.allgather(str(e))
+        assert isinstance(e, shardops.InvalidArgumentError), errors
+        assert len(set(texts)) == 1 and expected in texts[0], texts
 
 
 def test_bad_indices_policy_is_checked():

@@ -111,7 +111,10 @@ KOKKOS_INLINE_FUNCTION typename FloatBits<F>::Bits maybe_not_plain(F r) {
   if (D == Denormals::Keep) return static_cast<Bits>(r != r);
   // One comparison of |r|, false for NaN (no branches, so the row's loop vectorises).
   const F magnitude = kx::bit_cast<F>(static_cast<Bits>(kx::bit_cast<Bits>(r) & static_cast<Bits>(~B::sign)));
-  return static_cast<Bits>(!(magnitude >= kx::bit_cast<F>(B::plain_floor)));
+  // A copy of plain_floor: bit_cast takes a reference, and binding one to the static member
+  // itself would need its definition in device code (nvcc: undefined in device code).
+  const Bits floor = B::plain_floor;
+  return static_cast<Bits>(!(magnitude >= kx::bit_cast<F>(floor)));
 }
 
 /// The plain IEEE operations, for rows that need no rules (maybe_not_plain).

@@ -49,12 +49,16 @@ def _python_value(value):
 def _tf_default(value, index):
     """``value`` as TensorFlow converts a Python value of no given dtype: integers to int32
     (int64 when one does not fit), floats to float32; bools, complex numbers and strings as
-    NumPy makes them. An empty index list is int32 (a rank's empty block of indices)."""
+    NumPy makes them. An empty index list is int32 (a rank's empty block of indices). A list
+    of NumPy floats (arrays or scalars) keeps their dtype, as TensorFlow keeps it; its
+    integers still become int32 where they fit, as TensorFlow makes them."""
     a = _np.asarray(value)
     if a.dtype.kind in "iu" and a.size and (a.min() < _INT32.min or a.max() > _INT32.max):
         return a.astype(_np.int64)
     if index and a.size == 0:
         return a.astype(_np.int32)
+    if isinstance(value, (list, tuple)) and any(isinstance(x, (_np.ndarray, _np.generic)) for x in value):
+        return a.astype(_np.int32) if a.dtype.kind in "iu" else a
     return a.astype({"i": _np.int32, "u": _np.int32, "f": _np.float32}.get(a.dtype.kind, a.dtype))
 
 

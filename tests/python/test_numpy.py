@@ -177,6 +177,9 @@ def test_python_values_take_tensorflows_dtypes():
     same(shardops.gather_nd(np.arange(4.0), [[2 ** 40]], bad_indices="ignore"), np.zeros(1))  # int64 indices
     same(shardops.tensor_scatter_nd_update(np.zeros(3), [[1]], [7]), np.array([0., 7., 0.]))  # float64, as tensor
     same(shardops.tensor_scatter_nd_add(np.zeros(3, np.int8), [[2]], [-3]), np.array([0, 0, -3], np.int8))
+    # Lists of NumPy values, as TensorFlow converts them: floats keep their dtype, ints are int32.
+    same(shardops.gather_nd([np.arange(2.0), np.arange(2.0, 4.0)], [[1]]), np.array([[2.0, 3.0]]))
+    same(shardops.gather_nd([np.arange(2), np.arange(2, 4)], [[1]]), np.array([[2, 3]], np.int32))
     errors = outcomes([lambda: shardops.tensor_scatter_nd_update(np.zeros(3, np.int32), [[1]], [7.5]),
                        lambda: shardops.scatter_nd([[1]], [1.0], (4.5,))])
     assert "was expected to be a int32 tensor but is a double tensor" in str(errors[0]), errors

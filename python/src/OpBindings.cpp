@@ -43,14 +43,19 @@ std::vector<Tensor> locals_of(const std::vector<DistTensor>& tensors) {
   return out;
 }
 
-/// The op's output: \p local() on whole tensors, else \p dist() on this rank's blocks,
-/// without the GIL.
+/// The op's output: \p local() on whole tensors, else \p dist(blocks) on this rank's blocks
+/// of the inputs (Call::dist_inputs), without the GIL; the op alone is timed (library_call).
 template <class Local, class Dist>
 py::object single_output(const Call& call, Local&& local, Dist&& dist) {
   Tensor out;
   {
     py::gil_scoped_release release;
-    out = call.comm() ? dist().local() : library_call(local);
+    if (call.comm()) {
+      const std::vector<DistTensor> blocks = call.dist_inputs();
+      out = library_call([&] { return dist(blocks); }).local();
+    } else {
+      out = library_call(local);
+    }
   }
   return call.inputs().to_numpy(out);
 }
@@ -121,11 +126,10 @@ py::object dynamic_stitch_py(const py::sequence& indices, const py::sequence& da
   const std::vector<Tensor> dat(t.begin() + static_cast<std::ptrdiff_t>(m), t.end());
   return single_output(
       call, [&] { return dynamic_stitch(idx, dat); },
-      [&] {
-        const std::vector<DistTensor> d = call.dist_inputs();
+      [&](const std::vector<DistTensor>& d) {
         const auto split = d.begin() + static_cast<std::ptrdiff_t>(m);
-        const std::vector<DistTensor> idx_d(d.begin(), split), dat_d(split, d.end());
-        return library_call([&] { return dynamic_stitch(*call.comm(), idx_d, dat_d); });
+        return dynamic_stitch(*call.comm(), std::vector<DistTensor>(d.begin(), split),
+                              std::vector<DistTensor>(split, d.end()));
       });
 }
 
@@ -144,10 +148,7 @@ py::object scatter_nd_py(const py::object& indices, const py::object& updates, c
   const auto& t = call.inputs().tensors();
   return single_output(
       call, [&] { return scatter_nd(t[0], t[1], dims, options); },
-      [&] {
-        const std::vector<DistTensor> d = call.dist_inputs();
-        return library_call([&] { return scatter_nd(*call.comm(), d[0], d[1], dims, options); });
-      });
+      [&](const std::vector<DistTensor>& d) { return scatter_nd(*call.comm(), d[0], d[1], dims, options); });
 }
 
 py::object tensor_scatter_py(ScatterOp op, const py::object& tensor, const py::object& indices,
@@ -164,10 +165,7 @@ py::object tensor_scatter_py(ScatterOp op, const py::object& tensor, const py::o
   const auto& t = call.inputs().tensors();
   return single_output(
       call, [&] { return tensor_scatter(op, t[0], t[1], t[2], options); },
-      [&] {
-        const std::vector<DistTensor> d = call.dist_inputs();
-        return library_call([&] { return tensor_scatter(*call.comm(), op, d[0], d[1], d[2], options); });
-      });
+      [&](const std::vector<DistTensor>& d) { return tensor_scatter(*call.comm(), op, d[0], d[1], d[2], options); });
 }
 
 py::object gather_nd_py(const py::object& params, const py::object& indices, const py::object& comm,
@@ -183,10 +181,7 @@ py::object gather_nd_py(const py::object& params, const py::object& indices, con
   const auto& t = call.inputs().tensors();
   return single_output(
       call, [&] { return gather_nd(t[0], t[1], options); },
-      [&] {
-        const std::vector<DistTensor> d = call.dist_inputs();
-        return library_call([&] { return gather_nd(*call.comm(), d[0], d[1], options); });
-      });
+      [&](const std::vector<DistTensor>& d) { return gather_nd(*call.comm(), d[0], d[1], options); });
 }
 
 }  // namespace

@@ -71,40 +71,32 @@ def workload_arrays():
     return idx, upd, base, parts, perm_idx, [base[i] for i in perm_idx]
 
 
-def timed(fn, repeats, comm=None):
+def timed(fn, repeats, comm=None, library_seconds=None):
+    """The median over the repeats of the slowest rank's time per call, the freeing of its
+    output included (as shardops_bench counts it). With library_seconds (a shardops call:
+    what the last call spent in the library's op, shardops._shardops._last_op_seconds), also
+    the median of each call's (call - library), the call timed up to its return: the time
+    the binding adds."""
     fn()
-    ts = []
+    whole, added = [], []
     for _ in range(repeats):
         if comm is not None:
             comm.Barrier()
-        t = time.perf_counter()
-        fn()
-        t = time.perf_counter() - t
-        ts.append(comm.allreduce(t, op=MPI_MAX) if comm is not None else t)
-    return statistics.median(ts)
-
-
-def timed_against_library(fn, repeats, comm, library_seconds):
-    """timed() of a shardops call, and of the library call inside it (library_seconds(): what
-    the last call spent in the C++ op, without the conversions and agreements around it),
-    each the slowest rank's: returns the median call and the median of each call's
-    (call - library), the time the binding adds. The output is freed after the clock
-    stops (timed() counts it in the call, as shardops_bench does)."""
-    fn()
-    calls, added = [], []
-    for _ in range(repeats):
-        if comm is not None:
-            comm.Barrier()
-        t = time.perf_counter()
+        t0 = time.perf_counter()
         result = fn()
-        t = time.perf_counter() - t
-        lib = library_seconds()
-        del result  # after the clock: freeing the output is in neither time
+        t1 = time.perf_counter()
+        del result
+        t2 = time.perf_counter()
+        lib = library_seconds() if library_seconds else 0.0
         if comm is not None:
-            t, lib = comm.allreduce(t, op=MPI_MAX), comm.allreduce(lib, op=MPI_MAX)
-        calls.append(t)
-        added.append(t - lib)
-    return statistics.median(calls), statistics.median(added)
+            t2, t1, lib = (comm.allreduce(x, op=MPI_MAX) for x in (t2 - t0, t1 - t0, lib))
+        else:
+            t2, t1 = t2 - t0, t1 - t0
+        whole.append(t2)
+        added.append(t1 - lib)
+    if library_seconds is None:
+        return statistics.median(whole)
+    return statistics.median(whole), statistics.median(added)
 
 
 def shardops_times(repeats, align=False, overhead=None):
@@ -138,7 +130,7 @@ def shardops_times(repeats, align=False, overhead=None):
         return {w: timed(f, repeats, comm) for w, f in calls.items()}
     out = {}
     for w, f in calls.items():
-        out[w], overhead[w] = timed_against_library(f, repeats, comm, shardops._shardops._last_op_seconds)
+        out[w], overhead[w] = timed(f, repeats, comm, shardops._shardops._last_op_seconds)
     return out
 
 
@@ -310,17 +302,15 @@ def table(build, repeats, rounds):
         a1, a2 = rows[1]["python_aligned"][w], rows[2]["python_aligned"][w]
         print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
             name, p1 * 1e3, a1 * 1e3, c1 * 1e3, p2 * 1e3, a2 * 1e3, c2 * 1e3, peer, speed))
-    print("\nThe Python call against the library call inside it, in the same process (NumPy's arrays; the"
-          " round of the fastest call):\n")
-    print("| workload | 1 rank: call (ms) | in the library | added by the binding | 2 ranks: call (ms) |"
-          " in the library | added by the binding |")
-    print("|---|---|---|---|---|---|---|")
+    print("\nWhat the binding adds to a Python call (NumPy's arrays, in the same process, the round of the"
+          " fastest call): the call up to its return less the library's op inside it:\n")
+    print("| workload | 1 rank: call (ms) | added by the binding | 2 ranks: call (ms) | added by the binding |")
+    print("|---|---|---|---|---|")
     for w, name in NAMES.items():
         cells = []
         for np_ in (1, 2):
             t, added = rows[np_]["split"][w]
-            cells.append("%.1f | %.1f | %.2f ms (%.1f%%)" % (t * 1e3, (t - added) * 1e3, added * 1e3,
-                                                          100 * added / (t - added)))
+            cells.append("%.1f | %.2f ms (%.1f%%)" % (t * 1e3, added * 1e3, 100 * added / t))
         print("| %s | %s |" % (name, " | ".join(cells)))
     print("\nAll peers (ms, one process, one thread): " + "; ".join(
         "%s: %s" % (w, ", ".join("%s %.1f" % (n, t * 1e3) for n, t in sorted(v.items())))

@@ -207,6 +207,22 @@ void pack_slot_range(const ExecSpace& space, const std::int64_t* row_of_slot, co
       });
 }
 
+// The send-buffer position of each of the n local rows, from the row of each position.
+Kokkos::View<std::int64_t*, MemSpace> slots_of_rows(std::int64_t n,
+                                                    const Kokkos::View<std::int64_t*, MemSpace>& row_of_slot) {
+  const ExecSpace space;
+  const auto slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::ExchangePlan::slot",
+                                                                                  static_cast<std::size_t>(n));
+  const std::int64_t sent = static_cast<std::int64_t>(row_of_slot.extent(0));
+  // Only rows that are not sent keep -1: when every row is sent, the inversion writes them all.
+  if (sent < n) Kokkos::deep_copy(space, slot, std::int64_t(-1));
+  Kokkos::parallel_for(
+      "shardops::ExchangePlan::slot", Kokkos::RangePolicy<ExecSpace>(space, 0, sent),
+      KOKKOS_LAMBDA(const std::int64_t s) { slot(row_of_slot(s)) = s; });
+  space.fence();
+  return slot;
+}
+
 template <class W>
 void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemSpace>& slot, const W* src, W* dst,
                   std::int64_t n, std::int64_t words, std::int64_t lo, std::int64_t hi) {
@@ -234,6 +250,11 @@ void check_exchange_bytes(const Comm& comm, std::size_t bytes) {
 }
 
 }  // namespace
+
+const Kokkos::View<std::int64_t*, MemSpace>& ExchangePlan::slots() const {
+  if (!*slot_) *slot_ = slots_of_rows(num_rows_, row_of_slot_);
+  return **slot_;
+}
 
 void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
   comm_ = comm;
@@ -330,7 +351,7 @@ void ExchangePlan::pack_rows(const ByteView& send, std::int64_t first, const uns
       pack_slot_range(space, row_of_slot_.data(), src, dst, words, 0, lo);
       pack_slot_range(space, row_of_slot_.data(), src, dst + lo * words, words, hi, num_send() - hi);
     } else {
-      pack_words_by_row(space, slot_, first, src, dst, count, words, lo, hi);
+      pack_words_by_row(space, slots(), first, src, dst, count, words, lo, hi);
     }
   });
 }
@@ -352,7 +373,7 @@ void ExchangePlan::unpack_rows(const ByteView& packed, unsigned char* out, std::
   dispatch_word(word_selector(row_bytes, {out}), [&](auto tag) {
     using W = typename decltype(tag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    unpack_words(space, slot_, reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words,
+    unpack_words(space, slots(), reinterpret_cast<const W*>(packed.data()), reinterpret_cast<W*>(out), num_rows_, words,
                  lo, hi);
   });
   space.fence();

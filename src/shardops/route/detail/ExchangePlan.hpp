@@ -54,20 +54,14 @@ class ExchangePlan {
     plan.self_ = comm.rank();
     plan.num_rows_ = n;
     auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan");
-    Kokkos::View<std::int64_t*, MemSpace> slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
-        "shardops::ExchangePlan::slot", static_cast<std::size_t>(n));
-    // The inverse too: pack walks the send buffer in order and reads each slot's row.
+    // The local row in each send-buffer position: pack walks the send buffer in order and
+    // reads each position's row. Its inverse (slots()) is made when a verb first needs it:
+    // routes that only send rows one way never do.
     Kokkos::View<std::int64_t*, MemSpace> row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
         "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
-    // Only rows that are not sent keep -1: when every row is sent, the placement writes them all.
-    if (layout.total < n) Kokkos::deep_copy(space, slot, std::int64_t(-1));
-    auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) {
-      slot(i) = s;
-      row_of_slot(s) = i;
-    };
+    auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { row_of_slot(s) = i; };
     kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");
     space.fence();
-    plan.slot_ = slot;
     plan.row_of_slot_ = row_of_slot;
     auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
     plan.finish(comm, begin.data());
@@ -84,8 +78,9 @@ class ExchangePlan {
   const std::vector<std::int64_t>& send_offsets() const noexcept { return send_offsets_; }
   const std::vector<std::int64_t>& recv_counts() const noexcept { return recv_counts_; }
   const std::vector<std::int64_t>& recv_offsets() const noexcept { return recv_offsets_; }
-  /// Send-buffer position of each local row (-1: not sent).
-  const Kokkos::View<std::int64_t*, MemSpace>& slots() const noexcept { return slot_; }
+  /// Send-buffer position of each local row (-1: not sent), made on the first call (and
+  /// shared by the plan's copies).
+  const Kokkos::View<std::int64_t*, MemSpace>& slots() const;
   /// The local row in each send-buffer position (num_send() of them, MemSpace): each
   /// destination's rows in increasing order.
   const std::int64_t* slot_rows() const noexcept { return row_of_slot_.data(); }
@@ -201,7 +196,9 @@ class ExchangePlan {
   RouteOptions route_options_;
   int nranks_ = 1, self_ = 0;
   std::int64_t num_rows_ = 0;
-  Kokkos::View<std::int64_t*, MemSpace> slot_;
+  /// slots(), once made.
+  std::shared_ptr<std::optional<Kokkos::View<std::int64_t*, MemSpace>>> slot_ =
+      std::make_shared<std::optional<Kokkos::View<std::int64_t*, MemSpace>>>();
   Kokkos::View<std::int64_t*, MemSpace> row_of_slot_;  ///< [num_send()]: the local row in each slot
   std::vector<std::int64_t> send_counts_{0}, send_offsets_{0}, recv_counts_{0}, recv_offsets_{0};
   // The same for remote-only buffers: no self rows (count 0, later ranks shifted down).

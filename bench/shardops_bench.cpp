@@ -4,7 +4,8 @@
 ///
 ///   mpirun -n R shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P]
 ///                              [--repeats 7] [--warmup 2] [--schedule auto|sequential|parallel]
-///                              [--ops w1,w2,w3,w4,w5] [--seed S] [--json FILE]
+///                              [--ops w1,w2,w3,w4,w5] [--seed S] [--inputs library|numpy]
+///                              [--json FILE]
 ///
 /// Per workload it prints: time (max over ranks per repeat, median over repeats after
 /// warm-up), effective bandwidth (each input read once, each output written once: the
@@ -19,7 +20,11 @@
 ///
 /// Inputs are made in memory from a counter-based hash of the global position, so
 /// every rank count sees the same global tensors (float32 rows, int64 scatter/gather
-/// indices, int32 partition ids, balanced row blocks).
+/// indices, int32 partition ids, balanced row blocks). They lie in the library's memory
+/// (64-byte aligned, pages as core/HostMemory.hpp chooses), or with --inputs numpy where
+/// NumPy puts an array's data: from malloc (16-byte aligned) and, from 4 MiB up, advised
+/// to huge pages, so that the C++ op can be timed on inputs laid out as a Python caller's
+/// (scripts/bench/python_bench.py).
 
 #include <mpi.h>
 #if defined(__GLIBC__)
@@ -38,6 +43,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
+#include <new>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -74,12 +81,14 @@ struct Options {
   std::vector<std::string> ops = {"w1", "w2", "w3", "w4", "w5"};
   std::uint64_t seed = 7;
   std::string json;
-  bool help = false;  ///< -h/--help: print the usage and run nothing
+  bool numpy_inputs = false;  ///< --inputs numpy: inputs placed as NumPy places arrays
+  bool help = false;          ///< -h/--help: print the usage and run nothing
 };
 
 constexpr const char* kUsage =
     "usage: shardops_bench [--rows N] [--updates M] [--cols D] [--partitions P] [--repeats R] [--warmup W]"
-    " [--schedule auto|sequential|parallel] [--ops w1,w2,w3,w4,w5] [--seed S] [--json FILE]"
+    " [--schedule auto|sequential|parallel] [--ops w1,w2,w3,w4,w5] [--seed S] [--inputs library|numpy]"
+    " [--json FILE]"
     " [--kokkos-... (to Kokkos)]";
 
 [[noreturn]] void usage(const std::string& problem) { throw std::invalid_argument(problem + "\n" + kUsage); }
@@ -121,7 +130,11 @@ Options parse(int argc, char** argv) {
       o.seed = static_cast<std::uint64_t>(parse_int(a, value(), 0));
     else if (a == "--json")
       o.json = value();
-    else if (a == "--schedule") {
+    else if (a == "--inputs") {
+      const std::string where = value();
+      if (where != "library" && where != "numpy") usage("--inputs must be library or numpy");
+      o.numpy_inputs = where == "numpy";
+    } else if (a == "--schedule") {
       o.schedule_name = value();
       if (o.schedule_name == "auto")
         o.schedule = shardops::Schedule::Auto;
@@ -161,6 +174,28 @@ Tensor float_rows(std::uint64_t seed, Stream s, std::int64_t first, std::int64_t
   for (std::int64_t i = 0; i < count * cols; ++i)
     v[static_cast<std::size_t>(i)] = uniform(bench_hash(seed, s, static_cast<std::uint64_t>(first * cols + i)));
   return Tensor::from_vector(DType::Float32, Shape{count, cols}, v);
+}
+
+/// \brief A copy of \p t where NumPy (1.22 and later) puts an array's data: a malloc'ed
+/// buffer (glibc: 16 bytes past a page boundary for large ones), its whole 2 MiB blocks
+/// advised to huge pages when it is 4 MiB or more (NumPy's default_malloc). The row reads
+/// of the ops cost more on such buffers (a 64-byte row spans two cache lines) and the
+/// huge pages save TLB misses: the C++ op on these is what a Python call on NumPy's
+/// arrays runs, less the binding.
+Tensor placed_as_numpy(const Tensor& t) {
+  const std::size_t n = t.nbytes();
+  auto* p = static_cast<unsigned char*>(std::malloc(n == 0 ? 1 : n));
+  if (p == nullptr) throw std::bad_alloc();
+  std::shared_ptr<unsigned char> owner(p, [](unsigned char* q) { std::free(q); });
+  constexpr std::uintptr_t kPage = 4096, kHuge = std::uintptr_t(2) << 20;
+  if (n >= (std::size_t(4) << 20)) {
+    const std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(p), offset = kPage - begin % kPage;
+    std::uintptr_t length = n - offset;
+    length -= length % kHuge;
+    if (length > 0) madvise(reinterpret_cast<void*>(begin + offset), length, MADV_HUGEPAGE);
+  }
+  std::memcpy(p, t.data(), n);
+  return Tensor::adopt_host(t.dtype(), t.shape(), owner, p);
 }
 
 /// Global index rows [first, first + count) of M uniformly random targets in [0, n).
@@ -546,18 +581,20 @@ std::vector<Workload> make_workloads(Context& ctx) {
     DistTensor indices, updates, base;
   };
   auto sc = std::make_shared<ScatterInputs>();
+  const bool numpy = o.numpy_inputs;
+  auto placed = [numpy](const Tensor& t) { return numpy ? placed_as_numpy(t) : t; };
   auto make_indices = [=]() {
     sc->idx = index_values(o.seed, upd_rows.offset(me), upd_rows.count(me), N);
-    sc->indices =
-        DistTensor(Tensor::from_vector(DType::Int64, Shape{upd_rows.count(me), 1}, sc->idx), Shape{M, 1}, upd_rows, me);
+    sc->indices = DistTensor(placed(Tensor::from_vector(DType::Int64, Shape{upd_rows.count(me), 1}, sc->idx)),
+                             Shape{M, 1}, upd_rows, me);
   };
   auto make_updates = [=]() {
-    sc->updates =
-        DistTensor(float_rows(o.seed, kUpdate, upd_rows.offset(me), upd_rows.count(me), D), Shape{M, D}, upd_rows, me);
+    sc->updates = DistTensor(placed(float_rows(o.seed, kUpdate, upd_rows.offset(me), upd_rows.count(me), D)),
+                             Shape{M, D}, upd_rows, me);
   };
   auto make_base = [=]() {
-    sc->base =
-        DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D}, out_rows, me);
+    sc->base = DistTensor(placed(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D)), Shape{N, D},
+                          out_rows, me);
   };
   auto drop = [=]() { *sc = ScatterInputs(); };
   // Rows sent per owner, times the bytes each routed row carries.
@@ -634,10 +671,10 @@ std::vector<Workload> make_workloads(Context& ctx) {
       auto pi = std::make_shared<PartInputs>();
       auto setup_part = [=]() {
         pi->ids = partition_values(o.seed, out_rows.offset(me), out_rows.count(me), P);
-        pi->data = DistTensor(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D), Shape{N, D},
-                              out_rows, me);
-        pi->parts =
-            DistTensor(Tensor::from_vector(DType::Int32, Shape{out_rows.count(me)}, pi->ids), Shape{N}, out_rows, me);
+        pi->data = DistTensor(placed(float_rows(o.seed, kBase, out_rows.offset(me), out_rows.count(me), D)),
+                              Shape{N, D}, out_rows, me);
+        pi->parts = DistTensor(placed(Tensor::from_vector(DType::Int32, Shape{out_rows.count(me)}, pi->ids)), Shape{N},
+                               out_rows, me);
       };
       auto drop_part = [=]() { *pi = PartInputs(); };
       if (id == "w4") {
@@ -659,8 +696,9 @@ std::vector<Workload> make_workloads(Context& ctx) {
           for (std::int64_t p = 0; p < P; ++p) {
             const auto& v = pos[static_cast<std::size_t>(p)];
             const DistTensor& piece = pi->pieces[static_cast<std::size_t>(p)];
-            pi->positions.emplace_back(Tensor::from_vector(DType::Int32, Shape{static_cast<std::int64_t>(v.size())}, v),
-                                       Shape{piece.shape().dim(0)}, piece.layout(), me);
+            pi->positions.emplace_back(
+                placed(Tensor::from_vector(DType::Int32, Shape{static_cast<std::int64_t>(v.size())}, v)),
+                Shape{piece.shape().dim(0)}, piece.layout(), me);
           }
           pi->data = DistTensor();
           pi->parts = DistTensor();
@@ -693,10 +731,10 @@ std::string fmt(const char* f, double v) {
 void print_table(const std::vector<Result>& rs, const Options& o, int np) {
   std::printf(
       "\nshardops_bench: %d rank(s), N=%lld rows, M=%lld updates, D=%lld float32 cols, P=%lld partitions, "
-      "median of %d after %d warm-up, schedule %s, %s pages\n\n",
+      "median of %d after %d warm-up, schedule %s, %s pages, inputs in %s memory\n\n",
       np, static_cast<long long>(o.rows), static_cast<long long>(o.updates), static_cast<long long>(o.cols),
       static_cast<long long>(o.partitions), o.repeats, o.warmup, o.schedule_name.c_str(),
-      shardops::huge_pages_in_use() ? "huge" : "small");
+      shardops::huge_pages_in_use() ? "huge" : "small", o.numpy_inputs ? "NumPy-like" : "the library's");
   std::printf(
       "| workload | op | time ms | cold ms | cold new MB | zeroing ms | cold / (time + zeroing) | cpu ms | GB/s | "
       "local ms | exchange ms | exchanged MB | memcpy ms | local "

@@ -7,7 +7,10 @@ same arrays in one process and against the C++ op (shardops_bench: the call over
     python3 scripts/bench/python_bench.py --table   # runs R = 1 and 2 and prints docs/python.md's table
 
 Times are medians over the repeats (after one warm-up) of the slowest rank's time per call;
---table alternates the Python and C++ runs --rounds times and keeps each one's fastest round.
+--table alternates the Python and C++ runs --rounds times and gives the median of the rounds;
+the C++ op runs on its default inputs (the library's memory: 64-byte aligned) and on inputs
+placed as NumPy places arrays (`shardops_bench --inputs numpy`: malloc'ed, 16-byte aligned,
+huge pages advised), so that each Python call is compared with the C++ op on the same layout.
 It also prints each call on NumPy's arrays split, in the same process, into the library's
 op (shardops._shardops._last_op_seconds()) and what the binding adds around it.
 Each rank makes the same global arrays (one seed) and passes its balanced block. --peers
@@ -254,10 +257,17 @@ def mpirun(np_, args, env=None):
 
 
 def table(build, repeats, rounds):
-    """Python and the C++ op alternate, rounds times; each keeps its fastest round (the machine
-    is shared: the least-disturbed round is the closest to the op's own time)."""
-    rows = {np_: {"python": {}, "python_aligned": {}, "cpp": {}, "split": {}} for np_ in (1, 2)}
-    keep = lambda into, times: into.update({w: min(t, into.get(w, t)) for w, t in times.items()})
+    """Python and the C++ op alternate, rounds times; each gives the median of its rounds (one
+    process each: a process's memory placement moves its times by several percent, which the
+    rounds average out) with their range. The C++ op runs
+    twice a round: on inputs in the library's memory (as the aligned Python call's) and on
+    inputs placed as NumPy places arrays (shardops_bench --inputs numpy, as the call on
+    NumPy's arrays): the call overhead is each Python call against the C++ op on the same
+    layout."""
+    rows = {np_: {"python": {}, "python_aligned": {}, "cpp": {}, "cpp_numpy": {}, "split": {}} for np_ in (1, 2)}
+    # Every round's time, per workload: the table gives their median and range.
+    keep = lambda into, times: [into.setdefault(w, []).append(t) for w, t in times.items()]
+    bench = os.path.join(build, "bench", "shardops_bench")
     with tempfile.TemporaryDirectory() as d:
         for r in range(rounds):
             for np_ in (1, 2):
@@ -265,9 +275,6 @@ def table(build, repeats, rounds):
                 mpirun(np_, [sys.executable, __file__, "--json", out, "--repeats", str(repeats)] +
                        (["--peers"] if np_ == 1 and r == 0 else []),
                        env={"PYTHONPATH": os.path.join(build, "python")})
-                cpp = os.path.join(d, "cpp%d.json" % np_)
-                mpirun(np_, [os.path.join(build, "bench", "shardops_bench"), "--repeats", str(repeats), "--json",
-                             cpp])
                 with open(out) as f:
                     got = json.load(f)
                 keep(rows[np_]["python"], got["python"])
@@ -278,8 +285,11 @@ def table(build, repeats, rounds):
                         rows[np_]["split"][w] = (t, got["overhead"][w])
                 if "peers" in got:
                     rows[np_]["peers"] = got["peers"]
-                with open(cpp) as f:
-                    keep(rows[np_]["cpp"], {w["id"].lower(): w["time_s"] for w in json.load(f)["workloads"]})
+                for key, inputs in (("cpp", "library"), ("cpp_numpy", "numpy")):
+                    cpp = os.path.join(d, "cpp%d.json" % np_)
+                    mpirun(np_, [bench, "--repeats", str(repeats), "--inputs", inputs, "--json", cpp])
+                    with open(cpp) as f:
+                        keep(rows[np_][key], {w["id"].lower(): w["time_s"] for w in json.load(f)["workloads"]})
         tf_python = os.path.join(os.environ.get("SHARDOPS_TF_VENV", os.path.join(REPO, ".venv-tf")), "bin", "python")
         peers = rows[1].get("peers", {})
         if os.access(tf_python, os.X_OK):
@@ -290,28 +300,46 @@ def table(build, repeats, rounds):
                 for w, v in json.load(f).items():
                     peers.setdefault(w, {}).update(v)
         heat = heat_table(repeats, d)
-    print("| workload | Python 1 rank (ms) | aligned | C++ 1 rank (ms) | Python 2 ranks (ms) | aligned |"
-          " C++ 2 ranks (ms) | best in-process peer (ms) | Python 1 / 2 ranks vs best peer |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for w, name in NAMES.items():
-        best = min(peers.get(w, {}).items(), key=lambda kv: kv[1], default=(None, None))
-        p1, p2 = rows[1]["python"][w], rows[2]["python"][w]
-        c1, c2 = rows[1]["cpp"][w], rows[2]["cpp"][w]
-        peer = "%.1f (%s)" % (best[1] * 1e3, best[0]) if best[0] else "-"
-        speed = "%.2fx / %.2fx" % (best[1] / p1, best[1] / p2) if best[0] else "-"
-        a1, a2 = rows[1]["python_aligned"][w], rows[2]["python_aligned"][w]
-        print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
-            name, p1 * 1e3, a1 * 1e3, c1 * 1e3, p2 * 1e3, a2 * 1e3, c2 * 1e3, peer, speed))
-    print("\nWhat the binding adds to a Python call (NumPy's arrays, in the same process, the round of the"
-          " fastest call): the call up to its return less the library's op inside it:\n")
-    print("| workload | 1 rank: call (ms) | added by the binding | 2 ranks: call (ms) | added by the binding |")
+    print("| workload | Python 1 rank (ms) | Python 2 ranks (ms) | best in-process peer (ms) |"
+          " Python 1 / 2 ranks vs best peer |")
     print("|---|---|---|---|---|")
     for w, name in NAMES.items():
-        cells = []
+        best = min(peers.get(w, {}).items(), key=lambda kv: kv[1], default=(None, None))
+        p1, p2 = statistics.median(rows[1]["python"][w]), statistics.median(rows[2]["python"][w])
+        peer = "%.1f (%s)" % (best[1] * 1e3, best[0]) if best[0] else "-"
+        speed = "%.2fx / %.2fx" % (best[1] / p1, best[1] / p2) if best[0] else "-"
+        print("| %s | %.1f | %.1f | %s | %s |" % (name, p1 * 1e3, p2 * 1e3, peer, speed))
+    print("\nThe Python call against the C++ op (shardops_bench) on inputs laid out alike: NumPy's"
+          " arrays against the C++ op's inputs placed as NumPy places them (--inputs numpy), and"
+          " 64-byte-aligned arrays in the library's memory (shardops.aligned) against its default"
+          " inputs. Each entry is the median of the rounds' times, with the fastest and slowest"
+          " round: the same program on the same inputs moves that much from one process to the"
+          " next. *Added by the binding*: the call on NumPy's arrays up to its return less the"
+          " library's op inside it, in the same process, the round of the fastest call.\n")
+    print("| workload | ranks | Python, NumPy's arrays (ms) | C++, NumPy-like inputs (ms) | Python / C++ |"
+          " Python, aligned (ms) | C++, library inputs (ms) | Python / C++ | added by the binding |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ratios, added_most, spreads = [], [], []
+    med = statistics.median
+    cell = lambda v: "%.1f (%.1f-%.1f)" % (med(v) * 1e3, min(v) * 1e3, max(v) * 1e3)
+    for w, name in NAMES.items():
         for np_ in (1, 2):
-            t, added = rows[np_]["split"][w]
-            cells.append("%.1f | %.2f ms (%.1f%%)" % (t * 1e3, added * 1e3, 100 * added / t))
-        print("| %s | %s |" % (name, " | ".join(cells)))
+            rw = rows[np_]
+            p, cn, a, c = rw["python"][w], rw["cpp_numpy"][w], rw["python_aligned"][w], rw["cpp"][w]
+            t, added = rw["split"][w]
+            ratios += [med(p) / med(cn), med(a) / med(c)]
+            spreads += [max(v) / min(v) for v in (cn, c)]
+            added_most.append((added / t, "%s at %d rank(s)" % (name, np_)))
+            print("| %s | %d | %s | %s | %+.1f%% | %s | %s | %+.1f%% | %.2f ms (%.1f%%) |" % (
+                name, np_, cell(p), cell(cn), 100 * (med(p) / med(cn) - 1), cell(a), cell(c),
+                100 * (med(a) / med(c) - 1), added * 1e3, 100 * added / t))
+    share, at = max(added_most)
+    print("\nThe most the binding adds to a call: %.1f%% (%s); target: the Python call within 5%% of the"
+          " C++ op. Between processes, on like layouts: Python / C++ from %+.1f%% to %+.1f%%, %+.1f%% on"
+          " average over the %d entries, while the C++ op's own rounds spread by up to %.0f%%"
+          " (slowest over fastest)." % (
+              100 * share, at, 100 * (min(ratios) - 1), 100 * (max(ratios) - 1),
+              100 * (statistics.mean(ratios) - 1), len(ratios), 100 * (max(spreads) - 1)))
     print("\nAll peers (ms, one process, one thread): " + "; ".join(
         "%s: %s" % (w, ", ".join("%s %.1f" % (n, t * 1e3) for n, t in sorted(v.items())))
         for w, v in sorted(peers.items())))

@@ -24,6 +24,7 @@
 #include "shardops/core/Progress.hpp"
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/route/Comm.hpp"
+#include "shardops/route/LauncherLink.hpp"
 #include "shardops/route/NodeMemory.hpp"
 
 namespace {
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

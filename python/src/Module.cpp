@@ -2,6 +2,8 @@
 /// \brief shardops._shardops: starts Kokkos, maps shardops' errors to the package's
 /// exception classes (shardops/_errors.py) and binds the ops and I/O.
 
+#include <mpi.h>
+
 #include <Kokkos_Core.hpp>
 
 #include <pybind11/stl.h>
@@ -12,6 +14,7 @@
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/route/LauncherLink.hpp"
 
 namespace shardops::python {
 namespace {
@@ -45,6 +48,9 @@ void finalize_kokkos() {
 PYBIND11_MODULE(_shardops, m) {
   using namespace shardops::python;
   py::module_::import("mpi4py.MPI");  // MPI is started by mpi4py, before Kokkos
+  int mpi_started = 0;
+  MPI_Initialized(&mpi_started);
+  if (mpi_started) shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms at exit
   if (!Kokkos::is_initialized()) Kokkos::initialize();
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -19,5 +19,6 @@
 #include "shardops/ops/Stitch.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LauncherLink.hpp"
 #include "shardops/route/Route.hpp"
 #include "shardops/route/RowLayout.hpp"

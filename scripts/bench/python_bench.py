@@ -3,7 +3,7 @@
 random index rows, P=16) called from Python, against NumPy, PyTorch and TensorFlow on the
 same arrays in one process and against the C++ op (shardops_bench: the call overhead).
 
-    mpirun -n R python3 scripts/bench/python_bench.py [--build build] [--repeats 7] [--peers]
+    mpirun -n R python3 scripts/bench/python_bench.py [--build build] [--repeats 7] [--ops w1,...] [--peers]
     python3 scripts/bench/python_bench.py --table   # runs R = 1 and 2 and prints docs/python.md's table
 
 Times are medians over the repeats (after one warm-up) of the slowest rank's time per call;
@@ -102,7 +102,7 @@ def timed(fn, repeats, comm=None, library_seconds=None):
     return statistics.median(whole), statistics.median(added)
 
 
-def shardops_times(repeats, align=False, overhead=None):
+def shardops_times(repeats, align=False, overhead=None, ops=tuple(NAMES)):
     """align: the inputs copied to 64-byte-aligned arrays first (shardops.aligned), as the
     C++ op's buffers are; else NumPy's own arrays (16-byte-aligned). overhead: a dict that
     gets, per workload, the median time a call spends outside the library's op."""
@@ -129,6 +129,7 @@ def shardops_times(repeats, align=False, overhead=None):
         "w4": lambda: shardops.dynamic_partition(b, pt, P, comm=c),
         "w5": lambda: shardops.dynamic_stitch(pi, pd, comm=c),
     }
+    calls = {w: f for w, f in calls.items() if w in ops}
     if overhead is None:
         return {w: timed(f, repeats, comm) for w, f in calls.items()}
     out = {}
@@ -266,7 +267,10 @@ def table(build, repeats, rounds):
     layout."""
     rows = {np_: {"python": {}, "python_aligned": {}, "cpp": {}, "cpp_numpy": {}, "split": {}} for np_ in (1, 2)}
     # Every round's time, per workload: the table gives their median and range.
-    keep = lambda into, times: [into.setdefault(w, []).append(t) for w, t in times.items()]
+    def keep(into, times):
+        for w, t in times.items():
+            into.setdefault(w, []).append(t)
+
     bench = os.path.join(build, "bench", "shardops_bench")
     with tempfile.TemporaryDirectory() as d:
         for r in range(rounds):
@@ -353,6 +357,7 @@ def table(build, repeats, rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--ops", default=",".join(NAMES), help="(under mpirun) the workloads to time, e.g. w3")
     ap.add_argument("--json", help="(under mpirun) write the times here")
     ap.add_argument("--peers", action="store_true")
     ap.add_argument("--tf-peer", help="(TensorFlow's python) write TensorFlow's times here")
@@ -372,8 +377,12 @@ def main():
         table(os.path.abspath(a.build), a.repeats, a.rounds)
         return
     overhead = {}
-    result = {"python": shardops_times(a.repeats, overhead=overhead),
-              "python_aligned": shardops_times(a.repeats, align=True), "overhead": overhead}
+    ops = a.ops.split(",")
+    unknown = [w for w in ops if w not in NAMES]
+    if unknown:
+        ap.error("unknown workload(s) %s: choose from %s" % (", ".join(unknown), ",".join(NAMES)))
+    result = {"python": shardops_times(a.repeats, overhead=overhead, ops=ops),
+              "python_aligned": shardops_times(a.repeats, align=True, ops=ops), "overhead": overhead}
     from mpi4py import MPI
     if MPI.COMM_WORLD.Get_rank() == 0:
         if a.peers:

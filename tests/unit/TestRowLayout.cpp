@@ -35,20 +35,26 @@ void expect_device_owner_matches(const RowLayout& layout) {
 
 }  // namespace
 
-TEST(RowLayout, BalancedOwnerByArithmeticMatchesOffsets) {
+TEST(RowLayout, BalancedOwnerMatchesOffsets) {
   // Even and uneven splits (the first total % nranks ranks hold one more row), and
-  // fewer rows than ranks.
-  for (int nranks : {1, 2, 3, 4, 7, 16, 33}) {
+  // fewer rows than ranks; up to 33 ranks by the span table, 3000 by arithmetic (more
+  // spans than the table holds).
+  for (int nranks : {1, 2, 3, 4, 7, 16, 33, 3000}) {
     for (std::int64_t total : {0, 1, 2, 5, 16, 17, 100, 1000, 4099, 65537}) {
       expect_device_owner_matches(RowLayout::balanced(total, nranks));
     }
   }
 }
 
-TEST(RowLayout, RaggedOwnerBySearchMatchesOffsets) {
+TEST(RowLayout, RaggedOwnerMatchesOffsets) {
+  // By the span table (empty blocks between, before and after the others)...
   expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{3, 0, 10, 1, 0, 7}));
   expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{0, 0, 5}));
+  expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{0, 4, 0, 0, 9, 4, 0}));
+  expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{1000, 1000, 999, 1, 1000}));
   expect_device_owner_matches(RowLayout::on_rank(9, 4, 2));
+  // ... and by the search: one block of one row against more rows than the table's spans.
+  expect_device_owner_matches(RowLayout(std::vector<std::int64_t>{2, 5000, 1, 0, 100}));
 }
 
 TEST(RowLayout, BalancedOwnerOfLargeRowNumbers) {

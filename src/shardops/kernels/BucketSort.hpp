@@ -8,6 +8,14 @@
 /// bucket, and each chunk then places its rows in order. The result is stable
 /// (rows of a bucket keep their input order) and identical on every backend and
 /// thread count, which is what makes the ops deterministic.
+///
+/// A caller may ask one thread to walk several chunks side by side, a row of each in turn
+/// (the interleave): counting and placing a row both wait for the previous row of the same
+/// bucket (one counter, read, incremented and written back), and with one chunk per thread
+/// that wait is most of the time when rows alternate between a few buckets (the ranks of a
+/// route). Interleaved chunks have counters of their own, so their waits overlap. It pays
+/// where the buckets are few and placing a row writes a word (an index); where it copies
+/// whole rows, interleaved chunks multiply the output streams, which costs more.
 
 #include <cstdint>
 #include <string>
@@ -26,52 +34,78 @@ struct BucketLayout {
   std::int64_t num_buckets = 0;
   std::int64_t num_chunks = 0;
   std::int64_t chunk_rows = 0;
-  std::int64_t total = 0;  ///< rows that fell in a bucket (bucket >= 0)
+  std::int64_t interleave = 1;  ///< chunks one thread walks side by side
+  std::int64_t total = 0;       ///< rows that fell in a bucket (bucket >= 0)
   /// [chunk * num_buckets + bucket]: first output slot of that chunk's rows of that bucket.
   Kokkos::View<std::int64_t*, MemorySpace> cursor;
   /// [num_buckets + 1]: start of each bucket in the output; last = total.
   Kokkos::View<std::int64_t*, MemorySpace> bucket_begin;
 };
 
-/// Chunks: a few per thread for balance, at least 16 rows each, and at most 2^24
-/// counters in all (so huge bucket counts degrade to fewer chunks, not to memory).
+/// Chunks: a few groups of \p interleave per thread for balance, at least 16 rows each, and
+/// at most 2^24 counters in all (so huge bucket counts degrade to fewer chunks, not to
+/// memory).
 template <class ExecSpace>
-std::int64_t choose_num_chunks(const ExecSpace& space, std::int64_t num_rows, std::int64_t num_buckets) {
+std::int64_t choose_num_chunks(const ExecSpace& space, std::int64_t num_rows, std::int64_t num_buckets,
+                               std::int64_t interleave) {
   const std::int64_t threads = kx::concurrency(space);
-  std::int64_t chunks = threads == 1 ? 1 : 4 * threads;
+  std::int64_t chunks = interleave * (threads == 1 ? 1 : 4 * threads);
   chunks = kx::min<std::int64_t>(chunks, (num_rows + 15) / 16);
   chunks = kx::min<std::int64_t>(
       chunks, kx::max<std::int64_t>(1, (std::int64_t(1) << 24) / kx::max<std::int64_t>(num_buckets, 1)));
   return kx::max<std::int64_t>(chunks, 1);
 }
 
+/// \brief Calls f(c, i) for every row i of the chunks [g * il, (g + 1) * il) of \p cr rows
+/// each (rows below \p n, chunks below \p nc): each chunk's rows in order, the chunks side by
+/// side (row t of each, then row t + 1).
+template <class F>
+KOKKOS_INLINE_FUNCTION void visit_chunk_group(const std::int64_t g, const std::int64_t il, const std::int64_t nc,
+                                              const std::int64_t cr, const std::int64_t n, const F& f) {
+  if (il == 1) {  // one chunk: a plain loop, which the compiler handles best
+    const std::int64_t hi = kx::min(g * cr + cr, n);
+    for (std::int64_t i = g * cr; i < hi; ++i) f(g, i);
+    return;
+  }
+  for (std::int64_t t = 0; t < cr; ++t) {
+    for (std::int64_t k = 0; k < il; ++k) {
+      const std::int64_t c = g * il + k;
+      const std::int64_t i = c * cr + t;
+      if (c >= nc || i >= n) break;  // the chunks after it are shorter or absent too
+      f(c, i);
+    }
+  }
+}
+
 /// \brief Counts rows per (chunk, bucket) and scans. \p bucket_of(i) returns the
-/// bucket of row i in [0, num_buckets), or -1 to drop the row.
+/// bucket of row i in [0, num_buckets), or -1 to drop the row. \p interleave: chunks one
+/// thread walks side by side, here and in bucket_place (see the file comment).
 template <class ExecSpace, class BucketOf>
 BucketLayout<typename ExecSpace::memory_space> bucket_layout(const ExecSpace& space, std::int64_t num_rows,
                                                              std::int64_t num_buckets, const BucketOf& bucket_of,
-                                                             const std::string& label) {
+                                                             const std::string& label, std::int64_t interleave = 1) {
   using Mem = typename ExecSpace::memory_space;
   BucketLayout<Mem> layout;
   layout.num_rows = num_rows;
   layout.num_buckets = num_buckets;
-  layout.num_chunks = choose_num_chunks(space, num_rows, num_buckets);
+  layout.interleave = kx::max<std::int64_t>(1, interleave);
+  layout.num_chunks = choose_num_chunks(space, num_rows, num_buckets, layout.interleave);
   layout.chunk_rows = num_rows == 0 ? 0 : (num_rows + layout.num_chunks - 1) / layout.num_chunks;
   const std::int64_t nb = num_buckets;
   const std::int64_t nc = layout.num_chunks;
   const std::int64_t cr = layout.chunk_rows;
   const std::int64_t n = num_rows;
+  const std::int64_t il = layout.interleave;
   Kokkos::View<std::int64_t*, Mem> cursor(label + "::cursor", static_cast<std::size_t>(nc * nb));
   Kokkos::View<std::int64_t*, Mem> begin(label + "::bucket_begin", static_cast<std::size_t>(nb + 1));
 
   Kokkos::parallel_for(
-      label + "::count", Kokkos::RangePolicy<ExecSpace>(space, 0, nc), KOKKOS_LAMBDA(const std::int64_t c) {
-        const std::int64_t lo = c * cr;
-        const std::int64_t hi = kx::min(lo + cr, n);
-        for (std::int64_t i = lo; i < hi; ++i) {
+      label + "::count", Kokkos::RangePolicy<ExecSpace>(space, 0, (nc + il - 1) / il),
+      KOKKOS_LAMBDA(const std::int64_t g) {
+        visit_chunk_group(g, il, nc, cr, n, [&](const std::int64_t c, const std::int64_t i) {
           const std::int64_t b = bucket_of(i);
           if (b >= 0) ++cursor(c * nb + b);
-        }
+        });
       });
   // Exclusive scan in (bucket, chunk) order: bucket-major, so buckets are contiguous
   // and within a bucket the chunks (hence the rows) keep their order.
@@ -105,16 +139,16 @@ void bucket_place(const ExecSpace& space, const BucketLayout<typename ExecSpace:
   const std::int64_t nb = layout.num_buckets;
   const std::int64_t cr = layout.chunk_rows;
   const std::int64_t n = layout.num_rows;
+  const std::int64_t nc = layout.num_chunks;
+  const std::int64_t il = layout.interleave;
   auto cursor = layout.cursor;
   Kokkos::parallel_for(
-      label + "::place", Kokkos::RangePolicy<ExecSpace>(space, 0, layout.num_chunks),
-      KOKKOS_LAMBDA(const std::int64_t c) {
-        const std::int64_t lo = c * cr;
-        const std::int64_t hi = kx::min(lo + cr, n);
-        for (std::int64_t i = lo; i < hi; ++i) {
+      label + "::place", Kokkos::RangePolicy<ExecSpace>(space, 0, (nc + il - 1) / il),
+      KOKKOS_LAMBDA(const std::int64_t g) {
+        visit_chunk_group(g, il, nc, cr, n, [&](const std::int64_t c, const std::int64_t i) {
           const std::int64_t b = bucket_of(i);
           if (b >= 0) place(i, cursor(c * nb + b)++);
-        }
+        });
       });
 }
 

@@ -15,10 +15,25 @@ namespace shardops {
 
 class Comm;
 
-/// \brief Device-side owner lookup: balanced layouts by arithmetic, ragged ones by a
-/// binary search over the block offsets (held in a View).
+/// \brief One entry of OwnerOf's table: the rows of one span of 2^shift rows belong to
+/// \p first below \p boundary and to \p second from it on (the next rank with rows).
+struct OwnerSpan {
+  std::int64_t boundary = 0;
+  int first = 0, second = 0;
+};
+
+/// \brief Device-side owner lookup. Where every block with rows holds at least 2^shift rows
+/// and the row space is at most kMaxSpans spans of 2^shift rows, a span holds rows of at most
+/// two ranks: one shift, one load from a small table and one compare (any layout, balanced or
+/// not). Else balanced layouts by arithmetic, ragged ones by a binary search over the block
+/// offsets (held in a View).
 struct OwnerOf {
+  /// Largest table: small enough to stay in the first-level cache.
+  static constexpr std::int64_t kMaxSpans = 2048;
+
   Kokkos::View<const std::int64_t*, MemSpace> offsets;  ///< size+1 entries
+  Kokkos::View<const OwnerSpan*, MemSpace> spans;       ///< the table (empty: not used)
+  int shift = 0;                                        ///< log2 of the rows per span
   int nranks = 1;
   bool balanced = false;
   std::int64_t quotient = 0, remainder = 0;   ///< balanced: rows per rank, ranks with one more
@@ -26,11 +41,16 @@ struct OwnerOf {
 
   /// Rank owning global row \p row (0 <= row < total).
   KOKKOS_INLINE_FUNCTION int operator()(const std::int64_t row) const {
+    // The ops call this once per index row: the table, where the layout allows it, costs
+    // less than a division or a search, and has no branch on where the row lies (rows come
+    // at random).
+    if (spans.extent(0) > 0) {
+      const OwnerSpan& s = spans(static_cast<std::size_t>(row >> shift));
+      return row < s.boundary ? s.first : s.second;
+    }
     if (balanced) {
-      // The ops call this once per index row: a multiply by the reciprocal, corrected by
-      // one either way, instead of a 64-bit division, which costs as much as the rest of
-      // the routing. No branch on which part the row is in: rows come at random. Exact
-      // below 2^52 rows, where the estimate is off by at most one.
+      // A multiply by the reciprocal, corrected by one either way, instead of a 64-bit
+      // division. Exact below 2^52 rows, where the estimate is off by at most one.
       const std::int64_t big = remainder * (quotient + 1);
       if (row >= (std::int64_t(1) << 52))
         return static_cast<int>(row < big ? row / (quotient + 1) : remainder + (row - big) / quotient);

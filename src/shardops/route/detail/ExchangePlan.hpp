@@ -53,7 +53,10 @@ class ExchangePlan {
     plan.nranks_ = comm.size();
     plan.self_ = comm.rank();
     plan.num_rows_ = n;
-    auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan");
+    // Placing a row writes its index, and the ranks are few: chunks interleaved
+    // (kernels/BucketSort.hpp) where so few that each stays a handful of output streams.
+    const std::int64_t interleave = comm.size() <= 64 ? 4 : 1;
+    auto layout = kernels::bucket_layout(space, n, comm.size(), dest_of, "shardops::ExchangePlan", interleave);
     // The local row in each send-buffer position: pack walks the send buffer in order and
     // reads each position's row. Its inverse (slots()) is made when a verb first needs it:
     // routes that only send rows one way never do, and for those that do, the placement

@@ -198,11 +198,14 @@ void pack_slot_range(const ExecSpace& space, const std::int64_t* row_of_slot, co
   // rows instead would branch on each row's destination, at random.)
   if (count <= 0 || words == 0) return;
   const std::int64_t end = first_slot + count;
+  // Rows of a cache line or more, with gaps between them: prefetch to keep misses in flight.
+  // Smaller rows (the root row of each leaf) lie a few to a line, read in increasing order,
+  // which the hardware prefetches by itself.
+  const std::int64_t ahead = words * static_cast<std::int64_t>(sizeof(W)) >= 64 ? 16 : 0;
   kernels::for_each_row_streaming(
       space, "shardops::ExchangePlan::pack", count, KOKKOS_LAMBDA(const std::int64_t k) {
-        constexpr std::int64_t ahead = 16;  // rows with gaps between them: keep misses in flight
         const std::int64_t j = first_slot + k;
-        if (j + ahead < end) SHARDOPS_PREFETCH_ROW(src + row_of_slot[j + ahead] * words, words);
+        if (ahead > 0 && j + ahead < end) SHARDOPS_PREFETCH_ROW(src + row_of_slot[j + ahead] * words, words);
         kernels::stream_row(dst + k * words, src + row_of_slot[j] * words, words);
       });
 }

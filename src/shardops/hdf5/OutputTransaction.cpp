@@ -468,6 +468,13 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
     // if it could not.
     const int fd = f.reserve_fd;
     f.reserve_fd = -1;
+    // The rows this rank wrote directly (write_directly), flushed once for all datasets.
+    if (fd >= 0 && options_.durable && ::fsync(fd) != 0) {
+      const int err = errno;
+      ::close(fd);
+      throw IOError(what + ": cannot flush the rows written into the new file '" + f.temp + "': " + std::strerror(err) +
+                    "; nothing was committed");
+    }
     if (fd >= 0 && ::close(fd) != 0)
       throw IOError(what + ": writing the new file '" + f.temp + "' failed: " + std::strerror(errno) +
                     "; nothing was committed");
@@ -484,7 +491,7 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
 }
 
 void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes,
-                                      const std::string& file, const std::string& reserve_dir,
+                                      const std::string& file, const std::string& reserve_dir, bool flush_now,
                                       const std::string& what) {
   const int rank = comm_.rank();
   const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
@@ -513,7 +520,7 @@ void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long lon
       done += now;
       note_transfer_progress(done, rows, static_cast<std::size_t>(row_bytes), now, Transfer::Write, what);
     }
-    if (options_.durable && ::fsync(fd) != 0)
+    if (options_.durable && flush_now && ::fsync(fd) != 0)
       throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
                     "; nothing was committed");
   });
@@ -529,7 +536,10 @@ bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_
   // The file's metadata is the same on every rank; a rank without a descriptor says no.
   const Extent extent = f.reserve_fd >= 0 ? raw_extent(dataset, mem_type) : Extent{};
   if (comm_.min(extent.offset >= 0 && extent.bytes > 0 ? 1 : 0) == 0) return false;
-  write_rows_at(f.reserve_fd, tensor, extent.offset, extent.bytes, f.given, "", what);
+  // Flushed once for the whole file before it is closed (close_and_verify): an fsync per
+  // dataset waits for the file system's journal each time, and the new file is not the
+  // target's until the commit, so nothing needs its rows on disk sooner.
+  write_rows_at(f.reserve_fd, tensor, extent.offset, extent.bytes, f.given, "", false, what);
   f.data_end = std::max(f.data_end, extent.offset + extent.bytes);
   return true;
 }
@@ -570,7 +580,7 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
   // cutting pages still being written back waits for them.
   write_rows_at(f.target_fd, tensor, offset, bytes, f.given, std::filesystem::path(f.target).parent_path().string(),
-                what);
+                true, what);
   f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
   f.in_place.push_back(target.path);
   test_pause("in-place");

@@ -105,10 +105,11 @@ class OutputTransaction {
   PendingFile& pending_for(const DatasetRef& target);
   /// Collective: this rank's rows of \p tensor written with pwrite into \p fd, where a
   /// dataset of \p bytes (all rows) starts at \p offset; space reserved first in
-  /// \p reserve_dir's file system unless it is empty; flushed when durable. \p file names
-  /// the file in messages.
+  /// \p reserve_dir's file system unless it is empty; flushed now when durable and \p
+  /// flush_now (else the caller flushes \p fd before the commit). \p file names the file in
+  /// messages.
   void write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes, const std::string& file,
-                     const std::string& reserve_dir, const std::string& what);
+                     const std::string& reserve_dir, bool flush_now, const std::string& what);
   /// Collective: writes \p tensor into the new file's contiguous \p dataset by pwrite, if
   /// it can; false (nothing written) where HDF5 must write it.
   bool write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const DistTensor& tensor, const std::string& what);

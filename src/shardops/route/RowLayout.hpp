@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/kokkos_ext/KokkosExt.hpp"
 
 namespace shardops {
 
@@ -45,7 +46,10 @@ struct OwnerOf {
     // less than a division or a search, and has no branch on where the row lies (rows come
     // at random).
     if (spans.extent(0) > 0) {
-      const OwnerSpan& s = spans(static_cast<std::size_t>(row >> shift));
+      // Clamped, so that a row outside [0, total) (a caller's bug) reads no memory outside
+      // the table.
+      const std::uint64_t k = kx::min<std::uint64_t>(static_cast<std::uint64_t>(row) >> shift, spans.extent(0) - 1);
+      const OwnerSpan& s = spans(static_cast<std::size_t>(k));
       return row < s.boundary ? s.first : s.second;
     }
     if (balanced) {

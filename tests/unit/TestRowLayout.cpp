@@ -59,10 +59,11 @@ TEST(RowLayout, RaggedOwnerMatchesOffsets) {
 
 TEST(RowLayout, BalancedOwnerOfLargeRowNumbers) {
   // Row numbers past 2^40, around 2^52 (where the reciprocal's estimate stops being
-  // exact to one) and past it: the first and last row of each block.
+  // exact to one) and past it: the first and last row of each block. 3000 ranks take the
+  // reciprocal (more spans than the table holds), the others the span table.
   for (const std::int64_t total : {(std::int64_t(1) << 41) + 12345, (std::int64_t(1) << 52) + 7,
                                    (std::int64_t(1) << 52) * 3 + 1, (std::int64_t(1) << 60) + 5}) {
-    for (int nranks : {3, 7, 1000}) {
+    for (int nranks : {3, 7, 1000, 3000}) {
       const RowLayout layout = RowLayout::balanced(total, nranks);
       const OwnerOf owner = layout.device_owner();
       for (int r = 0; r < nranks; r += (nranks > 10 ? 97 : 1)) {

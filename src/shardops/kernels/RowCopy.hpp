@@ -79,8 +79,12 @@ std::int64_t count_rows_streaming(const ExecSpace& space, const char* label, std
   Kokkos::parallel_reduce(
       label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + kStreamChunk - 1) / kStreamChunk),
       KOKKOS_LAMBDA(const std::int64_t c, std::int64_t& sum) {
+        // Counted in a local: the reduction's own variable may alias the rows' stores, and
+        // a count kept in memory makes every row wait for the one before it.
+        std::int64_t met = 0;
         const std::int64_t end = kx::min(c * kStreamChunk + kStreamChunk, n);
-        for (std::int64_t i = c * kStreamChunk; i < end; ++i) sum += row(i);
+        for (std::int64_t i = c * kStreamChunk; i < end; ++i) met += row(i);
+        sum += met;
         stream_fence();
       },
       count);

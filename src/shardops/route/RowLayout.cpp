@@ -48,31 +48,25 @@ int RowLayout::owner(std::int64_t row) const {
 
 namespace {
 
-// OwnerOf's table for \p offsets (nranks + 1 entries), or an empty one where some block with
-// rows is too small against the whole row space for kMaxSpans spans to cover it.
-Kokkos::View<OwnerSpan*, MemSpace> owner_spans(const std::vector<std::int64_t>& offsets, int& shift) {
-  const std::int64_t total = offsets.back();
+// OwnerOf's table for \p layout, or an empty one where some block with rows is too small
+// against the whole row space for kMaxSpans spans to cover it.
+Kokkos::View<OwnerSpan*, MemSpace> owner_spans(const RowLayout& layout, int& shift) {
+  const std::int64_t total = layout.total();
   std::int64_t smallest = total;
-  for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
-    const std::int64_t count = offsets[r + 1] - offsets[r];
+  for (const std::int64_t count : layout.counts())
     if (count > 0) smallest = std::min(smallest, count);
-  }
   shift = 0;
   while (shift < 62 && (std::int64_t(2) << shift) <= smallest) ++shift;  // 2^shift <= smallest
   const std::int64_t spans = total == 0 ? 0 : ((total - 1) >> shift) + 1;
   if (spans == 0 || spans > OwnerOf::kMaxSpans) return {};
   Kokkos::View<OwnerSpan*, Kokkos::HostSpace> host("shardops::RowLayout::owner_spans", static_cast<std::size_t>(spans));
-  // The rank of a row: the last with offsets[r] <= row (the ones before it end at or below).
-  const auto owner_of = [&](std::int64_t row) {
-    return static_cast<int>(std::upper_bound(offsets.begin(), offsets.end() - 1, row) - offsets.begin()) - 1;
-  };
   for (std::int64_t k = 0; k < spans; ++k) {
     OwnerSpan& s = host(static_cast<std::size_t>(k));
-    s.first = owner_of(k << shift);
-    s.boundary = offsets[static_cast<std::size_t>(s.first) + 1];
+    s.first = layout.owner(k << shift);
+    s.boundary = layout.offset(s.first) + layout.count(s.first);
     // A span is no longer than any block with rows: past its first rank's block, it is
     // within the next block that has rows.
-    s.second = s.boundary < total ? owner_of(s.boundary) : s.first;
+    s.second = s.boundary < total ? layout.owner(s.boundary) : s.first;
   }
   Kokkos::View<OwnerSpan*, MemSpace> table("shardops::RowLayout::owner_spans", static_cast<std::size_t>(spans));
   Kokkos::deep_copy(table, host);
@@ -87,7 +81,7 @@ OwnerOf RowLayout::device_owner() const {
   Kokkos::deep_copy(offsets, host);
   OwnerOf o;
   o.offsets = offsets;
-  o.spans = owner_spans(offsets_, o.shift);
+  o.spans = owner_spans(*this, o.shift);
   o.nranks = nranks();
   o.balanced = balanced_ && total() >= nranks();
   o.quotient = total() / nranks();

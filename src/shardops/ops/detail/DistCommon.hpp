@@ -11,6 +11,7 @@
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
+#include "shardops/kernels/RowCopy.hpp"
 #include "shardops/ops/Ops.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/Route.hpp"
@@ -79,33 +80,20 @@ std::int64_t route_to_first_coordinate_owner_as(const ExecSpace& space, const st
                                                 const OwnerOf& owner, std::int64_t rows_per_dim0,
                                                 const Kokkos::View<int*, MemSpace>& dest,
                                                 const Kokkos::View<std::int64_t*, MemSpace>& row) {
-  std::int64_t bad = 0;
   const std::uint64_t dim = static_cast<std::uint64_t>(linear.bounds.dims[0]);
-  // Rows in blocks, each counting its bad rows in a local: the reduction's own variable
-  // could alias the stores into dest and row, and a count kept in memory makes every row
-  // wait for the one before it.
-  constexpr std::int64_t block = 1024;
-  Kokkos::parallel_reduce(
-      label, Kokkos::RangePolicy<ExecSpace>(space, 0, (n + block - 1) / block),
-      KOKKOS_LAMBDA(const std::int64_t b, std::int64_t& count) {
-        std::int64_t met = 0;
-        const std::int64_t end = kx::min(b * block + block, n);
-        for (std::int64_t i = b * block; i < end; ++i) {
-          // One coordinate per row (the usual case): one load, one unsigned compare for the
-          // bounds, no loop over coordinates; the target row is the index itself less the
-          // target's row offset, as linear() gives it. No branch on a bad row: it is rare.
-          const std::int64_t first = static_cast<std::int64_t>(linear.idx[OneCoordinate ? i : i * linear.depth]);
-          const std::int64_t target = OneCoordinate ? first - linear.row_offset : linear(i);
-          const bool out = OneCoordinate ? static_cast<std::uint64_t>(first) >= dim : target < 0;
-          const int r = owner(out ? 0 : first);
-          dest(i) = out ? -1 : r;
-          row(i) = out ? -1 : target - owner.offset(r) * rows_per_dim0;
-          met += out ? 1 : 0;
-        }
-        count += met;
-      },
-      bad);
-  return bad;
+  return kernels::count_rows_streaming(
+      space, label.c_str(), n, KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t {
+        // One coordinate per row (the usual case): one load, one unsigned compare for the
+        // bounds, no loop over coordinates; the target row is the index itself less the
+        // target's row offset, as linear() gives it. No branch on a bad row: it is rare.
+        const std::int64_t first = static_cast<std::int64_t>(linear.idx[OneCoordinate ? i : i * linear.depth]);
+        const std::int64_t target = OneCoordinate ? first - linear.row_offset : linear(i);
+        const bool out = OneCoordinate ? static_cast<std::uint64_t>(first) >= dim : target < 0;
+        const int r = owner(out ? 0 : first);
+        dest(i) = out ? -1 : r;
+        row(i) = out ? -1 : target - owner.offset(r) * rows_per_dim0;
+        return out ? 1 : 0;
+      });
 }
 
 template <class I>

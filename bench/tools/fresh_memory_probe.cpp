@@ -7,7 +7,9 @@
 // Each case starts after --idle seconds without work (the time a guest's kernel takes to
 // report memory it freed), so that every case meets memory in the same state:
 //   anon small / anon huge   map --mb MiB, touch one byte per 4 KiB page (huge: after
-//                            MADV_HUGEPAGE on 2 MiB-aligned memory)
+//                            MADV_HUGEPAGE on 2 MiB-aligned memory); small pages also
+//                            with every page read first, and after faulting them all in
+//                            with one call (shardops::prefault_pages)
 //   write N KiB              write --mb MiB into a new file in DIR in pwrite pieces of N KiB
 //                            (page cache folios follow the write size), then fsync
 // and prints GB/s for each. --pre-mb N first touches N MiB of memory (small pages) and keeps
@@ -36,7 +38,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void idle(int s) { std::this_thread::sleep_for(std::chrono::seconds(s)); }
 
-double touch_anon(std::size_t bytes, bool huge) {
+// How an anonymous block is first touched: a write per page, a read of every page before
+// the writes (an accumulation into zeros: the shared zero page is mapped first), or one
+// MADV_POPULATE_WRITE for the whole block (shardops::prefault_pages) before the writes.
+enum class Touch { Write, ReadThenWrite, Populate };
+
+double touch_anon(std::size_t bytes, bool huge, Touch how = Touch::Write) {
   constexpr std::size_t kHuge = std::size_t(2) << 20;
   void* raw = mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) {
@@ -46,6 +53,12 @@ double touch_anon(std::size_t bytes, bool huge) {
   auto* p = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(raw) + kHuge - 1) & ~(kHuge - 1));
   if (huge) (void)madvise(p, bytes, MADV_HUGEPAGE);
   const auto t0 = std::chrono::steady_clock::now();
+  if (how == Touch::ReadThenWrite) {
+    unsigned sum = 0;
+    for (std::size_t o = 0; o < bytes; o += 4096) sum += static_cast<const volatile unsigned char*>(p)[o];
+    if (sum != 0) std::exit(1);  // fresh pages read as zero
+  }
+  if (how == Touch::Populate) shardops::prefault_pages(p, bytes);
   for (std::size_t o = 0; o < bytes; o += 4096) p[o] = 1;
   const double s = seconds_since(t0);
   munmap(raw, bytes + kHuge);
@@ -106,6 +119,10 @@ int main(int argc, char** argv) {
   };
   idle(idle_s);
   row("anon small pages", touch_anon(bytes, false));
+  idle(idle_s);
+  row("anon small pages, each read before written", touch_anon(bytes, false, Touch::ReadThenWrite));
+  idle(idle_s);
+  row("anon small pages, faulted in at once (prefault_pages)", touch_anon(bytes, false, Touch::Populate));
   idle(idle_s);
   row("anon huge pages", touch_anon(bytes, true));
   std::vector<unsigned char> data(bytes, 1);  // small pages, touched before the clock

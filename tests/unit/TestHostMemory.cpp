@@ -1,14 +1,22 @@
 // Memory kept for reuse (core/HostMemory.hpp): a freed large block or scratch View
 // comes back for the next request of its size, never while someone still holds it,
-// and a zeroed tensor on reused memory is still all zeros.
+// and a zeroed tensor on reused memory is still all zeros. Fresh memory an op will write
+// whole is faulted in at once; zeros an op may leave untouched are not.
 #include <gtest/gtest.h>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Tensor.hpp"
+#include "shardops/ops/detail/ScatterApply.hpp"
 
 namespace {
 
@@ -91,6 +99,66 @@ TEST(HostMemory, SmallAllocationsAreNotKept) {
   shardops::release_kept_memory();
   { HostBytes small = shardops::allocate_uninitialized<HostBytes>("small", 4096); }
   EXPECT_EQ(shardops::kept_memory_bytes(), 0u);
+}
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+// Whether this kernel faults pages in on request (Linux 5.14 and later).
+bool kernel_populates() {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  const bool ok = madvise(p, page, MADV_POPULATE_WRITE) == 0;
+  munmap(p, page);
+  return ok;
+}
+
+// The fraction of the whole pages inside [p, p + bytes) that are resident.
+double resident_fraction(const void* p, std::size_t bytes) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+  std::vector<unsigned char> in((end - begin) / page);
+  if (in.empty() || mincore(reinterpret_cast<void*>(begin), end - begin, in.data()) != 0) return -1;
+  std::size_t resident = 0;
+  for (unsigned char c : in) resident += c & 1;
+  return static_cast<double>(resident) / static_cast<double>(in.size());
+}
+
+TEST(HostMemory, FreshMemoryIsFaultedInOnlyWhereItWillBeWritten) {
+  if (!host_tensors()) GTEST_SKIP() << "tensor blocks are host memory only here";
+  if (!kernel_populates()) GTEST_SKIP() << "this kernel lacks MADV_POPULATE_WRITE";
+  shardops::release_kept_memory();
+  const shardops::Shape shape{static_cast<std::int64_t>(kBig)};
+  {
+    // Zeros an op may leave untouched (a sparse scatter): fresh pages stay unbacked.
+    Tensor sparse(shardops::DType::UInt8, shape, Init::Zero, "sparse");
+    EXPECT_LT(resident_fraction(sparse.data(), sparse.nbytes()), 0.05);
+    // Zeros an accumulation reads and writes all over, and outputs written whole: backed now.
+    Tensor dense(shardops::DType::UInt8, shape, Init::ZeroDense, "dense");
+    EXPECT_EQ(resident_fraction(dense.data(), dense.nbytes()), 1.0);
+    for (std::size_t i = 0; i < dense.nbytes(); i += 4093) ASSERT_EQ(dense.data()[i], 0) << i;
+    Tensor whole(shardops::DType::UInt8, shape, Init::Uninitialized, "whole");
+    EXPECT_EQ(resident_fraction(whole.data(), whole.nbytes()), 1.0);
+  }
+  shardops::release_kept_memory();
+  // A new scratch View (its data starts past a header, not on a page).
+  HostBytes scratch = shardops::allocate_uninitialized<HostBytes>("scratch", kBig);
+  EXPECT_EQ(resident_fraction(scratch.data(), kBig), 1.0);
+}
+#endif
+
+TEST(HostMemory, ScatterNdOutputFaultedInWhenUpdatesCoverIt) {
+  using shardops::updates_cover_output;
+  // 64-byte rows, 64 to a page: twice as many updates as pages touch nearly every page.
+  EXPECT_TRUE(updates_cover_output(2 << 20, 1 << 20, std::int64_t(64) << 20));
+  EXPECT_TRUE(updates_cover_output(2 << 14, 1 << 20, std::int64_t(64) << 20));
+  EXPECT_FALSE(updates_cover_output((2 << 14) - 2, 1 << 20, std::int64_t(64) << 20));
+  EXPECT_FALSE(updates_cover_output(1000, 1 << 20, std::int64_t(64) << 20));
+  // 64 KiB rows: each update touches one row's 16 pages; twice as many updates as rows.
+  EXPECT_TRUE(updates_cover_output(2000, 1000, std::int64_t(1000) << 16));
+  EXPECT_FALSE(updates_cover_output(1000, 1000, std::int64_t(1000) << 16));
+  // An empty output has nothing to fault in.
+  EXPECT_FALSE(updates_cover_output(10, 0, 0));
 }
 
 }  // namespace

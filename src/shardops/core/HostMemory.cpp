@@ -12,6 +12,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace shardops {
@@ -250,7 +251,13 @@ void prefault_pages(void* p, std::size_t bytes) noexcept {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL, and the pages fault as they are written
 #endif
-  if (p != nullptr && bytes > 0) (void)madvise(p, bytes, MADV_POPULATE_WRITE);
+  // madvise takes whole pages: those inside the range (a View's data starts past its
+  // header, not on a page); the pages at its ends fault as they are written.
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  if (p == nullptr || bytes == 0 || page == 0 || (page & (page - 1)) != 0) return;
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 #else
   (void)p;
   (void)bytes;

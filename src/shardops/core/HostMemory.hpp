@@ -49,12 +49,13 @@ bool huge_pages_in_use() noexcept;
 /// (nothing for small ranges, on other systems, or where huge_pages_in_use() is false).
 void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 
-/// \brief Faults in the pages of [p, p + bytes) now, for a block that will be written
-/// whole with streaming stores. The OS zeroes a fresh page on its first touch and
-/// leaves the zeros in the cache; streaming stores that then overwrite those lines
-/// run at a fraction of their speed, while faulting the whole block first (one call,
-/// MADV_POPULATE_WRITE) lets the zeroed lines leave the cache before the op writes.
-/// The zeroing itself is the same either way. Nothing where the OS lacks the call.
+/// \brief Faults in the pages of [p, p + bytes) now, writable (one call,
+/// MADV_POPULATE_WRITE), for a block the caller will write nearly whole. Touching the
+/// pages one by one costs a trap each, and twice that for a page read before it is
+/// written (the shared zero page is mapped first, then replaced); streaming stores
+/// into lines the OS has just zeroed run at a fraction of their speed, while faulting
+/// the block first lets those lines leave the cache before the op writes. The zeroing
+/// itself is the same either way. Nothing where the OS lacks the call.
 void prefault_pages(void* p, std::size_t bytes) noexcept;
 
 /// A block of host memory of at least the bytes asked for, and whether it reads as
@@ -133,8 +134,10 @@ class KeptViews {
       if (best) return Kokkos::subview(*best, std::make_pair(std::size_t(0), n));
     }
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
-    advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));
-    count_new_allocation(v.span() * sizeof(typename ViewType::value_type));
+    const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
+    advise_huge_pages(v.data(), bytes);
+    prefault_pages(v.data(), bytes);  // scratch is written before it is read
+    count_new_allocation(bytes);
     std::lock_guard<std::mutex> lock(mutex_);
     views_.push_back(v);
     return v;
@@ -163,18 +166,22 @@ class KeptViews {
 
 }  // namespace detail
 
-/// An uninitialised View of \p n elements; a large one in host-accessible memory is
-/// advised to use huge pages before anything touches it, and is a kept one when one
-/// fits (see the file comment; device memory is not kept).
+/// An uninitialised View of \p n elements, for scratch the caller writes before it reads;
+/// a large one in host-accessible memory is advised to use huge pages and, when new,
+/// faulted in at once (prefault_pages), and is a kept one when one fits (see the file
+/// comment; device memory is not kept).
 template <class ViewType>
 ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ViewType::memory_space>::accessible) {
     if (n * sizeof(typename ViewType::value_type) >= kKeepFrom && detail::keep_limit() > 0)
       return detail::KeptViews<ViewType>::instance().take(label, n);
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
-    advise_huge_pages(v.data(), v.span() * sizeof(typename ViewType::value_type));
-    if (n * sizeof(typename ViewType::value_type) >= kKeepFrom)
-      detail::count_new_allocation(v.span() * sizeof(typename ViewType::value_type));
+    const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
+    advise_huge_pages(v.data(), bytes);
+    if (n * sizeof(typename ViewType::value_type) >= kKeepFrom) {
+      prefault_pages(v.data(), bytes);  // scratch is written before it is read
+      detail::count_new_allocation(bytes);
+    }
     return v;
   } else {
     return kx::make_uninitialized<ViewType>(label, n);

@@ -34,14 +34,14 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
       if (block.memory) {
         owner_ = std::move(block.memory);
         zeroed = block.zeroed;
-        if (zeroed && init == Init::Streamed) prefault_pages(owner_.get(), static_cast<std::size_t>(bytes));
+        if (zeroed && init != Init::Zero) prefault_pages(owner_.get(), static_cast<std::size_t>(bytes));
         storage_ = Kokkos::View<unsigned char*, MemSpace>(owner_.get(), static_cast<std::size_t>(bytes));
       }
     }
     if (!owner_) {
       storage_ = allocate_uninitialized<Kokkos::View<unsigned char*, MemSpace>>(label, static_cast<std::size_t>(bytes));
     }
-    if (init == Init::Zero && bytes > 0 && !zeroed) {
+    if ((init == Init::Zero || init == Init::ZeroDense) && bytes > 0 && !zeroed) {
       // Kokkos 3.4 initialises a View of bytes one byte at a time; memset (or a word
       // fill on a device) is several times faster and gives the same zeros.
       if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {

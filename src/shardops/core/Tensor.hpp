@@ -17,14 +17,22 @@
 
 namespace shardops {
 
-/// How a new Tensor's memory starts out.
+/// How a new Tensor's memory starts out. A large host tensor may get fresh pages from
+/// the OS (core/HostMemory.hpp), which read as zero and are backed on first touch; the
+/// kinds differ in whether those pages are faulted in at once.
 enum class Init {
+  /// Zeros. Fresh pages are left to fault as they are touched, so pages an op never
+  /// writes (a sparse scatter into a large output) cost nothing.
   Zero,
+  /// Zeros, for an output the op reads and writes nearly all over (an accumulation into
+  /// most of its rows). Fresh pages are faulted in writable at once: a fresh page read
+  /// first maps the shared zero page and faults again, with a TLB flush, when written,
+  /// twice the cost of faulting it in.
+  ZeroDense,
+  /// Not initialised: the caller writes every byte before reading it. Fresh pages are
+  /// faulted in writable at once (one call costs less than a fault per page, and
+  /// streaming stores into lines the OS has just zeroed run at a fraction of their speed).
   Uninitialized,
-  /// Uninitialized, for a caller that writes every byte with streaming stores
-  /// (kernels/RowCopy.hpp): fresh pages are faulted in first (core/HostMemory.hpp
-  /// says why).
-  Streamed,
 };
 
 /// \brief A dense row-major tensor in MemSpace. Copies share storage (like a

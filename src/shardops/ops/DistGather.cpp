@@ -93,7 +93,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Streamed,
+    out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
                  "shardops::GatherNd::output");
   });
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());

@@ -26,17 +26,17 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const ScatterGeometry g = check_scatter(op, shape, indices.shape(), updates.shape());
   const int me = comm.rank();
   const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
-  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself.
-  // Update with as many updates as output rows (on average per rank) streams every
-  // output row once (update_by_output_row); the others copy the tensor first.
+  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of
+  // them (by output row, or a copy of the tensor first). ScatterNd's zeroed output is
+  // faulted in at once when the updates will touch nearly all of it.
   const Tensor* base = tensor ? &tensor->local() : nullptr;
-  const Init fill = op == ScatterOp::Update && update_by_output_row(g.num_updates, g.output_rows) ? Init::Streamed
-                                                                                                  : Init::Uninitialized;
+  const std::int64_t out_bytes = g.output.num_elements() * static_cast<std::int64_t>(dtype_size(dtype));
+  const Init zeros = updates_cover_output(g.num_updates, g.output_rows, out_bytes) ? Init::ZeroDense : Init::Zero;
   if (!tensor) tensor_bytes(g.output, dtype, "shardops::ScatterNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output", fill)
-                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), Init::Zero, "shardops::ScatterNd::output");
+    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
+                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), zeros, "shardops::ScatterNd::output");
   });
   record_bytes_sent(options, 0);
   // ScatterNd's string output keeps the updates' string type, even when empty.

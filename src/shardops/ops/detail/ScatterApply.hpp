@@ -4,6 +4,7 @@
 /// dispatch over ScatterOp and the dtype onto the kernels), shared by the
 /// one-rank ops and the owner side of the distributed ops.
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -22,6 +23,17 @@ namespace shardops {
 /// then written once, in order, instead of the updates writing random rows (and the
 /// tensor's copy written first, then mostly overwritten).
 inline bool update_by_output_row(std::int64_t updates, std::int64_t out_rows) { return updates >= out_rows; }
+
+/// \brief Whether ScatterNd's updates are expected to touch nearly all of its zeroed
+/// output, which is then faulted in at once (Init::ZeroDense) instead of page by page.
+/// Updates land on rows; the smallest part one touches is a row, or a 4 KiB page where
+/// a page holds several rows. With at least twice as many updates as such parts, spread
+/// at random, about 86% of them or more are touched.
+inline bool updates_cover_output(std::int64_t updates, std::int64_t out_rows, std::int64_t out_bytes) {
+  constexpr std::int64_t kPage = 4096;
+  const std::int64_t parts = std::min(out_rows, (out_bytes + kPage - 1) / kPage);
+  return parts > 0 && updates / 2 >= parts;
+}
 
 namespace detail {
 

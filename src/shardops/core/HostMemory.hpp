@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,14 @@ void register_view_cache(ViewCacheHooks hooks);
 /// Adds \p bytes to new_allocation_bytes().
 void count_new_allocation(std::size_t bytes) noexcept;
 
+/// Whether a View of this type lives in plain host memory, where faulting its pages in
+/// up front only saves faults. Other host-accessible spaces (CUDA's managed memory) would
+/// move their pages to the host for it.
+template <class ViewType>
+constexpr bool plain_host_memory() {
+  return std::is_same<typename ViewType::memory_space, Kokkos::HostSpace>::value;
+}
+
 /// Kept scratch Views of one type: a View is free when the cache holds its only reference.
 template <class ViewType>
 class KeptViews {
@@ -136,7 +145,7 @@ class KeptViews {
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
     const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
     advise_huge_pages(v.data(), bytes);
-    prefault_pages(v.data(), bytes);  // scratch is written before it is read
+    if (plain_host_memory<ViewType>()) prefault_pages(v.data(), bytes);  // written before it is read
     count_new_allocation(bytes);
     std::lock_guard<std::mutex> lock(mutex_);
     views_.push_back(v);
@@ -179,7 +188,7 @@ ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
     const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
     advise_huge_pages(v.data(), bytes);
     if (n * sizeof(typename ViewType::value_type) >= kKeepFrom) {
-      prefault_pages(v.data(), bytes);  // scratch is written before it is read
+      if (detail::plain_host_memory<ViewType>()) prefault_pages(v.data(), bytes);  // written before it is read
       detail::count_new_allocation(bytes);
     }
     return v;

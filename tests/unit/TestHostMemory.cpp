@@ -1,7 +1,7 @@
 // Memory kept for reuse (core/HostMemory.hpp): a freed large block or scratch View
 // comes back for the next request of its size, never while someone still holds it,
 // and a zeroed tensor on reused memory is still all zeros. Fresh memory an op will write
-// whole is faulted in at once; zeros an op may leave untouched are not.
+// whole is faulted in at once (on one host thread); zeros an op may leave untouched are not.
 #include <gtest/gtest.h>
 
 #if defined(__linux__)
@@ -127,23 +127,27 @@ double resident_fraction(const void* p, std::size_t bytes) {
 TEST(HostMemory, FreshMemoryIsFaultedInOnlyWhereItWillBeWritten) {
   if (!host_tensors()) GTEST_SKIP() << "tensor blocks are host memory only here";
   if (!kernel_populates()) GTEST_SKIP() << "this kernel lacks MADV_POPULATE_WRITE";
+  // On several host threads the kernels' own first touches fault the pages in instead.
+  const bool one_thread = shardops::kx::concurrency(Kokkos::DefaultHostExecutionSpace()) == 1;
+  auto faulted_in = [](const void* p, std::size_t bytes) { return resident_fraction(p, bytes) == 1.0; };
+  auto untouched = [](const void* p, std::size_t bytes) { return resident_fraction(p, bytes) < 0.05; };
   shardops::release_kept_memory();
   const shardops::Shape shape{static_cast<std::int64_t>(kBig)};
   {
     // Zeros an op may leave untouched (a sparse scatter): fresh pages stay unbacked.
     Tensor sparse(shardops::DType::UInt8, shape, Init::Zero, "sparse");
-    EXPECT_LT(resident_fraction(sparse.data(), sparse.nbytes()), 0.05);
-    // Zeros an accumulation reads and writes all over, and outputs written whole: backed now.
+    EXPECT_TRUE(untouched(sparse.data(), sparse.nbytes()));
+    // Zeros an accumulation reads and writes all over, and outputs written whole.
     Tensor dense(shardops::DType::UInt8, shape, Init::ZeroDense, "dense");
-    EXPECT_EQ(resident_fraction(dense.data(), dense.nbytes()), 1.0);
+    EXPECT_TRUE(one_thread ? faulted_in(dense.data(), dense.nbytes()) : untouched(dense.data(), dense.nbytes()));
     for (std::size_t i = 0; i < dense.nbytes(); i += 4093) ASSERT_EQ(dense.data()[i], 0) << i;
     Tensor whole(shardops::DType::UInt8, shape, Init::Uninitialized, "whole");
-    EXPECT_EQ(resident_fraction(whole.data(), whole.nbytes()), 1.0);
+    EXPECT_TRUE(one_thread ? faulted_in(whole.data(), whole.nbytes()) : untouched(whole.data(), whole.nbytes()));
   }
   shardops::release_kept_memory();
   // A new scratch View (its data starts past a header, not on a page).
   HostBytes scratch = shardops::allocate_uninitialized<HostBytes>("scratch", kBig);
-  EXPECT_EQ(resident_fraction(scratch.data(), kBig), 1.0);
+  EXPECT_TRUE(one_thread ? faulted_in(scratch.data(), kBig) : untouched(scratch.data(), kBig));
 }
 #endif
 

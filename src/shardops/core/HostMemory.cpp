@@ -264,4 +264,9 @@ void prefault_pages(void* p, std::size_t bytes) noexcept {
 #endif
 }
 
+void fault_in_for_writing(void* p, std::size_t bytes) noexcept {
+  if (kx::concurrency(Kokkos::DefaultHostExecutionSpace()) > 1) return;
+  prefault_pages(p, bytes);
+}
+
 }  // namespace shardops

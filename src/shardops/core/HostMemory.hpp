@@ -59,6 +59,12 @@ void advise_huge_pages(void* p, std::size_t bytes) noexcept;
 /// itself is the same either way. Nothing where the OS lacks the call.
 void prefault_pages(void* p, std::size_t bytes) noexcept;
 
+/// \brief prefault_pages for memory an op is about to write, where that helps: when the
+/// host runs kernels on one thread. With several (an OpenMP Kokkos) the kernels' own first
+/// touches spread the faults over the threads and put each page on the NUMA node of the
+/// thread that writes it; one call here would fault it all on one thread, onto one node.
+void fault_in_for_writing(void* p, std::size_t bytes) noexcept;
+
 /// A block of host memory of at least the bytes asked for, and whether it reads as
 /// zero (fresh pages) or holds whatever its last owner left (reused).
 struct HostBlock {
@@ -145,7 +151,7 @@ class KeptViews {
     ViewType v = kx::make_uninitialized<ViewType>(label, n);
     const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
     advise_huge_pages(v.data(), bytes);
-    if (plain_host_memory<ViewType>()) prefault_pages(v.data(), bytes);  // written before it is read
+    if (plain_host_memory<ViewType>()) fault_in_for_writing(v.data(), bytes);  // written before it is read
     count_new_allocation(bytes);
     std::lock_guard<std::mutex> lock(mutex_);
     views_.push_back(v);
@@ -177,7 +183,7 @@ class KeptViews {
 
 /// An uninitialised View of \p n elements, for scratch the caller writes before it reads;
 /// a large one in host-accessible memory is advised to use huge pages and, when new,
-/// faulted in at once (prefault_pages), and is a kept one when one fits (see the file
+/// faulted in at once (fault_in_for_writing), and is a kept one when one fits (see the file
 /// comment; device memory is not kept).
 template <class ViewType>
 ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
@@ -188,7 +194,7 @@ ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
     const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
     advise_huge_pages(v.data(), bytes);
     if (n * sizeof(typename ViewType::value_type) >= kKeepFrom) {
-      if (detail::plain_host_memory<ViewType>()) prefault_pages(v.data(), bytes);  // written before it is read
+      if (detail::plain_host_memory<ViewType>()) fault_in_for_writing(v.data(), bytes);  // written before it is read
       detail::count_new_allocation(bytes);
     }
     return v;

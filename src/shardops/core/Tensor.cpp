@@ -34,7 +34,7 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
       if (block.memory) {
         owner_ = std::move(block.memory);
         zeroed = block.zeroed;
-        if (zeroed && init != Init::Zero) prefault_pages(owner_.get(), static_cast<std::size_t>(bytes));
+        if (zeroed && init != Init::Zero) fault_in_for_writing(owner_.get(), static_cast<std::size_t>(bytes));
         storage_ = Kokkos::View<unsigned char*, MemSpace>(owner_.get(), static_cast<std::size_t>(bytes));
       }
     }

@@ -19,7 +19,8 @@ namespace shardops {
 
 /// How a new Tensor's memory starts out. A large host tensor may get fresh pages from
 /// the OS (core/HostMemory.hpp), which read as zero and are backed on first touch; the
-/// kinds differ in whether those pages are faulted in at once.
+/// kinds differ in whether those pages are faulted in at once (fault_in_for_writing: where
+/// the host runs kernels on one thread).
 enum class Init {
   /// Zeros. Fresh pages are left to fault as they are touched, so pages an op never
   /// writes (a sparse scatter into a large output) cost nothing.

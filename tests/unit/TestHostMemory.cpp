@@ -16,7 +16,6 @@
 
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Tensor.hpp"
-#include "shardops/ops/detail/ScatterApply.hpp"
 
 namespace {
 
@@ -150,19 +149,5 @@ TEST(HostMemory, FreshMemoryIsFaultedInOnlyWhereItWillBeWritten) {
   EXPECT_TRUE(one_thread ? faulted_in(scratch.data(), kBig) : untouched(scratch.data(), kBig));
 }
 #endif
-
-TEST(HostMemory, ScatterNdOutputFaultedInWhenUpdatesCoverIt) {
-  using shardops::updates_cover_output;
-  // 64-byte rows, 64 to a page: twice as many updates as pages touch nearly every page.
-  EXPECT_TRUE(updates_cover_output(2 << 20, 1 << 20, std::int64_t(64) << 20));
-  EXPECT_TRUE(updates_cover_output(2 << 14, 1 << 20, std::int64_t(64) << 20));
-  EXPECT_FALSE(updates_cover_output((2 << 14) - 2, 1 << 20, std::int64_t(64) << 20));
-  EXPECT_FALSE(updates_cover_output(1000, 1 << 20, std::int64_t(64) << 20));
-  // 64 KiB rows: each update touches one row's 16 pages; twice as many updates as rows.
-  EXPECT_TRUE(updates_cover_output(2000, 1000, std::int64_t(1000) << 16));
-  EXPECT_FALSE(updates_cover_output(1000, 1000, std::int64_t(1000) << 16));
-  // An empty output has nothing to fault in.
-  EXPECT_FALSE(updates_cover_output(10, 0, 0));
-}
 
 }  // namespace

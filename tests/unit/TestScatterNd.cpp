@@ -9,6 +9,7 @@
 #include "OpsTestUtil.hpp"
 #include "Reference.hpp"
 #include "shardops/core/Half.hpp"
+#include "shardops/ops/detail/ScatterApply.hpp"
 
 namespace shardops {
 namespace test {
@@ -257,6 +258,20 @@ TEST(ScatterNd, PolicyAndOpNames) {
 }
 
 // Multi-pass radix sort of the parallel schedule: targets past 2^8, 2^16 and 2^24.
+TEST(ScatterNd, OutputFaultedInAtOnceWhenUpdatesCoverIt) {
+  using shardops::updates_cover_output;
+  // 64-byte rows, 64 to a page: twice as many updates as pages touch nearly every page.
+  EXPECT_TRUE(updates_cover_output(2 << 20, 1 << 20, std::int64_t(64) << 20));
+  EXPECT_TRUE(updates_cover_output(2 << 14, 1 << 20, std::int64_t(64) << 20));
+  EXPECT_FALSE(updates_cover_output((2 << 14) - 2, 1 << 20, std::int64_t(64) << 20));
+  EXPECT_FALSE(updates_cover_output(1000, 1 << 20, std::int64_t(64) << 20));
+  // 64 KiB rows: each update touches one row's 16 pages; twice as many updates as rows.
+  EXPECT_TRUE(updates_cover_output(2000, 1000, std::int64_t(1000) << 16));
+  EXPECT_FALSE(updates_cover_output(1000, 1000, std::int64_t(1000) << 16));
+  // An empty output has nothing to fault in.
+  EXPECT_FALSE(updates_cover_output(10, 0, 0));
+}
+
 TEST(ScatterNd, ManyTargetRowsSortInSeveralPasses) {
   for (std::int64_t rows : {std::int64_t(300), std::int64_t(70000), (std::int64_t(1) << 24) + 3}) {
     Random rng(static_cast<std::uint64_t>(rows));

@@ -64,6 +64,19 @@ std::atomic<std::size_t>& new_bytes() {
   return bytes;
 }
 
+/// The whole pages of \p page bytes (a power of two) inside [p, p + bytes): what madvise
+/// may be given for that range without touching memory outside it.
+struct PageRange {
+  void* begin = nullptr;
+  std::size_t bytes = 0;
+};
+[[maybe_unused]] PageRange whole_pages_inside(void* p, std::size_t bytes, std::uintptr_t page) {
+  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+  if (end <= begin) return PageRange{};
+  return PageRange{reinterpret_cast<void*>(begin), static_cast<std::size_t>(end - begin)};
+}
+
 /// One mapping: its start and length.
 struct Block {
   unsigned char* p = nullptr;
@@ -236,10 +249,9 @@ void advise_huge_pages(void* p, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
   if (p == nullptr || bytes < 2 * kHuge || !huge_pages_in_use()) return;
-  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
   // A hint: if the kernel refuses (no THP), the memory is simply used with small pages.
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  const PageRange r = whole_pages_inside(p, bytes, kHuge);
+  if (r.bytes > 0) (void)madvise(r.begin, r.bytes, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)bytes;
@@ -254,10 +266,9 @@ void prefault_pages(void* p, std::size_t bytes) noexcept {
   // madvise takes whole pages: those inside the range (a View's data starts past its
   // header, not on a page); the pages at its ends fault as they are written.
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  if (p == nullptr || bytes == 0 || page == 0 || (page & (page - 1)) != 0) return;
-  const std::uintptr_t begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
-  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  if (p == nullptr || page == 0 || (page & (page - 1)) != 0) return;
+  const PageRange r = whole_pages_inside(p, bytes, page);
+  if (r.bytes > 0) (void)madvise(r.begin, r.bytes, MADV_POPULATE_WRITE);
 #else
   (void)p;
   (void)bytes;

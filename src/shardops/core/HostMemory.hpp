@@ -123,6 +123,22 @@ constexpr bool plain_host_memory() {
   return std::is_same<typename ViewType::memory_space, Kokkos::HostSpace>::value;
 }
 
+/// A new View of \p n elements in host-accessible memory, advised to use huge pages; a large
+/// one (kKeepFrom or more) is counted in new_allocation_bytes() and, as scratch is written
+/// before it is read, faulted in at once where that helps (fault_in_for_writing, plain host
+/// memory only).
+template <class ViewType>
+ViewType new_host_view(const std::string& label, std::size_t n) {
+  ViewType v = kx::make_uninitialized<ViewType>(label, n);
+  const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
+  advise_huge_pages(v.data(), bytes);
+  if (bytes >= kKeepFrom) {
+    if (plain_host_memory<ViewType>()) fault_in_for_writing(v.data(), bytes);
+    count_new_allocation(bytes);
+  }
+  return v;
+}
+
 /// Kept scratch Views of one type: a View is free when the cache holds its only reference.
 template <class ViewType>
 class KeptViews {
@@ -148,11 +164,7 @@ class KeptViews {
       }
       if (best) return Kokkos::subview(*best, std::make_pair(std::size_t(0), n));
     }
-    ViewType v = kx::make_uninitialized<ViewType>(label, n);
-    const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
-    advise_huge_pages(v.data(), bytes);
-    if (plain_host_memory<ViewType>()) fault_in_for_writing(v.data(), bytes);  // written before it is read
-    count_new_allocation(bytes);
+    ViewType v = new_host_view<ViewType>(label, n);
     std::lock_guard<std::mutex> lock(mutex_);
     views_.push_back(v);
     return v;
@@ -190,14 +202,7 @@ ViewType allocate_uninitialized(const std::string& label, std::size_t n) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ViewType::memory_space>::accessible) {
     if (n * sizeof(typename ViewType::value_type) >= kKeepFrom && detail::keep_limit() > 0)
       return detail::KeptViews<ViewType>::instance().take(label, n);
-    ViewType v = kx::make_uninitialized<ViewType>(label, n);
-    const std::size_t bytes = v.span() * sizeof(typename ViewType::value_type);
-    advise_huge_pages(v.data(), bytes);
-    if (n * sizeof(typename ViewType::value_type) >= kKeepFrom) {
-      if (detail::plain_host_memory<ViewType>()) fault_in_for_writing(v.data(), bytes);  // written before it is read
-      detail::count_new_allocation(bytes);
-    }
-    return v;
+    return detail::new_host_view<ViewType>(label, n);
   } else {
     return kx::make_uninitialized<ViewType>(label, n);
   }

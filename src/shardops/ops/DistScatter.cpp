@@ -30,9 +30,12 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   // them (by output row, or a copy of the tensor first). ScatterNd's zeroed output is
   // faulted in at once when the updates will touch nearly all of it.
   const Tensor* base = tensor ? &tensor->local() : nullptr;
-  const std::int64_t out_bytes = g.output.num_elements() * static_cast<std::int64_t>(dtype_size(dtype));
-  const Init zeros = updates_cover_output(g.num_updates, g.output_rows, out_bytes) ? Init::ZeroDense : Init::Zero;
-  if (!tensor) tensor_bytes(g.output, dtype, "shardops::ScatterNd::output");  // the same text at any rank count
+  Init zeros = Init::Zero;
+  if (!tensor) {
+    // Checked (the same text at any rank count) before the byte count is used.
+    const std::int64_t out_bytes = tensor_bytes(g.output, dtype, "shardops::ScatterNd::output");
+    if (updates_cover_output(g.num_updates, g.output_rows, out_bytes)) zeros = Init::ZeroDense;
+  }
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")

@@ -38,11 +38,28 @@ io::ReadOptions input_reading() {
   return options;
 }
 
+// Collective: the input the op would copy whole onto every rank (OpInfo::replicated_input),
+// from the inputs' shapes; "" if none, or if a dataset cannot be inspected (reading it
+// reports that, naming the input).
+std::string replicated_input(const Comm& comm, io::InputFiles& files, const OpInfo& op, const Request& r,
+                             const OpOptions& options) {
+  if (!op.replicated_input || comm.size() == 1) return "";
+  std::map<std::string, Shape> shapes;
+  try {
+    for (const OpInput& in : op.inputs) {
+      if (!in.is_list) shapes[in.name] = files.inspect(io::parse_dataset_ref(r.inputs.at(in.name).at(0))).shape;
+    }
+  } catch (const Error&) {
+    return "";  // every rank throws alike (io::inspect)
+  }
+  return op.replicated_input(shapes, comm.size(), options);
+}
+
 // Reads one input (collective), recording it for errors and the report. A paired
 // input is read in its index tensor's row layout, so no rows move afterwards.
 DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string& subject, const std::string& option,
                       const std::string& name, InputList& inputs, RunRecord& record,
-                      const DistTensor* pair_with = nullptr) {
+                      const DistTensor* pair_with = nullptr, bool replicate = false) {
   inputs.add(subject, option, name);
   const io::DatasetRef ref = io::parse_dataset_ref(name);
   const RowLayout* layout = nullptr;
@@ -54,7 +71,9 @@ DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string
       layout = &paired;
     }
   }
-  DistTensor t = files.read(ref, layout, input_reading());
+  io::ReadOptions reading = input_reading();
+  reading.replicate = replicate;
+  DistTensor t = files.read(ref, layout, reading);
   inputs.describe(subject, describe(t));
   record.inputs.push_back(name);
   record.bytes_read += global_bytes(comm, t);
@@ -157,6 +176,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   {
     ScopedPhase phase("read");
     io::InputFiles files(comm);  // closed before the op: an input's file may take an output
+    const std::string whole = replicated_input(comm, files, op, r, args.options);
     for (const OpInput* in : read_order(op)) {
       const std::vector<std::string>& datasets = r.inputs.at(in->name);
       std::vector<DistTensor>& tensors = args.tensors[in->name];
@@ -167,7 +187,8 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
           const std::vector<DistTensor>& with = args.tensors.at(in->paired_with);
           pair = in->is_list ? &with.at(m) : &with.front();
         }
-        tensors.push_back(read_input(comm, files, subject, option_name(in->name), datasets[m], inputs, record, pair));
+        tensors.push_back(read_input(comm, files, subject, option_name(in->name), datasets[m], inputs, record, pair,
+                                     in->name == whole));
       }
     }
   }

@@ -12,6 +12,7 @@ nothing committed, nothing left behind.
 """
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -190,6 +191,53 @@ def default_size(t, sh):
         e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), big[:100], r)
 
 
+def replicated_params(t, sh):
+    """GatherNd copies all of params onto every rank when its indices outnumber the params
+    rows times the ranks (ops/DistGather.cpp): with the input mapped, every rank maps all of
+    params instead and no params row moves between ranks (the report says 0 bytes sent);
+    copied (SHARDOPS_MAP_INPUTS=0), the rows move as before. Same result both ways, also
+    for a row selection (the replica starts where the selection does) and for index depth 0
+    (every index row takes all of params)."""
+    inp = os.path.join(t.d, "in.h5")
+    params = values("float32", (ROWS, COLS), seed=11)
+    rng = np.random.default_rng(12)
+    n = ROWS * sh.np * 2
+    idx = rng.integers(0, ROWS - 5, size=(n, 1)).astype(np.int64)  # fits the [3:-2] selection too
+    e2e.write_h5(inp, {"/params": params}, mode="w")
+    e2e.write_h5(os.path.join(t.d, "idx.h5"), {"/idx": idx, "/whole": np.zeros((3, 0), np.int32)}, mode="w")
+    before = digest(inp)
+    cases = [("", idx, params[idx[:, 0]]), ("[3:-2]", idx, params[3:-2][idx[:, 0]]),
+             ("", "whole", np.stack([params] * 3))]
+    for selection, indices, expected in cases:
+        for mode in ["all", "0"]:
+            what = "params%s, %s, SHARDOPS_MAP_INPUTS=%s" % (selection, "depth 0" if isinstance(indices, str) else "depth 1",
+                                                               mode)
+            out, report = os.path.join(t.d, "out.h5"), os.path.join(t.d, "report.json")
+            for f in (out, report):
+                if os.path.exists(f):
+                    os.remove(f)
+            argv = ["gather-nd", "--params", e2e.ref(inp, "/params") + selection,
+                    "--indices", e2e.ref(os.path.join(t.d, "idx.h5"), "/whole" if isinstance(indices, str) else "/idx"),
+                    "--out", e2e.ref(out, "/g"), "--report", report, "-q"]
+            mapped_everywhere = maps_here(t.d) and mode != "0" and sh.np > 1
+
+            def check_maps(job, what=what, mapped_everywhere=mapped_everywhere):
+                if mapped_everywhere:
+                    mapped = ranks_mapping(job, inp, sh.np)
+                    t.suite.check(mapped == [True] * sh.np, "%s: ranks mapping params %s" % (what, mapped))
+
+            r = run_paused(t, sh, argv, {"SHARDOPS_MAP_INPUTS": mode}, check_maps)
+            e2e.expect_success(t.suite, r, what)
+            e2e.same_array(t.suite, what, e2e.read_h5(out, "/g"), expected, r)
+            with open(report) as f:
+                sent = json.load(f)["bytes"]["sent_between_ranks"]
+            if sh.np > 1:
+                t.suite.check((sent == 0) == mapped_everywhere,
+                              "%s: %d bytes sent between ranks, expected %s" % (
+                                  what, sent, "none" if mapped_everywhere else "some"), r)
+    t.suite.check(digest(inp) == before, "the job changed its input file")
+
+
 def written_tensor_stays_private(t, sh):
     """tensor-scatter-update's output starts as its mapped input: the input file must not change."""
     inp = os.path.join(t.d, "in.h5")
@@ -248,6 +296,7 @@ def main():
         ("selections", selections),
         ("switched_off", switched_off),
         ("default_size", default_size),
+        ("replicated_params", replicated_params),
         ("written_tensor_stays_private", written_tensor_stays_private),
         ("input_cut_short", input_cut_short),
     ])

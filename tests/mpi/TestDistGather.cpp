@@ -224,5 +224,43 @@ TEST(DistGatherNd, AutoReplicatesSmallParams) {
   }
 }
 
+// Params every rank can read whole (DistTensor::replica: what the command line attaches
+// when it maps an input on every rank) are read there: the same bytes, nothing sent, as
+// gather_nd_replicates_params predicted from the shapes. Where gather_nd fetches rows
+// instead, the replica is not used and rows move as without it.
+TEST(DistGatherNd, ReplicaIsReadInsteadOfCopies) {
+  Rng rng(411);
+  const int p = world().size();
+  const std::int64_t rows = 5;
+  const Tensor params = random_tensor(rng, DType::Float32, Shape{rows, 3});
+  const RowLayout pl = RowLayout::balanced(rows, p);
+  const DistTensor with_replica = shard(params, pl).with_replica(params);
+  struct Case {
+    Tensor indices;
+    std::string what;
+  };
+  const std::vector<Case> cases = {
+      {random_indices(rng, DType::Int64, Shape{rows * p}, {rows}), "index rows = ranks x params rows"},
+      {random_indices(rng, DType::Int32, Shape{rows * p - 1}, {rows}), "one index row fewer"},
+      {index_tensor(DType::Int64, Shape{2, 0}, {}), "index depth 0"}};
+  for (const Case& c : cases) {
+    const bool replicates = gather_nd_replicates_params(params.shape(), c.indices.shape(), p);
+    OpStats plain_stats, replica_stats;
+    OpOptions plain, replica;
+    plain.stats = &plain_stats;
+    replica.stats = &replica_stats;
+    const Tensor expected = gather_nd(params, c.indices);
+    const RowLayout il = RowLayout::balanced(c.indices.rows(), p);
+    expect_same_tensor(gather_nd(world(), shard(params, pl), shard(c.indices, il), plain), expected, c.what);
+    expect_same_tensor(gather_nd(world(), with_replica, shard(c.indices, il), replica), expected,
+                       c.what + " (replica)");
+    EXPECT_EQ(replicates, p > 1 && c.what != "one index row fewer") << c.what;
+    if (replicates) EXPECT_GT(plain_stats.bytes_sent, 0) << c.what;
+    EXPECT_EQ(replica_stats.bytes_sent, replicates ? 0 : plain_stats.bytes_sent) << c.what;
+  }
+  EXPECT_FALSE(gather_nd_replicates_params(Shape{rows, 3}, Shape{rows * p, 3}, p));  // K > rank: refused
+  EXPECT_THROW(shard(params, pl).with_replica(params.slice_rows(0, rows - 1)), InternalError);
+}
+
 }  // namespace
 }  // namespace shardops

@@ -44,6 +44,12 @@ struct ReadOptions {
   /// Only datasets of at least this many bytes are mapped (a mapping each is not worth it
   /// for small ones).
   std::int64_t map_from_bytes = std::int64_t(1) << 20;
+  /// Where the dataset is mapped, map all of its rows on every rank and attach them
+  /// (DistTensor::replica), the rank's block being a part of them: for an input the op
+  /// would otherwise copy whole onto every rank (OpInfo::replicated_input). The ranks
+  /// then share the file's cached pages instead of each receiving a copy. Nothing is
+  /// attached where the dataset is read rather than mapped.
+  bool replicate = false;
 };
 
 /// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows

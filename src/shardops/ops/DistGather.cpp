@@ -17,14 +17,16 @@ namespace shardops {
 namespace {
 
 /// Whether every rank should receive all of params and gather locally, rather than
-/// fetch each row from its owner. The same answer on every rank: it looks only at
-/// global shapes. Auto replicates when params are no larger than the average rank's
-/// output: then for indices spread over params a rank receives fewer rows (the params
-/// rows it lacks, P (R-1)/R) than the replies would bring (n (R-1)/R of its n output
-/// rows), with no requests, routing or packing, and the copy of params costs no more
-/// memory than the rank's output. Indices that mostly name a rank's own rows would
-/// move less by fetching; Auto does not look at them (that would be another pass).
-bool replicate_params(GatherParams choice, const GatherGeometry& g, int nranks) {
+/// fetch each row from its owner (index depth K > 0; K = 0 always takes all of params).
+/// The same answer on every rank: it looks only at global shapes. Auto replicates when
+/// params are no larger than the average rank's output: then for indices spread over
+/// params a rank receives fewer rows (the params rows it lacks, P (R-1)/R) than the
+/// replies would bring (n (R-1)/R of its n output rows), with no requests, routing or
+/// packing, and the copy of params costs no more memory than the rank's output. Indices
+/// that mostly name a rank's own rows would move less by fetching; Auto does not look at
+/// them (that would be another pass). A rank-1 index is one index row, fetched.
+bool replicate_params(GatherParams choice, const GatherGeometry& g, int nranks, bool one_index_row) {
+  if (nranks == 1 || one_index_row) return false;
   if (choice != GatherParams::Auto) return choice == GatherParams::Replicate;
   return g.slice_size > 0 && g.params_rows * nranks <= g.num_slices;
 }
@@ -64,6 +66,17 @@ std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::
 
 }  // namespace
 
+bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int nranks, GatherParams choice) {
+  if (nranks <= 1) return false;
+  GatherGeometry g;
+  try {
+    g = check_gather_nd(params, indices);
+  } catch (const InvalidArgument&) {
+    return false;  // gather_nd refuses these shapes
+  }
+  return g.index_depth == 0 || replicate_params(choice, g, nranks, indices.rank() == 1);
+}
+
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
                      const OpOptions& options) {
   kx::ScopedRegion region("shardops::GatherNd");
@@ -97,10 +110,15 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                  "shardops::GatherNd::output");
   });
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
+  // Rows every rank can read already (string handles name a rank's own pool: not those).
+  const bool use_replica = params.has_replica() && !is_string(params.dtype());
 
   if (g.index_depth == 0) {
-    // Every index row selects all of params: replicate params, gather locally.
-    const Tensor full = params.allgather(comm, options.route);
+    // Every index row selects all of params: replicate params (unless every rank has
+    // them already), gather locally.
+    const Tensor full = use_replica ? params.replica() : params.allgather(comm, options.route);
+    if (!use_replica)
+      record_bytes_sent(options, static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1));
     if (n > 0 && row_bytes > 0) repeat_block(full, out, n);
     // Strings: the handles name the replicated pool (homed here); keep just their strings.
     if (is_string(params.dtype())) out = compact_strings(out.with_strings(full.strings()), me);
@@ -118,7 +136,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   const ExecSpace space;
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
   const std::int64_t rows_per_dim0 = bounds.strides[0];
-  const bool replicate = comm.size() > 1 && !one_row && replicate_params(options.gather_params, g, comm.size());
+  const bool replicate = replicate_params(options.gather_params, g, comm.size(), one_row);
   dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     const I* idx = reinterpret_cast<const I*>(indices.local().data());
@@ -136,7 +154,12 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
       const unsigned char* own = params.local().data();
       Tensor others;  // the other ranks' blocks (strings: all of params, its handles in one pool homed here)
-      if (replicate) {
+      if (replicate && use_replica) {
+        // Every params row is readable here already (the file's pages, shared): none moves.
+        own = params.replica().data();
+        own_first = 0;
+        own_rows = params.shape().dim(0) * rows_per_dim0;
+      } else if (replicate) {
         phase.emplace("route");
         std::int64_t sent = static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1);
         if (is_string(params.dtype())) {
@@ -152,7 +175,8 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
           gather_here(space, n, linear, own, own_first, own_rows, others.data(), row_bytes, out);
       validate(zeroed);
       // Strings: handles into the replicated pool (homed here) become this rank's own.
-      if (replicate && is_string(params.dtype())) out = compact_strings(out.with_strings(others.strings()), me);
+      if (replicate && !use_replica && is_string(params.dtype()))
+        out = compact_strings(out.with_strings(others.strings()), me);
       return;
     }
     phase.emplace("route");

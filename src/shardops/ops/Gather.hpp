@@ -37,4 +37,12 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
 /// GatherNd on one rank's tensors (see above).
 Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& options = {});
 
+/// \brief Whether gather_nd over \p nranks ranks copies all of params onto every rank
+/// (rather than fetching rows from their owners), from the global shapes alone, as
+/// gather_nd decides it. Where it does, params read with io::ReadOptions::replicate
+/// (DistTensor::replica on every rank) are read there and no params row moves. False
+/// for one rank and for shapes gather_nd refuses. Not collective.
+bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int nranks,
+                                 GatherParams choice = GatherParams::Auto);
+
 }  // namespace shardops

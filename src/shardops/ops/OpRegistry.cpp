@@ -242,6 +242,13 @@ std::vector<OpInfo> make_registry() {
         "row.";
     op.example = "mpirun -n 4 shardops gather-nd --params in.h5:/p --indices in.h5:/idx --out out.h5:/y";
     op.run = run_gather_nd;
+    op.replicated_input = [](const std::map<std::string, Shape>& shapes, int nranks, const OpOptions& options) {
+      const auto params = shapes.find("params"), indices = shapes.find("indices");
+      if (params == shapes.end() || indices == shapes.end()) return std::string();
+      return gather_nd_replicates_params(params->second, indices->second, nranks, options.gather_params)
+                 ? std::string("params")
+                 : std::string();
+    };
     ops.push_back(op);
   }
 

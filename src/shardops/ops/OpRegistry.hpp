@@ -94,6 +94,10 @@ struct OpInfo;
 
 /// Runs an op: collective over \p comm; returns its outputs (DynamicPartition's N, one otherwise).
 using OpRun = std::function<std::vector<DistTensor>(const Comm& comm, const OpInfo& op, const OpArgs& args)>;
+/// The input an op would copy whole onto every one of \p nranks ranks, given the global
+/// shape of each of its (non-list) inputs by name; "" if none. Not collective.
+using OpReplicatedInput =
+    std::function<std::string(const std::map<std::string, Shape>& shapes, int nranks, const OpOptions& options)>;
 
 /// \brief One op and everything the command line, decks, the report, Python and the
 /// tests need to know of it.
@@ -127,6 +131,10 @@ struct OpInfo {
   /// @}
 
   OpRun run;  ///< the entry point (see OpFamily)
+  /// Set where the op may copy an input whole onto every rank (GatherNd's params): the
+  /// command line then reads that input with io::ReadOptions::replicate, so the ranks
+  /// read the file's shared pages instead. Empty for the other ops.
+  OpReplicatedInput replicated_input;
 
   /// Whether \p dtype has a CPU kernel of this op with index dtype \p index (TF's table).
   bool has_kernel(DType dtype, DType index) const;

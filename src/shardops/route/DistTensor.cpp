@@ -26,6 +26,17 @@ DistTensor::DistTensor(Tensor local, Shape global_shape, RowLayout layout, int r
   }
 }
 
+DistTensor DistTensor::with_replica(Tensor all) const {
+  if (all.dtype() != dtype() || all.shape() != shape_) {
+    throw InternalError("DistTensor::with_replica: " + all.shape().str() + " " + dtype_name(all.dtype()) + " for " +
+                        shape_.str() + " " + dtype_name(dtype()));
+  }
+  DistTensor t = *this;
+  t.replica_ = std::move(all);
+  t.has_replica_ = true;
+  return t;
+}
+
 DistTensor DistTensor::from_local(const Comm& comm, const Tensor& local) {
   const RowLayout layout = RowLayout::from_local(comm, local.rows());
   // Trailing dims must agree: compare every rank's with rank 0's.

@@ -52,11 +52,24 @@ class DistTensor {
   /// Collective: the whole tensor on every rank.
   Tensor allgather(const Comm& comm, const RouteOptions& route = RouteOptions()) const;
 
+  /// \brief This tensor with \p all, every one of its rows, readable on this rank as well
+  /// (an input file's pages mapped on every rank: io::ReadOptions::replicate). An op that
+  /// would copy the whole tensor onto every rank reads it there instead, and moves no
+  /// rows. Set on every rank or on none (ops decide collectively on has_replica()).
+  /// \throws InternalError if \p all's dtype or shape is not this tensor's global one.
+  DistTensor with_replica(Tensor all) const;
+  /// Whether every row is readable on this rank (with_replica).
+  bool has_replica() const noexcept { return has_replica_; }
+  /// Every row of the tensor (global shape); an empty tensor unless has_replica().
+  const Tensor& replica() const noexcept { return replica_; }
+
  private:
   Tensor local_;
   Shape shape_;
   RowLayout layout_;
   int rank_ = 0;
+  Tensor replica_;
+  bool has_replica_ = false;
 };
 
 /// \brief Collective: \p data moved to \p index's layout (a scalar index: all of data on

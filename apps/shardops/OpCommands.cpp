@@ -47,7 +47,9 @@ std::string replicated_input(const Comm& comm, io::InputFiles& files, const OpIn
   std::map<std::string, Shape> shapes;
   try {
     for (const OpInput& in : op.inputs) {
-      if (!in.is_list) shapes[in.name] = files.inspect(io::parse_dataset_ref(r.inputs.at(in.name).at(0))).shape;
+      const auto given = r.inputs.find(in.name);
+      if (!in.is_list && given != r.inputs.end() && given->second.size() == 1)
+        shapes[in.name] = files.inspect(io::parse_dataset_ref(given->second.front())).shape;
     }
   } catch (const Error&) {
     return "";  // every rank throws alike (io::inspect)

@@ -149,8 +149,11 @@ def main():
                 counts = os.path.join(d, "counts-%s-%d" % (op, r))
                 os.makedirs(counts)
                 report = os.path.join(d, "report-%s-%d.json" % (op, r))
+                # Inputs read, not mapped: a mapped params of a replicating gather would be
+                # mapped whole on every rank and send nothing (docs/scaling.md); the model is
+                # of the exchange, as across nodes.
                 run([args.mpiexec, "-n", str(r), "--oversubscribe", "-x", "LD_PRELOAD=" + counter,
-                     "-x", "EXCHANGE_COUNTER_DIR=" + counts, args.shardops, op] + argv +
+                     "-x", "EXCHANGE_COUNTER_DIR=" + counts, "-x", "SHARDOPS_MAP_INPUTS=0", args.shardops, op] + argv +
                     ["--out", os.path.join(d, "out-%s-%d.h5:/o" % (op, r)), "--report", report, "-q"], env)
                 with open(report) as f:
                     sent = json.load(f)["bytes"]["sent_between_ranks"]

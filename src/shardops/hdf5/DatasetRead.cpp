@@ -220,10 +220,13 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   if (try_mapping) {
     const std::int64_t rows = chosen.count(rank);
     const std::size_t row_bytes = static_cast<std::size_t>(shape.product_from(1)) * dtype_size(d.info.dtype);
-    if (options.replicate && mappable_at >= 0) {
+    if (options.replicate) {
       // Every row on every rank; the rank's block is its part of them.
-      std::optional<Tensor> all = detail::map_file_rows(
-          ref.file, mappable_at + d.first * static_cast<long long>(row_bytes), d.info.dtype, shape);
+      std::optional<Tensor> all;
+      if (mappable_at >= 0) {
+        all = detail::map_file_rows(ref.file, mappable_at + d.first * static_cast<long long>(row_bytes), d.info.dtype,
+                                    shape);
+      }
       if (comm.min(all ? 1 : 0) == 1) {
         const std::int64_t first = chosen.offset(rank);
         note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);

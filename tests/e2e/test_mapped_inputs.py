@@ -262,28 +262,35 @@ def input_cut_short(t, sh):
     if not maps_here(t.d):
         t.suite.skip("input_cut_short", "inputs are not mapped on the file system of %s" % t.d)
         return
-    inp = os.path.join(t.d, "in.h5")
-    params = values("float32", (65536, 8), seed=3)  # 2 MiB
-    e2e.write_h5(inp, {"/params": params, "/idx": np.arange(65536, dtype=np.int64)[::-1].reshape(65536, 1)},
-                 mode="w")
-    out = os.path.join(t.d, "target.h5")
-    before = make_existing(out)
-    job = Job(sh, ["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"),
-                   "--out", e2e.ref(out, "/g"), "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "validate:1"})
-    t.suite.require(job.wait_for("test pause at validate", count=sh.np), "the job never reached its validate phase")
-    mapped = ranks_mapping(job, inp, sh.np)
-    os.truncate(inp, 4096)
-    t0 = time.monotonic()
-    rc = job.finish(timeout=30)
-    r = job.result(rc, time.monotonic() - t0)
-    t.suite.require(mapped == [True] * sh.np, "ranks mapping the input: %s" % mapped, r)
-    t.suite.require(rc is not None, "the job did not end", r)
-    t.suite.check(rc == 3 or "exit code 3" in r.stderr, "exit %s, expected 3" % rc, r)
-    t.suite.check("the input file '%s' was cut short by another program" % inp in r.stderr,
-                  "no message names the input file", r)
-    t.suite.check("nothing was committed" in r.stderr, "the message does not say nothing was committed", r)
-    t.suite.check(e2e.file_state(out) == before, "the target changed", r)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+    # Each rank maps its block; at several ranks also with every rank mapping all of params
+    # (indices = params rows x ranks: GatherNd then reads a replica, replicated_params).
+    for copies in sorted({1, sh.np}):
+        inp = os.path.join(t.d, "in.h5")
+        params = values("float32", (65536, 8), seed=3)  # 2 MiB
+        idx = np.tile(np.arange(65536, dtype=np.int64)[::-1], copies).reshape(-1, 1)
+        e2e.write_h5(inp, {"/params": params, "/idx": idx}, mode="w")
+        out = os.path.join(t.d, "target.h5")
+        before = make_existing(out)
+        what = "indices %d x params rows" % copies
+        job = Job(sh, ["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"),
+                       "--out", e2e.ref(out, "/g"), "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "validate:1"})
+        t.suite.require(job.wait_for("test pause at validate", count=sh.np),
+                        "%s: the job never reached its validate phase" % what)
+        mapped = ranks_mapping(job, inp, sh.np)
+        os.truncate(inp, 4096)
+        t0 = time.monotonic()
+        rc = job.finish(timeout=30)
+        r = job.result(rc, time.monotonic() - t0)
+        t.suite.require(mapped == [True] * sh.np, "%s: ranks mapping the input: %s" % (what, mapped), r)
+        t.suite.require(rc is not None, "%s: the job did not end" % what, r)
+        t.suite.check(rc == 3 or "exit code 3" in r.stderr, "%s: exit %s, expected 3" % (what, rc), r)
+        t.suite.check("the input file '%s' was cut short by another program" % inp in r.stderr,
+                      "%s: no message names the input file" % what, r)
+        t.suite.check("nothing was committed" in r.stderr, "%s: the message does not say nothing was committed" % what,
+                      r)
+        t.suite.check(e2e.file_state(out) == before, "%s: the target changed" % what, r)
+        t.suite.check(leftovers(t.d) == [], "%s: left %s" % (what, leftovers(t.d)), r)
+        os.remove(out)
 
 
 def main():

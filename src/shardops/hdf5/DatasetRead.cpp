@@ -220,29 +220,23 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   if (try_mapping) {
     const std::int64_t rows = chosen.count(rank);
     const std::size_t row_bytes = static_cast<std::size_t>(shape.product_from(1)) * dtype_size(d.info.dtype);
-    if (options.replicate) {
-      // Every row on every rank; the rank's block is its part of them.
-      std::optional<Tensor> all;
-      if (mappable_at >= 0) {
-        all = detail::map_file_rows(ref.file, mappable_at + d.first * static_cast<long long>(row_bytes), d.info.dtype,
-                                    shape);
-      }
-      if (comm.min(all ? 1 : 0) == 1) {
-        const std::int64_t first = chosen.offset(rank);
-        note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
-        return DistTensor(all->slice_rows(first, first + rows), shape, chosen, rank).with_replica(*all);
-      }
-    }
+    const long long first_byte = mappable_at + d.first * static_cast<long long>(row_bytes);
+    // Replicated: all rows on every rank (agreed), the rank's block a part of them.
+    std::optional<Tensor> all;
+    if (options.replicate && mappable_at >= 0) all = detail::map_file_rows(ref.file, first_byte, d.info.dtype, shape);
+    const bool replicated = options.replicate && comm.min(all ? 1 : 0) == 1;
     std::optional<Tensor> mapped;
-    if (mappable_at >= 0 && rows > 0) {
-      mapped = detail::map_file_rows(ref.file,
-                                     mappable_at + (d.first + chosen.offset(rank)) * static_cast<long long>(row_bytes),
+    if (replicated) {
+      mapped = all->slice_rows(chosen.offset(rank), chosen.offset(rank) + rows);
+    } else if (mappable_at >= 0 && rows > 0) {
+      mapped = detail::map_file_rows(ref.file, first_byte + chosen.offset(rank) * static_cast<long long>(row_bytes),
                                      d.info.dtype, shape.with_dim0(rows));
     }
     // Every rank maps or none does: the read below is collective.
-    if (comm.min(mappable_at >= 0 && (rows == 0 || mapped) ? 1 : 0) == 1) {
+    if (replicated || comm.min(mappable_at >= 0 && (rows == 0 || mapped) ? 1 : 0) == 1) {
       note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
-      return DistTensor(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
+      const DistTensor t(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
+      return replicated ? t.with_replica(*all) : t;
     }
   }
   run_agreed(comm, [&] {

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
@@ -16,6 +18,25 @@ namespace shardops {
 namespace app {
 
 namespace {
+
+// A count of at least 1 that fits an int64, written as plain digits (CLI11's own checks
+// print their range as a double, and accept a value too large to convert).
+const CLI::Validator kPositiveCount(
+    [](std::string& text) -> std::string {
+      const bool digits =
+          !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+      std::size_t used = 0;
+      long long value = 0;
+      try {
+        if (digits) value = std::stoll(text, &used);
+      } catch (const std::out_of_range&) {
+        return "'" + text + "' is too large";
+      }
+      if (!digits || used != text.size() || value < 1)
+        return "expected a whole number of at least 1, got '" + text + "'";
+      return "";
+    },
+    "POSITIVE");
 
 void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string& schedule) {
   // TF's attr spells the policies DEFAULT/ERROR/IGNORE; any case is accepted.
@@ -32,7 +53,7 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
   sub->add_flag("--shuffle", r.storage.shuffle, "Shuffle the bytes of each chunk before compressing");
   sub->add_option("--chunk-rows", r.storage.chunk_rows,
                   "Rows of axis 0 per chunk (default: contiguous; about 1 MiB chunks when compressing)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositiveCount);
   sub->add_flag("--no-fsync", r.no_fsync,
                 "Do not flush the outputs to disk before the commit (faster; a power cut may then lose a "
                 "committed output, a killed job still cannot)");

@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
       if (rank == 0) std::cerr << "shardops: internal error: " << e.what() << std::endl;
     }
   }
+  // mpirun stops the other ranks as soon as one exits non-zero: they end with the same code.
+  if (code != 0) shardops::io::exit_quietly_on_stop(code);
   Kokkos::finalize();
   MPI_Finalize();
   return code;

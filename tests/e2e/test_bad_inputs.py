@@ -218,6 +218,10 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("unknown_tensor_scatter_command", tscatter("mul", "/tensor", "/sidx_one", "/supd"), 2,
           ["unknown command 'tensor-scatter-mul'", "tensor-scatter-max"]),
         C("bad_indices_policy_value", gather("/gidx_ok", "--bad-indices", "skip"), 2, ["--bad-indices"]),
+        C("chunk_rows_zero", gather("/gidx_ok", "--chunk-rows", "0"), 2,
+          ["--chunk-rows: expected a whole number of at least 1, got '0'"]),
+        C("chunk_rows_beyond_int64", gather("/gidx_ok", "--chunk-rows", "99999999999999999999"), 2,
+          ["--chunk-rows: '99999999999999999999' is too large"]),
     ]
 
 
@@ -238,6 +242,9 @@ def run_bad_case(suite, sh, case, d):
         suite.check(n <= 1 or len(lines) != 1 or lines[0].count(text) == n,
                     "%r printed %d times (once expected: rank 0 only)" % (text, n), res)
     suite.check("internal error" not in res.stderr, "reported as an internal error", res)
+    # mpirun sends SIGTERM to the ranks still finishing once one exits with the error: they
+    # end quietly with the job's code, not as a stopped job.
+    suite.check("stopped by" not in res.stderr, "a rank reported a stop signal after the error", res)
     if suite.args.verbose:
         print("    " + (lines[0] if lines else "(no error line)"))
     suite.check(file_state(out) == before, "the output path %s changed (%s -> %s)" % (

@@ -49,6 +49,7 @@ std::atomic<bool> g_print{false};
 std::atomic<int> g_windows{0};         // open CommitWindows
 std::atomic<int> g_pending{0};         // a signal held back by a window
 std::atomic<bool> g_committed{false};  // set by CommitWindow::committed()
+std::atomic<int> g_failed_code{0};     // set by exit_quietly_on_stop()
 
 // Appends \p text to the line being built in \p line (async-signal-safe: no library call).
 void append(char* line, std::size_t& used, std::size_t size, const char* text) {
@@ -140,6 +141,10 @@ extern "C" void on_bus_error(int sig, siginfo_t* info, void*) {
 }
 
 extern "C" void on_stop_signal(int sig) {
+  if (const int code = g_failed_code.load(); code != 0) {
+    clean_up_now();
+    ::_exit(code);
+  }
   if (g_windows.load() > 0) {
     int expected = 0;
     g_pending.compare_exchange_strong(expected, sig);
@@ -165,6 +170,8 @@ void install_stop_handlers(bool print_messages) {
   bus.sa_flags = SA_SIGINFO;
   if (::sigaction(SIGBUS, &bus, nullptr) != 0) throw InternalError("sigaction failed");
 }
+
+void exit_quietly_on_stop(int exit_code) { g_failed_code.store(exit_code); }
 
 namespace {
 

@@ -33,6 +33,13 @@ constexpr int stop_exit_code(int signal) { return 128 + signal; }
 /// prints the one line (rank 0 of the job).
 void install_stop_handlers(bool print_messages);
 
+/// \brief The job has failed on every rank and said why (rank 0 printed the error): from
+/// now on a stop signal ends this rank at once with \p exit_code, silently. Open MPI's
+/// mpirun sends SIGTERM to the ranks still running as soon as one exits non-zero, and a rank
+/// still finishing (Kokkos and MPI_Finalize) would otherwise print that it was stopped
+/// after the error, and exit with another code than the job's.
+void exit_quietly_on_stop(int exit_code);
+
 /// \brief A slot in one of the tables the handlers read, given back when this goes (or
 /// on reset()). Movable, not copyable. The base of the three registrations below, each of
 /// which throws InternalError when its table is full.

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -19,24 +20,28 @@ namespace app {
 
 namespace {
 
-// A count of at least 1 that fits an int64, written as plain digits (CLI11's own checks
-// print their range as a double, and accept a value too large to convert).
-const CLI::Validator kPositiveCount(
-    [](std::string& text) -> std::string {
-      const bool digits =
-          !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-      std::size_t used = 0;
-      long long value = 0;
-      try {
-        if (digits) value = std::stoll(text, &used);
-      } catch (const std::out_of_range&) {
-        return "'" + text + "' is too large";
-      }
-      if (!digits || used != text.size() || value < 1)
-        return "expected a whole number of at least 1, got '" + text + "'";
-      return "";
-    },
-    "POSITIVE");
+// A whole number written in plain digits (a leading '-' allowed) that fits an int64 and is
+// at least \p least. CLI11's own checks print their range as a double, and take a value
+// too large to convert as the largest int64.
+CLI::Validator whole_number(long long least) {
+  return CLI::Validator(
+      [least](std::string& text) -> std::string {
+        const std::size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
+        const bool digits = text.size() > sign && std::all_of(text.begin() + static_cast<std::ptrdiff_t>(sign),
+                                                              text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits) return "expected a whole number, got '" + text + "'";
+        long long value = 0;
+        try {
+          value = std::stoll(text);
+        } catch (const std::out_of_range&) {
+          return "'" + text + "' does not fit a 64-bit integer";
+        }
+        if (value < least)
+          return "expected a whole number of at least " + std::to_string(least) + ", got '" + text + "'";
+        return "";
+      },
+      "INT");
+}
 
 void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string& schedule) {
   // TF's attr spells the policies DEFAULT/ERROR/IGNORE; any case is accepted.
@@ -53,7 +58,7 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
   sub->add_flag("--shuffle", r.storage.shuffle, "Shuffle the bytes of each chunk before compressing");
   sub->add_option("--chunk-rows", r.storage.chunk_rows,
                   "Rows of axis 0 per chunk (default: contiguous; about 1 MiB chunks when compressing)")
-      ->check(kPositiveCount);
+      ->check(whole_number(1));
   sub->add_flag("--no-fsync", r.no_fsync,
                 "Do not flush the outputs to disk before the commit (faster; a power cut may then lose a "
                 "committed output, a killed job still cannot)");
@@ -113,8 +118,11 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
       }
     }
     for (const OpAttr& a : op.attrs) {
-      CLI::Option* o = a.kind == AttrKind::Int ? sub->add_option(option_name(a.name), int_attrs[a.name], a.help)
-                                               : sub->add_option(option_name(a.name), text_attrs[a.name], a.help);
+      // An int attribute's own minimum is the op's check, with TensorFlow's text.
+      CLI::Option* o =
+          a.kind == AttrKind::Int
+              ? sub->add_option(option_name(a.name), int_attrs[a.name], a.help)->check(whole_number(LLONG_MIN))
+              : sub->add_option(option_name(a.name), text_attrs[a.name], a.help);
       if (a.required) o->required();
     }
     sub->add_option("--out", r.out,

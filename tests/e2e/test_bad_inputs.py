@@ -218,10 +218,12 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("unknown_tensor_scatter_command", tscatter("mul", "/tensor", "/sidx_one", "/supd"), 2,
           ["unknown command 'tensor-scatter-mul'", "tensor-scatter-max"]),
         C("bad_indices_policy_value", gather("/gidx_ok", "--bad-indices", "skip"), 2, ["--bad-indices"]),
+        C("num_partitions_beyond_int64", partition("/pdata", "/parts_ok", "99999999999999999999"), 2,
+          ["--num-partitions: '99999999999999999999' does not fit"]),
         C("chunk_rows_zero", gather("/gidx_ok", "--chunk-rows", "0"), 2,
           ["--chunk-rows: expected a whole number of at least 1, got '0'"]),
         C("chunk_rows_beyond_int64", gather("/gidx_ok", "--chunk-rows", "99999999999999999999"), 2,
-          ["--chunk-rows: '99999999999999999999' is too large"]),
+          ["--chunk-rows: '99999999999999999999' does not fit a 64-bit integer"]),
     ]
 
 

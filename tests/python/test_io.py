@@ -106,7 +106,7 @@ def test_existing_dataset_needs_overwrite(shared_dir):
     kept = on_rank0(lambda: h5py.File(path, "r")["/x"][()].tolist())
     shardops.write({target: block(second, counts, RANK)}, comm=WORLD, overwrite=True)
     replaced = on_rank0(lambda: h5py.File(path, "r")["/x"][()].tolist())
-    assert len(set(texts)) == 1 and "overwrite" in texts[0], texts
+    assert len(set(texts)) == 1 and "overwrite=True" in texts[0], texts
     assert kept == first.tolist() and replaced == second.tolist()
     assert not [n for n in os.listdir(shared_dir) if "shardops-tmp" in n]
 

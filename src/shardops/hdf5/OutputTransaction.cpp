@@ -235,7 +235,8 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
                           object_kind_name(found.kind) + "; it is never replaced, even with --overwrite");
   }
   if (!overwrite) {
-    throw InvalidArgument(what + ": the dataset already exists; pass --overwrite to replace it");
+    throw InvalidArgument(what +
+                          ": the dataset already exists; replace it with --overwrite (overwrite=True in Python)");
   }
   return true;
 }

@@ -283,6 +283,21 @@ def message_cases(suite, sh, d):
         suite, sh.run(scatter_add(ref(loop, "/t"), ref(os.path.join(d, "o.h5"), "/o"))), 2,
         ["loop of symbolic links"]))
 
+    def dangling_link_output():
+        # A link to a file that does not exist yet: the new file is made where it points
+        # (as a shell's redirection does), and the link stays a link.
+        link, target = os.path.join(d, "dangling.h5"), os.path.join(d, "made", "via_link.h5")
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.path.join("made", "via_link.h5"), link)
+        res = sh.run(scatter_add(ref(src, "/t"), ref(link, "/o")))
+        suite.check(res.rc == 0, "exit code %s, expected 0" % res.rc, res)
+        suite.check(os.path.islink(link) and os.path.isfile(target), "the link was replaced or nothing was made", res)
+        if os.path.isfile(target):
+            with h5py.File(target, "r") as f:
+                suite.check(list(f.keys()) == ["o"], "the file made through the link holds %s" % list(f.keys()), res)
+
+    suite.case("dangling_link_output", dangling_link_output)
+
     def read_only():
         target = os.path.join(d, "ro.h5")
         write_h5(target, {"/o": np.arange(3)}, mode="w")

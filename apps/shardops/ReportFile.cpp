@@ -38,14 +38,19 @@ std::vector<std::string> job_files(const Request& r) {
 
 namespace {
 
-// True if \p a and \p b name the same file: the same inode, or the same path once resolved.
+// True if \p a and \p b name the same file: the same inode, or, where one does not exist
+// yet, the same path once resolved (links to a file not there yet included: a report
+// through one would land on it).
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {
   }, sb{};
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  std::error_code ec1, ec2;
-  return fs::weakly_canonical(fs::absolute(a), ec1) == fs::weakly_canonical(fs::absolute(b), ec2);
+  try {
+    return io::resolved_path(a, a) == io::resolved_path(b, b);
+  } catch (const Error&) {
+    return false;  // a loop of links: refused as such where it is written or read
+  }
 }
 
 }  // namespace

@@ -494,7 +494,11 @@ def report_rules(t, sh):
     inp, expected = make_inputs(t.d)
     inp_before = e2e.file_state(inp)
     out = os.path.join(t.d, "r_out.h5")
+    # A link to the output that the job is about to make: a report through it would replace it.
+    to_out = os.path.join(t.d, "to_out.json")
+    os.symlink(os.path.basename(out), to_out)
     for report, code, words in ((inp, 2, "this job reads or writes"), (out, 2, "this job reads or writes"),
+                                (to_out, 2, "this job reads or writes"),
                                 (os.path.join(t.d, "missing", "r.json"), 3, "does not exist"),
                                 (t.d, 2, "directory")):
         r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--report", report])

@@ -60,24 +60,28 @@ void check_input_file(const std::string& file, const std::string& what) {
   if (is_hdf5 <= 0) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
 }
 
-std::string resolve_output_path(const std::string& file, const std::string& what) {
+std::string resolved_path(const std::string& file, const std::string& what) {
+  const auto loop = [&] {
+    return InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
+  };
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(fs::absolute(fs::path(file), ec), ec);
-  if (ec == std::errc::too_many_symbolic_link_levels) {
-    throw InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
-  }
+  if (ec == std::errc::too_many_symbolic_link_levels) throw loop();
   if (ec) resolved = fs::absolute(fs::path(file)).lexically_normal();
-  // A symbolic link to a file that does not exist yet: the new file goes where it points,
-  // as a shell's redirection puts it (weakly_canonical leaves such a link unresolved).
+  // A symbolic link to a file that does not exist yet: a write goes where it points, as a
+  // shell's redirection puts it (weakly_canonical leaves such a link unresolved).
   for (int hops = 0; fs::is_symlink(fs::symlink_status(resolved, ec)); ++hops) {
-    if (hops == 40) throw InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
+    if (hops == 40) throw loop();
     const fs::path to = fs::read_symlink(resolved, ec);
     if (ec) break;
     resolved = fs::weakly_canonical(resolved.parent_path() / to, ec);
-    if (ec == std::errc::too_many_symbolic_link_levels) {
-      throw InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
-    }
+    if (ec == std::errc::too_many_symbolic_link_levels) throw loop();
   }
+  return resolved.string();
+}
+
+std::string resolve_output_path(const std::string& file, const std::string& what) {
+  const fs::path resolved = resolved_path(file, what);
   if (resolved.filename().empty()) throw IOError(what + ": output file name '" + file + "' names a directory");
   const std::string target = resolved.string();
   const std::string dir = parent_dir(target);

@@ -17,6 +17,11 @@ namespace shardops::io {
 /// (else IOError). \p what names the dataset being read, for the message.
 void check_input_file(const std::string& file, const std::string& what);
 
+/// \brief \p file as an absolute path with its symbolic links resolved, a link to a
+/// file that does not exist yet included: where a write to \p file lands.
+/// \throws InvalidArgument naming \p what for a loop of links.
+std::string resolved_path(const std::string& file, const std::string& what);
+
 /// \brief The path an output to \p file really goes to (symbolic links resolved, so
 /// the temporary file lands beside the real file). Checks that its directory exists,
 /// is a directory and is writable, and that an existing \p file is a regular file.

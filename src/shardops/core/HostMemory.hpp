@@ -93,8 +93,11 @@ std::size_t new_allocation_bytes() noexcept;
 void enforce_keep_limit() noexcept;
 
 /// Smallest allocation kept for reuse (and, for tensors, taken as fresh OS pages):
-/// below it, malloc's own free lists serve.
-constexpr std::size_t kKeepFrom = std::size_t(8) << 20;
+/// below it, malloc's own free lists serve. Not much higher: glibc hands blocks above
+/// its mmap threshold (which rises only to the sizes freed) fresh pages, or gives them back
+/// when freed, so repeated calls would zero their mid-size scratch every time, and a route's
+/// arriving owner rows (one int64 per row) would be faulted in inside MPI's copy.
+constexpr std::size_t kKeepFrom = std::size_t(1) << 20;
 
 namespace detail {
 

@@ -22,7 +22,8 @@
 #   --repeats R         timed repeats (default 7); --warmup W (default 2)
 #   --ranks "1 2"       rank counts for shardops_bench (default "1": one GPU)
 #   --python PY         the python with torch/jax/cupy (default: python3 on PATH)
-#   --ctest-args "..."  extra ctest arguments (e.g. "-R test_mpi -j 4")
+#   --ctest-args "..."  extra ctest arguments, split at spaces, no quoting inside
+#                       (e.g. "-R test_mpi -j 4", "-L unit|mpi")
 #   --staged-mpi-pass   run `ctest -L mpi` a second time with SHARDOPS_MPI_STAGING=host
 #   --skip-ctest | --skip-bench | --skip-peers
 #   --host-check        plumbing check on an ordinary host build (no GPU): allows a
@@ -117,7 +118,11 @@ BENCH=$BUILD/bench/shardops_bench
 {
   echo "date: $(date -Is)"
   echo "host: $(hostname)"
-  echo "repository: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
+  if rev=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null); then
+    echo "repository: $rev$(git -C "$REPO" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
+  else
+    echo "repository: ? (not a git checkout)"
+  fi
   echo "build: $BUILD"
   echo "compiler: $(cache CMAKE_CXX_COMPILER)"
   echo "Kokkos_DIR: ${KOKKOS_DIR:-?}"
@@ -138,6 +143,9 @@ BENCH=$BUILD/bench/shardops_bench
 } > "$OUT/env.txt"
 cat "$OUT/env.txt" >&2
 
+# Where the Kokkos install is not on this machine (a build carried here), the build's own
+# compiler says it: only a CUDA Kokkos installs nvcc_wrapper.
+if [[ -z $KOKKOS_DEVICES && $(cache CMAKE_CXX_COMPILER) == *nvcc_wrapper ]]; then KOKKOS_DEVICES=CUDA; fi
 if [[ $HOST_CHECK == 0 && $KOKKOS_DEVICES != *CUDA* ]]; then
   echo "run-gpu-checks.sh: $BUILD is not built against a CUDA Kokkos (devices: ${KOKKOS_DEVICES:-unknown})." >&2
   echo "  Configure it as docs/building.md says (Your own Kokkos 4), or pass --host-check for a plumbing check." >&2
@@ -171,11 +179,10 @@ run_ctest() {  # run_ctest NAME [ENV=VALUE...] -- CTEST_ARGS...
   if [[ $rc != 0 ]] || grep -q 'No tests were found' "$OUT/ctest-$name.log"; then failed+=("ctest-$name"); fi
 }
 if [[ $DO_CTEST == 1 ]]; then
-  # shellcheck disable=SC2086
-  run_ctest suite -- $CTEST_ARGS
+  read -ra ctest_args <<<"$CTEST_ARGS"
+  run_ctest suite -- ${ctest_args[@]+"${ctest_args[@]}"}
   if [[ $STAGED_PASS == 1 ]]; then
-    # shellcheck disable=SC2086
-    run_ctest staged SHARDOPS_MPI_STAGING=host -- -L mpi $CTEST_ARGS
+    run_ctest staged SHARDOPS_MPI_STAGING=host -- -L mpi ${ctest_args[@]+"${ctest_args[@]}"}
   fi
   cat "$OUT/ctest-summary.txt" >&2
 fi

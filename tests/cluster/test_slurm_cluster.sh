@@ -37,7 +37,6 @@ rc=$?
 set -e
 [ "$rc" = 0 ] || exit "$rc"
 CONF=$(bash "$REPO/scripts/cluster/ns-slurm.sh" env)
-subnet=$(awk 'NR==1{sub(/\.[0-9]+$/, "", $3); print $3 ".0/24"}' "$SHARDOPS_CLUSTER_DIR/hosts")
 SLURM_DIR=$SHARDOPS_CLUSTER_DIR/slurm
 
 rm -rf "$WORK/jobs"
@@ -48,11 +47,10 @@ IN=$WORK/jobs/example.h5
 # nodes, on the cluster's subnet only (a site with InfiniBand keeps UCX over it). Not ob1's TCP
 # transport: under srun --mpi=pmix, Open MPI 4.1.4's ob1/tcp crashes rank 0 inside MPI_Init
 # in a few steps in a hundred (docs/clusters.md, "srun and TCP"), with any MPI program.
+read -ra transport <<<"$(bash "$REPO/scripts/cluster/transport-env.sh" ucx)"
 on_h1() {
   "$REPO/scripts/cluster/ns-exec.sh" h1 env "$CONF" SHARDOPS_BIN="$BIN" SHARDOPS_REPO="$REPO" ROWS="$ROWS" \
-    IN="$IN" PYTHON=/usr/bin/python3 OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any \
-    UCX_TLS=tcp,sm,self UCX_NET_DEVICES=eth0 OMPI_MCA_btl=self,vader,tcp \
-    OMPI_MCA_btl_tcp_if_include="$subnet" OMPI_MCA_oob_tcp_if_include="$subnet" \
+    IN="$IN" PYTHON=/usr/bin/python3 "${transport[@]}" \
     OMPI_MCA_mpi_yield_when_idle=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$@"
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-without-system-mpi.sh REPO_COPY 'COMMANDS'
 # Runs COMMANDS (bash, cwd REPO_COPY) in a private mount namespace where the system's Open MPI,
-# PMIx, HDF5, hwloc plugins, /opt (Kokkos installs), /work (the real repository) are hidden,
+# PMIx, HDF5, hwloc plugins, /opt (Kokkos installs) and the folder holding the repository the
+# bundle was made from (so setup-on-device.sh must link its path to the copy) are hidden,
 # /usr/bin has no MPI launchers, and every library of the bundle's lib-all that the basic tools
 # (bash, ctest, python3, tar, xz, git, coreutils) do not need is replaced by an empty file.
 # NS_KEEP_EXTRA: extra sonames to keep visible.
@@ -27,20 +28,24 @@ tools="bash ctest cmake python3 tar xz git sed grep mawk find df ls hostname dat
 } | awk '$2 == "=>" {print $1}' | sort -u > "$W/keep"
 for s in ${NS_KEEP_EXTRA-}; do echo "$s" >> "$W/keep"; done
 # hide: every soname of the bundle not in keep (the bundle is the first found .gpu/*.tar.xz)
-tar -tJf "$(ls "$COPY"/.gpu/*.tar.xz | head -n1)" | sed -n 's|^gpu/lib-all/\(..*\)$|\1|p' | sort -u > "$W/bundled"
+BUNDLE=$(ls "$COPY"/.gpu/*.tar.xz | head -n1)
+REPO_PARENT=$(dirname "$(tar -xJOf "$BUNDLE" gpu/REPO_PATH)")
+[[ $REPO_PARENT != / ]] || { echo "check-without-system-mpi: the bundle's repository sits in /, which cannot be hidden" >&2; exit 2; }
+case $COPY/ in "$REPO_PARENT"/*) echo "check-without-system-mpi: $COPY is inside $REPO_PARENT, which is hidden: copy it elsewhere" >&2; exit 2 ;; esac
+tar -tJf "$BUNDLE" | sed -n 's|^gpu/lib-all/\(..*\)$|\1|p' | sort -u > "$W/bundled"
 : > "$W/hide"
 while read -r s; do
   grep -qxF "$s" "$W/keep" && continue
   for d in $ML /usr/lib /usr/local/lib /usr/local/cuda/lib64; do [[ -e $d/$s ]] && readlink -f "$d/$s" >> "$W/hide"; done
 done < "$W/bundled"
 sort -u -o "$W/hide" "$W/hide"
-echo "ns-run: hiding $(wc -l < "$W/hide") library files; visible from the system: $(comm -12 "$W/bundled" "$W/keep" | tr '\n' ' ')" >&2
+echo "check-without-system-mpi: hiding $(wc -l < "$W/hide") library files; visible from the system: $(comm -12 "$W/bundled" "$W/keep" | tr '\n' ' ')" >&2
 unshare -m bash -c '
   set -e
-  W=$1; COPY=$2; CMD=$3; ML=/usr/lib/x86_64-linux-gnu
+  W=$1; COPY=$2; CMD=$3; REPO_PARENT=$4; ML=/usr/lib/x86_64-linux-gnu
   mount --make-rprivate /
   while read -r f; do mount --bind "$W/empty" "$f"; done < "$W/hide"
-  for d in $ML/openmpi $ML/pmix2 $ML/hdf5 $ML/hwloc /usr/share/openmpi /etc/openmpi /opt /work; do
+  for d in $ML/openmpi $ML/pmix2 $ML/hdf5 $ML/hwloc /usr/share/openmpi /etc/openmpi /opt "$REPO_PARENT"; do
     [[ -d $d ]] && mount -t tmpfs -o size=1m none "$d"
   done
   mount --bind "$W/usrbin" /usr/bin
@@ -48,4 +53,4 @@ unshare -m bash -c '
   ldconfig -X -C "$W/ld.so.cache" 2>/dev/null; mount --bind "$W/ld.so.cache" /etc/ld.so.cache
   set +e
   cd "$COPY" && bash -c "$CMD"
-' ns "$W" "$COPY" "$CMD"
+' ns "$W" "$COPY" "$CMD" "$REPO_PARENT"

@@ -13,7 +13,7 @@
 #   BUNDLE_STRIP   strip option for the packed executables (default --strip-all; --strip-debug keeps symbols)
 #
 # Tarball layout (extracted to G=/tmp/gpu by setup-on-device.sh):
-#   G/repo/<build dir relative to the repo>/...   executables (strip --strip-debug), CMakeCache.txt,
+#   G/repo/<build dir relative to the repo>/...   executables (stripped, BUNDLE_STRIP), CMakeCache.txt,
 #                                                 every CTestTestfile.cmake
 #   G/ompi/usr/bin, G/ompi/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3, .../pmix2/{lib/pmix,share},
 #   G/ompi/usr/share/openmpi, G/ompi/etc/openmpi  Open MPI + PMIx, Debian's layout under a new prefix

@@ -26,6 +26,8 @@
 #                       (e.g. "-R test_mpi -j 4", "-L unit|mpi")
 #   --staged-mpi-pass   run `ctest -L mpi` a second time with SHARDOPS_MPI_STAGING=host
 #   --skip-ctest | --skip-bench | --skip-peers
+#   --report-only       only write OUT/results.md from what an earlier run left in OUT (one
+#                       cut off by a time limit); give it the same --build, --out, --python
 #   --host-check        plumbing check on an ordinary host build (no GPU): allows a
 #                       non-CUDA Kokkos, tiny sizes, peers on --device cpu, and runs only
 #                       the ctest tests matching test_mpi_staging unless --ctest-args says
@@ -54,6 +56,7 @@ DO_CTEST=1
 DO_BENCH=1
 DO_PEERS=1
 HOST_CHECK=0
+REPORT_ONLY=0
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d'; }
 need() { [[ $# -ge 2 && -n $2 ]] || { echo "run-gpu-checks.sh: $1 needs a value" >&2; exit 2; }; }
@@ -75,6 +78,7 @@ while [[ $# -gt 0 ]]; do
     --skip-bench) DO_BENCH=0 ;;
     --skip-peers) DO_PEERS=0 ;;
     --host-check) HOST_CHECK=1 ;;
+    --report-only) REPORT_ONLY=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run-gpu-checks.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -104,6 +108,23 @@ OUT=$(cd "$OUT" && pwd)
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" | head -n 1; }
 note() { echo "== $(date +%T) $*" | tee -a "$OUT/steps.txt" >&2; }
 failed=()
+
+# The report, from whatever the steps left in OUT: at the end, or alone (--report-only) for a
+# run that was cut off, e.g. by a time limit on a lent machine.
+write_report() {  # write_report TITLE_PREFIX
+  local title args=() f
+  title="shardops on $(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || echo 'this machine')"
+  [[ $HOST_CHECK == 1 ]] && title="HOST CHECK (plumbing only, no GPU): $title"
+  title=$1$title
+  for f in "$OUT"/bench-np*.json; do [[ -s $f ]] && args+=(--bench "$f"); done
+  [[ -s $OUT/peers.json ]] && args+=(--peers "$OUT/peers.json")
+  [[ -s $OUT/ctest-summary.txt ]] && args+=(--ctest "$OUT/ctest-summary.txt")
+  "$PY" "$REPO/scripts/gpu/gpu_report.py" --title "$title" "${args[@]}" --env "$OUT/env.txt" > "$OUT/results.md"
+}
+if [[ $REPORT_ONLY == 1 ]]; then
+  write_report "PARTIAL (cut off): "
+  exit
+fi
 
 # --- 1. the machine and the build --------------------------------------------------
 KOKKOS_DIR=$(cache Kokkos_DIR)
@@ -188,7 +209,6 @@ if [[ $DO_CTEST == 1 ]]; then
 fi
 
 # --- 3. shardops_bench ---------------------------------------------------------------------
-bench_json=()
 if [[ $DO_BENCH == 1 ]]; then
   if [[ ! -x $BENCH ]]; then
     echo "run-gpu-checks.sh: $BENCH is missing: build the target shardops_bench in $BUILD" >&2
@@ -196,12 +216,11 @@ if [[ $DO_BENCH == 1 ]]; then
   else
     for np in $RANKS; do
       note "shardops_bench np=$np N=$ROWS M=$UPDATES D=$COLS P=$PARTS"
+      rm -f "$OUT/bench-np$np.json"  # the report takes every bench JSON it finds
       # shellcheck disable=SC2086
-      if "$MPIEXEC" -n "$np" ${MPIEXEC_FLAGS---oversubscribe} "$BENCH" --rows "$ROWS" --updates "$UPDATES" --cols "$COLS" \
+      if ! "$MPIEXEC" -n "$np" ${MPIEXEC_FLAGS---oversubscribe} "$BENCH" --rows "$ROWS" --updates "$UPDATES" --cols "$COLS" \
         --partitions "$PARTS" --repeats "$REPEATS" --warmup "$WARMUP" --json "$OUT/bench-np$np.json" \
         > "$OUT/bench-np$np.md" 2> "$OUT/bench-np$np.err"; then
-        bench_json+=(--bench "$OUT/bench-np$np.json")
-      else
         echo "run-gpu-checks.sh: shardops_bench np=$np failed: see $OUT/bench-np$np.err" >&2
         failed+=("bench-np$np")
       fi
@@ -210,29 +229,20 @@ if [[ $DO_BENCH == 1 ]]; then
 fi
 
 # --- 4. the GPU peers ----------------------------------------------------------------------
-peers_json=()
 if [[ $DO_PEERS == 1 ]]; then
   note "gpu_peers.py --device $DEVICE"
-  if "$PY" "$REPO/scripts/gpu/gpu_peers.py" --device "$DEVICE" --rows "$ROWS" --updates "$UPDATES" --cols "$COLS" \
+  rm -f "$OUT/peers.json"
+  if ! "$PY" "$REPO/scripts/gpu/gpu_peers.py" --device "$DEVICE" --rows "$ROWS" --updates "$UPDATES" --cols "$COLS" \
     --partitions "$PARTS" --repeats "$REPEATS" --warmup "$WARMUP" --json "$OUT/peers.json" \
     --markdown "$OUT/peers.md" 2> "$OUT/peers.err"; then
-    peers_json=(--peers "$OUT/peers.json")
-  else
     echo "run-gpu-checks.sh: gpu_peers.py failed: see $OUT/peers.err" >&2
     failed+=(peers)
   fi
 fi
 
 # --- 5. the report -------------------------------------------------------------------------
-title="shardops on $(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || echo 'this machine')"
-[[ $HOST_CHECK == 1 ]] && title="HOST CHECK (plumbing only, no GPU): $title"
 note "report"
-ctest_summary=()
-[[ $DO_CTEST == 1 ]] && ctest_summary=(--ctest "$OUT/ctest-summary.txt")
-if ! "$PY" "$REPO/scripts/gpu/gpu_report.py" --title "$title" "${bench_json[@]}" "${peers_json[@]}" \
-  "${ctest_summary[@]}" --env "$OUT/env.txt" > "$OUT/results.md"; then
-  failed+=(report)
-fi
+write_report "" || failed+=(report)
 echo "run-gpu-checks.sh: wrote $OUT/results.md" >&2
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "run-gpu-checks.sh: FAILED: ${failed[*]}" >&2

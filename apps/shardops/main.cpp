@@ -25,6 +25,7 @@
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/LauncherLink.hpp"
+#include "shardops/route/MpiStartup.hpp"
 #include "shardops/route/NodeMemory.hpp"
 
 namespace {
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
     }
     // A request after all (--help given as a value): run it as usual.
   }
+  // Else Open MPI loads transport libraries for absent hardware (~0.1 s each).
+  const std::string mtl_set = shardops::skip_absent_mtls();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
     app::RunRecord record;
     record.started = app::utc_now();
     record.command_line.assign(argv, argv + argc);
+    record.mpi_mtl_set = mtl_set;
     app::InputList inputs;
     std::string command;
     try {

@@ -15,6 +15,7 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/route/LauncherLink.hpp"
+#include "shardops/route/MpiStartup.hpp"
 
 namespace shardops::python {
 namespace {
@@ -47,6 +48,7 @@ void finalize_kokkos() {
 
 PYBIND11_MODULE(_shardops, m) {
   using namespace shardops::python;
+  shardops::skip_absent_mtls();       // before mpi4py starts MPI (no effect if it has)
   py::module_::import("mpi4py.MPI");  // MPI is started by mpi4py, before Kokkos
   int mpi_started = 0;
   MPI_Initialized(&mpi_started);

@@ -3,6 +3,7 @@ attributes that tools parse (inputs as a list, a deck's --set values), and
 scripts/report_plot.py turning reports into a table and a PNG.
 """
 
+import glob
 import json
 import os
 import subprocess
@@ -102,6 +103,88 @@ def deck_report(t, sh):
     return rep
 
 
+def _ompi_path(name):
+    """A folder of the Open MPI in PATH (ompi_info --path NAME), or None (not Open MPI)."""
+    try:
+        out = subprocess.run(["ompi_info", "--path", name, "--parsable"], capture_output=True, text=True,
+                             timeout=60).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    prefix = "path:%s:" % name
+    return out[len(prefix):] if out.startswith(prefix) else None
+
+
+def _mtl_in_conf(path):
+    """The last `mtl = VALUE` of an Open MPI parameter file, or None."""
+    value = None
+    with open(path) as f:
+        for line in f:
+            key, eq, rest = line.split("#", 1)[0].partition("=")
+            if eq and key.strip() == "mtl":
+                value = rest.strip()
+    return value
+
+
+def mpi_start(t, sh):
+    """Before MPI_Init, shardops leaves out Open MPI's PSM and PSM2 MTLs where their devices are
+    absent (loading their libraries costs about 0.1 s each, then the components give up),
+    keeps the exclusions the site's parameter file makes, says what it set in the report, and
+    leaves a choice made in the environment alone."""
+    sysconf = _ompi_path("sysconfdir")
+    if sysconf is None or not os.path.exists(os.path.join(sysconf, "openmpi-mca-params.conf")):
+        t.suite.skip("mpi_start", "not Open MPI, or no parameter file")
+        return
+    absent = []
+    if not os.path.exists("/dev/ipath"):
+        absent.append("psm")
+    if not glob.glob("/dev/hfi1_[0-9]") and not glob.glob("/dev/hfi1_[0-9][0-9]"):
+        absent.append("psm2")
+    site = _mtl_in_conf(os.path.join(sysconf, "openmpi-mca-params.conf"))
+    if site and not site.startswith("^"):
+        expected = {}  # the site names the MTLs to open
+    else:
+        excluded = [n.strip() for n in (site or "^")[1:].split(",") if n.strip()]
+        added = [n for n in absent if n not in excluded]
+        expected = {"OMPI_MCA_mtl": "^" + ",".join(excluded + added)} if added else {}
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/params": np.arange(12, dtype=np.float32).reshape(4, 3),
+                       "/idx": np.array([[2], [0]], np.int64)}, mode="w")
+    # The environment of a user who chose nothing (no pml, btl or mtl), with no parameter file
+    # of their own (HOME has none).
+    saved = dict(sh.env)
+    for k in ("OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_MCA_mtl"):
+        sh.env.pop(k, None)
+    try:
+        def run(name, env):
+            out, rep = os.path.join(t.d, name + ".h5"), os.path.join(t.d, name + ".json")
+            r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"),
+                        "--out", e2e.ref(out, "/g"), "--report", rep, "-q"], env=dict({"HOME": t.d}, **env))
+            e2e.expect_success(t.suite, r)
+            e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), np.array([[6, 7, 8], [0, 1, 2]], np.float32), r)
+            with open(rep) as f:
+                return r, json.load(f).get("mpi_settings")
+
+        verbose = {"OMPI_MCA_mtl_base_verbose": "100"}
+        r, settings = run("chosen_by_shardops", verbose)
+        t.suite.check(settings == expected, "mpi_settings = %r, expected %r" % (settings, expected), r)
+        # The MTLs left out are not even loaded; without the setting (switched off) they are.
+        components = _ompi_path("pkglibdir")
+        installed = [n for n in absent if components and os.path.exists(os.path.join(components, "mca_mtl_%s.so" % n))]
+        for n in installed:
+            t.suite.check(("found loaded component %s\n" % n) not in r.stderr, "mtl %s still loaded" % n, r)
+        r, settings = run("switched_off", dict(verbose, SHARDOPS_SKIP_ABSENT_MTLS="0"))
+        t.suite.check(settings == {}, "SHARDOPS_SKIP_ABSENT_MTLS=0: mpi_settings = %r" % settings, r)
+        for n in installed:
+            t.suite.check(("found loaded component %s\n" % n) in r.stderr, "mtl %s not loaded when switched off" % n, r)
+        # A choice in the environment (or mpirun --mca) stands.
+        for name, env in (("user_mtl", {"OMPI_MCA_mtl": "^ofi"}), ("user_pml", {"OMPI_MCA_pml": "ob1"})):
+            r, settings = run(name, env)
+            t.suite.check(settings == {}, "%s: mpi_settings = %r" % (name, settings), r)
+    finally:
+        sh.env.clear()
+        sh.env.update(saved)
+
+
 def plot(t, sh):
     reps = [op_report(t, sh), deck_report(t, sh)]
     png = os.path.join(t.d, "reports.png")
@@ -119,7 +202,8 @@ def main():
 
     cases = [("op_report", op_report),
              ("deck_report", deck_report),
-             ("plot", plot)]
+             ("plot", plot),
+             ("mpi_start", mpi_start)]
     e2e.run_cases(suite, args, sh, "report", cases)
     return suite.finish(sh)
 

@@ -1,0 +1,180 @@
+#include "shardops/route/MpiStartup.hpp"
+
+#include <mpi.h>
+
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "shardops/route/detail/MpiStartupRules.hpp"
+
+namespace shardops {
+
+namespace detail {
+
+namespace {
+
+std::string trimmed(const std::string& s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool is_component_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> mca_param_in_file(const std::string& text, const std::string& name) {
+  std::optional<std::string> value;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    const std::size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    if (trimmed(line.substr(0, eq)) == name) value = trimmed(line.substr(eq + 1));
+  }
+  return value;
+}
+
+std::optional<std::string> mtl_excluding(const std::optional<std::string>& current,
+                                         const std::vector<std::string>& absent) {
+  std::vector<std::string> excluded;
+  if (current && !current->empty()) {
+    if ((*current)[0] != '^') return std::nullopt;  // MTLs named to include: only those open
+    std::istringstream names(current->substr(1));
+    std::string name;
+    while (std::getline(names, name, ',')) {
+      name = trimmed(name);
+      if (!is_component_name(name)) return std::nullopt;
+      excluded.push_back(name);
+    }
+  }
+  bool added = false;
+  for (const std::string& name : absent) {
+    bool listed = false;
+    for (const std::string& e : excluded) listed = listed || e == name;
+    if (!listed) {
+      excluded.push_back(name);
+      added = true;
+    }
+  }
+  if (!added) return std::nullopt;
+  std::string value = "^";
+  for (std::size_t i = 0; i < excluded.size(); ++i) value += (i ? "," : "") + excluded[i];
+  return value;
+}
+
+}  // namespace detail
+
+namespace {
+
+bool any_path_matches(const char* pattern) {
+  glob_t found{};
+  const bool any = glob(pattern, 0, nullptr, &found) == 0 && found.gl_pathc > 0;
+  globfree(&found);
+  return any;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+/// The MTLs whose device Open MPI 4.1's components look for is missing (the checks of
+/// their component_open functions).
+std::vector<std::string> absent_mtls() {
+  std::vector<std::string> absent;
+  if (!exists("/dev/ipath")) absent.emplace_back("psm");
+  if (!any_path_matches("/dev/hfi1_[0-9]") && !any_path_matches("/dev/hfi1_[0-9][0-9]")) absent.emplace_back("psm2");
+  return absent;
+}
+
+/// A parameter file's text: "" for a file that does not exist, nullopt for one that
+/// cannot be read.
+std::optional<std::string> file_text(const std::string& path) {
+  if (!exists(path)) return std::string();
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
+/// Open MPI's configuration folder: OPAL_SYSCONFDIR, else the one of the Open MPI this
+/// was built with (empty if unknown, or if OPAL_PREFIX moved the installation).
+std::string ompi_sysconfdir() {
+  if (const char* dir = std::getenv("OPAL_SYSCONFDIR")) return dir;
+  if (std::getenv("OPAL_PREFIX") != nullptr) return "";
+#if defined(SHARDOPS_OMPI_SYSCONFDIR)
+  return SHARDOPS_OMPI_SYSCONFDIR;
+#else
+  return "";
+#endif
+}
+
+bool set_in_environment(const char* name) { return std::getenv(name) != nullptr; }
+
+std::string skip_absent_mtls_or_throw() {
+#if !defined(OPEN_MPI)
+  return "";
+#else
+  if (const char* v = std::getenv("SHARDOPS_SKIP_ABSENT_MTLS"); v != nullptr && std::strcmp(v, "0") == 0) return "";
+  int started = 0;
+  MPI_Initialized(&started);
+  if (started) return "";
+  // Chosen by the user (or by mpirun's --mca), or parameter sets this does not read.
+  for (const char* name :
+       {"OMPI_MCA_mtl", "OMPI_MCA_pml", "OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_override_param_file",
+        "OMPI_MCA_mca_base_param_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix"}) {
+    if (set_in_environment(name)) return "";
+  }
+  const std::vector<std::string> absent = absent_mtls();
+  if (absent.empty()) return "";
+  const std::string sysconf = ompi_sysconfdir();
+  if (sysconf.empty() || !exists(sysconf + "/openmpi-mca-params.conf")) return "";
+  // A value in the override file beats the environment: leave it alone.
+  const std::optional<std::string> override_text = file_text(sysconf + "/openmpi-mca-params-override.conf");
+  if (!override_text || detail::mca_param_in_file(*override_text, "mtl")) return "";
+  // The files in Open MPI's order of precedence: the first that sets a value gives it.
+  std::vector<std::string> files;
+  if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
+  files.push_back(sysconf + "/openmpi-mca-params.conf");
+  std::optional<std::string> current;
+  for (const std::string& file : files) {
+    const std::optional<std::string> text = file_text(file);
+    if (!text) return "";
+    current = detail::mca_param_in_file(*text, "mtl");
+    if (current) break;
+  }
+  const std::optional<std::string> value = detail::mtl_excluding(current, absent);
+  if (!value || setenv("OMPI_MCA_mtl", value->c_str(), 0) != 0) return "";
+  return *value;
+#endif
+}
+
+}  // namespace
+
+std::string skip_absent_mtls() noexcept {
+  try {
+    return skip_absent_mtls_or_throw();
+  } catch (...) {
+    return "";  // a faster start-up is not worth failing the job for
+  }
+}
+
+}  // namespace shardops

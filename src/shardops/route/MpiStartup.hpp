@@ -1,0 +1,27 @@
+#pragma once
+/// \file
+/// \brief What a process sets before MPI_Init so that Open MPI does not load transport
+/// libraries for hardware the machine does not have.
+///
+/// Open MPI's cm point-to-point layer opens every MTL component it finds when it starts.
+/// Debian's Open MPI 4.1 ships the PSM (TrueScale) and PSM2 (Omni-Path) MTLs, and loading
+/// their libraries runs constructors that calibrate a clock with ~450 sleeps of 125 us:
+/// about 0.1 s each, in every rank's MPI_Init, on machines without that hardware too.
+/// The components then give up at once (PSM needs /dev/ipath, PSM2 a /dev/hfi1_N). Leaving
+/// them out of the MTL list where their device is absent changes no choice Open MPI makes;
+/// it only skips the loads (docs/design.md, "Start-up and exit").
+
+#include <string>
+
+namespace shardops {
+
+/// \brief Call before MPI_Init (not collective). With Open MPI, where neither the environment
+/// nor Open MPI's parameter files choose the MTLs by name, adds the MTLs whose device is
+/// absent to the excluded ones by setting OMPI_MCA_mtl, keeping every exclusion the
+/// parameter files make. Does nothing with another MPI, after MPI_Init, where the user set
+/// OMPI_MCA_mtl or OMPI_MCA_pml, where a parameter file cannot be read or names MTLs to
+/// include, or with SHARDOPS_SKIP_ABSENT_MTLS=0.
+/// \return the value given to OMPI_MCA_mtl, or "" when nothing was set
+std::string skip_absent_mtls() noexcept;
+
+}  // namespace shardops

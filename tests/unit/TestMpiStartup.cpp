@@ -1,9 +1,19 @@
+#include <mpi.h>
+
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "shardops/route/MpiStartup.hpp"
 #include "shardops/route/detail/MpiStartupRules.hpp"
 
 namespace {
@@ -51,6 +61,107 @@ TEST(MpiStartup, ChangesNothingItNeedNotOrMustNot) {
   // Not a plain list of component names: not ours to rewrite.
   EXPECT_EQ(mtl_excluding(std::string("^ofi,$X"), {"psm"}), std::nullopt);
   EXPECT_EQ(mtl_excluding(std::string("^ofi,,psm"), {"psm"}), std::nullopt);
+}
+
+// skip_absent_mtls() itself, before MPI_Init (this program never starts MPI), on parameter
+// files of the test's making: OPAL_SYSCONFDIR names Open MPI's configuration folder, HOME
+// the user's.
+class SkipAbsentMtls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#if !defined(OPEN_MPI)
+    GTEST_SKIP() << "not Open MPI";
+#endif
+    if (!std::filesystem::exists("/dev/ipath")) absent_.push_back("psm");
+    glob_t g{};
+    const bool hfi1 = glob("/dev/hfi1_[0-9]*", 0, nullptr, &g) == 0 && g.gl_pathc > 0;
+    globfree(&g);
+    if (!hfi1) absent_.push_back("psm2");
+    if (absent_.empty()) GTEST_SKIP() << "this machine has both PSM devices";
+    char pattern[] = "/tmp/shardops-mtl-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    std::filesystem::create_directories(dir_ + "/etc");
+    std::filesystem::create_directories(dir_ + "/home/.openmpi");
+    for (const char* name : kVariables) {
+      const char* v = std::getenv(name);
+      saved_.emplace_back(v ? std::optional<std::string>(v) : std::nullopt);
+      unsetenv(name);
+    }
+    setenv("OPAL_SYSCONFDIR", (dir_ + "/etc").c_str(), 1);
+    setenv("HOME", (dir_ + "/home").c_str(), 1);
+  }
+  void TearDown() override {
+    for (std::size_t i = 0; i < saved_.size(); ++i) {
+      if (saved_[i])
+        setenv(kVariables[i], saved_[i]->c_str(), 1);
+      else
+        unsetenv(kVariables[i]);
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  void write(const std::string& file, const std::string& text) { std::ofstream(dir_ + "/" + file) << text; }
+  /// skip_absent_mtls()'s result, which must be what it left in OMPI_MCA_mtl; then unset.
+  std::string run() {
+    const std::string set = shardops::skip_absent_mtls();
+    const char* env = std::getenv("OMPI_MCA_mtl");
+    EXPECT_EQ(set.empty() ? std::string("(unset)") : set, env ? std::string(env) : std::string("(unset)"));
+    unsetenv("OMPI_MCA_mtl");
+    return set;
+  }
+  std::string excluding(const std::optional<std::string>& current) const {
+    return mtl_excluding(current, absent_).value_or("");
+  }
+
+  static constexpr const char* kVariables[] = {"OPAL_SYSCONFDIR", "OPAL_PREFIX",  "HOME",
+                                               "OMPI_MCA_mtl",    "OMPI_MCA_pml", "SHARDOPS_SKIP_ABSENT_MTLS"};
+  std::vector<std::optional<std::string>> saved_;
+  std::vector<std::string> absent_;
+  std::string dir_;
+};
+
+TEST_F(SkipAbsentMtls, KeepsTheSitesExclusions) {
+  write("etc/openmpi-mca-params.conf", kDebianConf);
+  EXPECT_EQ(run(), excluding(std::string("^ofi")));
+  write("etc/openmpi-mca-params.conf", "btl = ^openib\n");
+  EXPECT_EQ(run(), excluding(std::nullopt));
+}
+
+TEST_F(SkipAbsentMtls, TheUsersFileComesFirst) {
+  write("etc/openmpi-mca-params.conf", kDebianConf);
+  write("home/.openmpi/mca-params.conf", "mtl = ^ucx\n");
+  EXPECT_EQ(run(), excluding(std::string("^ucx")));
+  write("home/.openmpi/mca-params.conf", "mtl = psm2\n");  // named to include: left alone
+  EXPECT_EQ(run(), "");
+}
+
+TEST_F(SkipAbsentMtls, LeavesAloneWhatItCannotKnowOrMustNotChange) {
+  // No parameter file where Open MPI's folder should be: not the folder of this Open MPI.
+  EXPECT_EQ(run(), "");
+  write("etc/openmpi-mca-params.conf", kDebianConf);
+  // The override file beats the environment.
+  write("etc/openmpi-mca-params-override.conf", "mtl = ^ofi\n");
+  EXPECT_EQ(run(), "");
+  std::filesystem::remove(dir_ + "/etc/openmpi-mca-params-override.conf");
+  // A choice in the environment, and the switch.
+  setenv("OMPI_MCA_pml", "ob1", 1);
+  EXPECT_EQ(run(), "");
+  unsetenv("OMPI_MCA_pml");
+  setenv("SHARDOPS_SKIP_ABSENT_MTLS", "0", 1);
+  EXPECT_EQ(run(), "");
+  unsetenv("SHARDOPS_SKIP_ABSENT_MTLS");
+  setenv("OMPI_MCA_mtl", "^ofi", 1);
+  EXPECT_EQ(shardops::skip_absent_mtls(), "");
+  EXPECT_STREQ(std::getenv("OMPI_MCA_mtl"), "^ofi");
+  unsetenv("OMPI_MCA_mtl");
+  // A relocated installation whose folder is not named.
+  unsetenv("OPAL_SYSCONFDIR");
+  setenv("OPAL_PREFIX", dir_.c_str(), 1);
+  EXPECT_EQ(run(), "");
+  // And all in order again: it does set it.
+  unsetenv("OPAL_PREFIX");
+  setenv("OPAL_SYSCONFDIR", (dir_ + "/etc").c_str(), 1);
+  EXPECT_EQ(run(), excluding(std::string("^ofi")));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 SHARDOPS_WITH_TF=0 bash scripts/setup.sh  # the example needs no TensorFlow
 bash scripts/build.sh >/dev/null
-# A single machine: allow root, skip Open MPI's UCX probe (keep the default on a cluster).
+# A single machine: allow root, and only ob1 starts (no UCX or MTL; keep the default on a cluster).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 BIN=${SHARDOPS_BUILD_DIR:-$REPO/build}/apps/shardops/shardops
 NP=${EXAMPLE_RANKS:-2}

@@ -12,8 +12,8 @@ cd "$REPO"
 bash scripts/setup.sh || { echo "FAILED: setup"; exit 1; }
 bash scripts/build.sh || { echo "FAILED: build"; exit 1; }
 
-# Open MPI on a single machine, possibly as root: allow root, and skip the UCX probe (ob1 is
-# much faster to start; a cluster run should keep its default).
+# Open MPI on a single machine, possibly as root: allow root, and use ob1 (shared memory and
+# TCP): no other transport starts up, UCX or an MTL; a cluster run should keep its default.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 
 failed=()

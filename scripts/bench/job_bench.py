@@ -45,7 +45,8 @@ WORKLOADS = {"w1": "scatter_nd(sum)", "w2": "tensor_scatter_update", "w3": "gath
 # The input datasets of each workload (what its floor reads).
 INPUTS = {"w1": ["idx", "upd"], "w2": ["base", "idx", "upd"], "w3": ["base", "idx"], "w4": ["base", "parts"],
           "w5": ["pos", "piece"]}
-# Open MPI on one machine, possibly as root, without the UCX probe.
+# Open MPI on one machine, possibly as root, with ob1 over shared memory only (no other
+# transport starts up).
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_pml": "ob1",
            "OMPI_MCA_btl": "self,vader", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 # Issue 16's targets: vs the best script at 4x size, vs the floor and start-up at every size.

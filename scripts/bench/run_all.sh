@@ -47,7 +47,8 @@ if [[ -z ${TF_PYTHON:-} ]]; then
   done
 fi
 
-# Open MPI on one machine, as root: no UCX probe, and more ranks than cores for np=4.
+# Open MPI on one machine, as root: ob1 only (no other transport starts up), and more ranks
+# than cores for np=4.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 export OMP_NUM_THREADS=1
 export GLIBC_TUNABLES=${GLIBC_TUNABLES:-}

@@ -71,7 +71,8 @@ def has_kernel(command, dtype):
     return name not in e["no_kernel_dtypes"]
 SKIP_RC = 77  # ctest SKIP_RETURN_CODE of these tests
 
-# Open MPI on one machine, possibly as root, without the slow UCX probe; one thread per rank.
+# Open MPI on one machine, possibly as root, ob1 over shared memory only (no other transport
+# starts up); one thread per rank.
 MPI_ENV_DEFAULTS = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1",
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",

@@ -16,12 +16,10 @@ import json
 
 import numpy as _np
 
-# The extension first sets what MPI's start-up needs (route/MpiStartup.hpp), then has
-# mpi4py start MPI, then starts Kokkos: it is imported before mpi4py.
+# The extension sets what MPI's start-up needs (route/MpiStartup.hpp), has mpi4py start
+# MPI, then starts Kokkos.
 from . import _shardops
 from ._errors import Error, InternalError, InvalidArgumentError, IOError  # noqa: A004
-
-from mpi4py import MPI  # noqa: F401,E402
 
 __version__ = _shardops.__version__
 

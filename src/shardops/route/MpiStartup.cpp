@@ -127,8 +127,6 @@ std::string ompi_sysconfdir() {
 #endif
 }
 
-bool set_in_environment(const char* name) { return std::getenv(name) != nullptr; }
-
 std::string skip_absent_mtls_or_throw() {
 #if !defined(OPEN_MPI)
   return "";
@@ -141,7 +139,7 @@ std::string skip_absent_mtls_or_throw() {
   for (const char* name :
        {"OMPI_MCA_mtl", "OMPI_MCA_pml", "OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_override_param_file",
         "OMPI_MCA_mca_base_param_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix"}) {
-    if (set_in_environment(name)) return "";
+    if (std::getenv(name) != nullptr) return "";
   }
   const std::vector<std::string> absent = absent_mtls();
   if (absent.empty()) return "";

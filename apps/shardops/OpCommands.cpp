@@ -18,12 +18,28 @@ namespace app {
 
 namespace {
 
-std::string describe(const DistTensor& t) { return t.shape().str() + " " + dtype_name(t.dtype()); }
+template <class T>
+std::string describe(const T& t) {
+  return t.shape().str() + " " + dtype_name(t.dtype());
+}
 
-// Collective: the tensor's bytes (a string tensor's: the strings' own bytes).
+// Collective: the tensor's bytes (a string tensor's: the strings' own bytes; strings are
+// always held).
 std::int64_t global_bytes(const Comm& comm, const DistTensor& t) {
   if (is_string(t.dtype())) return comm.sum(string_payload_bytes(t.local()));
   return t.shape().num_elements() * static_cast<std::int64_t>(dtype_size(t.dtype()));
+}
+std::int64_t global_bytes(const Comm& comm, const LazyTensor& t) {
+  if (t.held()) return global_bytes(comm, t.tensor());
+  return t.shape().num_elements() * static_cast<std::int64_t>(dtype_size(t.dtype()));
+}
+
+// Whether an op that can leave its output's rows to be made as they are written
+// (OpInfo::run_lazy) does so: SHARDOPS_STREAM_OUTPUTS=0 makes every output whole first,
+// as the ops do for decks and Python.
+bool stream_outputs() {
+  const char* setting = std::getenv("SHARDOPS_STREAM_OUTPUTS");
+  return setting == nullptr || std::string(setting) != "0";
 }
 
 // How inputs are read: datasets of 1 MiB or more mapped where the file allows it
@@ -84,7 +100,7 @@ DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string
 
 struct Output {
   std::string dataset;
-  DistTensor tensor;
+  LazyTensor tensor;
 };
 
 void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>& outputs, RunRecord& record) {
@@ -92,9 +108,9 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   const io::Attributes attrs{{"op", r.command}, {"options", record.options}, {"inputs", record.inputs}};
   io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
   for (const Output& o : outputs) {
-    file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
+    const bool streamed = file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));
-    record.written.push_back({o.dataset, o.tensor.shape().dims(), dtype_name(o.tensor.dtype()), ""});
+    record.written.push_back({o.dataset, o.tensor.shape().dims(), dtype_name(o.tensor.dtype()), "", streamed});
     record.bytes_written += global_bytes(comm, o.tensor);
   }
   file.commit();
@@ -194,7 +210,12 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
       }
     }
   }
-  const std::vector<DistTensor> results = op.run(comm, op, args);
+  std::vector<LazyTensor> results;
+  if (op.run_lazy && stream_outputs()) {
+    results = op.run_lazy(comm, op, args);
+  } else {
+    for (DistTensor& t : op.run(comm, op, args)) results.emplace_back(std::move(t));
+  }
   if (op.output_per_partition) {
     for (std::size_t p = 0; p < results.size(); ++p) outputs.push_back({out + "/" + std::to_string(p), results[p]});
   } else {

@@ -117,6 +117,7 @@ std::string report_json(const Comm& comm, const RunRecord& record, double wall_s
   for (const OutputRecord& o : record.written) {
     json item{{"dataset", o.dataset}, {"shape", o.shape}, {"dtype", o.dtype}};
     if (!o.tensor.empty()) item["tensor"] = o.tensor;
+    item["streamed"] = o.streamed;
     outputs.push_back(item);
   }
   report["outputs"] = outputs;

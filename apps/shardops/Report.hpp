@@ -15,8 +15,9 @@ namespace app {
 struct OutputRecord {
   std::string dataset;  ///< "FILE:/path"
   std::vector<std::int64_t> shape;
-  std::string dtype;   ///< TF's name
-  std::string tensor;  ///< the deck's tensor name ("" for an op command)
+  std::string dtype;      ///< TF's name
+  std::string tensor;     ///< the deck's tensor name ("" for an op command)
+  bool streamed = false;  ///< its rows were made as they were written (LazyTensor), never held whole
 };
 
 /// One step of a deck, as this rank timed it.

@@ -180,6 +180,22 @@ void expect_same_tensor(const DistTensor& actual, const Tensor& expected, const 
   expect_same_tensor(actual.allgather(world()), expected, what);
 }
 
+void expect_same_rows(const LazyTensor& lazy, const DistTensor& held, const std::string& what) {
+  EXPECT_EQ(lazy.shape(), held.shape()) << what;
+  EXPECT_EQ(lazy.layout(), held.layout()) << what;
+  expect_same_tensor(lazy.whole(), held.allgather(world()), what + ", made whole");
+  if (lazy.held() || is_string(held.dtype())) return;
+  const std::size_t row = lazy.row_bytes();
+  const std::int64_t rows = lazy.local_rows();
+  for (const std::int64_t piece : {std::int64_t(1), std::int64_t(3)}) {
+    std::vector<unsigned char> made(static_cast<std::size_t>(rows) * row);
+    for (std::int64_t first = 0; first < rows; first += piece)
+      lazy.make_rows(first, std::min(piece, rows - first), made.data() + static_cast<std::size_t>(first) * row);
+    EXPECT_TRUE(std::equal(made.begin(), made.end(), held.local().data()))
+        << what << ": rows made " << piece << " at a time";
+  }
+}
+
 std::string error_of(const std::function<void()>& call) {
   try {
     call();

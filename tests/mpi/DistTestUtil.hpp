@@ -20,6 +20,7 @@
 #include "shardops/ops/Ops.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 #include "shardops/route/RowLayout.hpp"
 #include "shardops/route/detail/ExchangePlan.hpp"
 
@@ -71,6 +72,10 @@ DistTensor shard(const Tensor& full);
 void expect_same_tensor(const Tensor& actual, const Tensor& expected, const std::string& what);
 /// Allgathers \p actual and compares it with \p expected.
 void expect_same_tensor(const DistTensor& actual, const Tensor& expected, const std::string& what);
+/// \brief Expects \p lazy to be \p held's tensor: its shape, layout and, made whole and
+/// made 1 and 3 rows at a time from every start, this rank's bytes. Not collective but
+/// for the whole tensor's comparison (collective).
+void expect_same_rows(const LazyTensor& lazy, const DistTensor& held, const std::string& what);
 
 /// What a call threw: "" when it did not; the message of an InvalidArgument (and
 /// " [about SUBJECT]" when it names the input it is about);

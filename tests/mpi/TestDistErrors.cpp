@@ -160,6 +160,14 @@ TEST(DistErrorAgreement, OneCoordinateBadIndices) {
         }
         expect_same_error([&] { gather_nd(tensor, bad); },
                           [&] { gather_nd(world(), shard(tensor), shard(bad, layout)); }, "GatherNd " + what);
+        // Rows made later: the error comes before any row is made.
+        for (GatherParams how : {GatherParams::Fetch, GatherParams::Replicate}) {
+          OpOptions options;
+          options.gather_params = how;
+          expect_same_error([&] { gather_nd(tensor, bad); },
+                            [&] { gather_nd_lazy(world(), shard(tensor), shard(bad, layout), options); },
+                            "gather_nd_lazy " + what);
+        }
       }
     }
   }
@@ -179,6 +187,9 @@ TEST(DistErrorAgreement, RankThreeAndRankOneIndices) {
     expect_same_error([&] { gather_nd(params, deep); },
                       [&] { gather_nd(world(), shard(params, random_layout(rng, 5, p)), shard(deep, layout)); },
                       "GatherNd rank-3 indices " + layout_str(layout));
+    expect_same_error([&] { gather_nd(params, deep); },
+                      [&] { gather_nd_lazy(world(), shard(params, random_layout(rng, 5, p)), shard(deep, layout)); },
+                      "gather_nd_lazy rank-3 indices " + layout_str(layout));
     expect_same_error(
         [&] {
           scatter_nd(deep, updates, {5, 4});

@@ -15,9 +15,21 @@ const char* gather_params_name(GatherParams how) {
   return how == GatherParams::Fetch ? "fetch" : how == GatherParams::Replicate ? "replicate" : "auto";
 }
 
+// gather_nd_lazy's rows are \p held's; they are made on demand where each rank can make
+// them alone.
+void check_lazy(const LazyTensor& lazy, const DistTensor& held, const Tensor& params, const Tensor& indices,
+                GatherParams how, const std::string& label) {
+  expect_same_rows(lazy, held, label + " (made later)");
+  const std::int64_t depth = indices.rank() >= 2 ? indices.shape().dim(indices.rank() - 1) : 0;
+  const bool alone = world().size() == 1 || how == GatherParams::Replicate;
+  const bool expect_lazy =
+      alone && !is_string(params.dtype()) && indices.rank() >= 2 && depth > 0 && held.shape().num_elements() > 0;
+  EXPECT_EQ(!lazy.held(), expect_lazy) << label;
+}
+
 // Each way of getting remote params rows (forced fetch, forced replication, then the
 // automatic choice, last so that options.stats tells what it did) gives the
-// one-rank op's bytes.
+// one-rank op's bytes, held or made later.
 void check_gather(const Tensor& params, const Tensor& indices, const RowLayout& params_layout,
                   const RowLayout& index_layout, const OpOptions& options, const std::string& what) {
   const Tensor expected = gather_nd(params, indices, options);
@@ -28,6 +40,10 @@ void check_gather(const Tensor& params, const Tensor& indices, const RowLayout& 
     const std::string label = what + " (" + gather_params_name(how) + ")";
     const DistTensor got = gather_nd(world(), shard(params, params_layout), shard(indices, index_layout), opts);
     expect_same_tensor(got, expected, label);
+    if (how != GatherParams::Auto) {
+      const LazyTensor lazy = gather_nd_lazy(world(), shard(params, params_layout), shard(indices, index_layout), opts);
+      check_lazy(lazy, got, params, indices, how, label);
+    }
     if (indices.rank() >= 2) {
       EXPECT_EQ(got.layout(), index_layout) << label << ": " << layout_str(got.layout());
     } else {
@@ -255,8 +271,14 @@ TEST(DistGatherNd, ReplicaIsReadInsteadOfCopies) {
     expect_same_tensor(gather_nd(world(), with_replica, shard(c.indices, il), replica), expected,
                        c.what + " (replica)");
     EXPECT_EQ(replicates, p > 1 && c.what != "one index row fewer") << c.what;
-    if (replicates) EXPECT_GT(plain_stats.bytes_sent, 0) << c.what;
+    if (replicates) {
+      EXPECT_GT(plain_stats.bytes_sent, 0) << c.what;
+    }
     EXPECT_EQ(replica_stats.bytes_sent, replicates ? 0 : plain_stats.bytes_sent) << c.what;
+    // Rows made later read the replica too.
+    const LazyTensor lazy = gather_nd_lazy(world(), with_replica, shard(c.indices, il), replica);
+    expect_same_tensor(lazy.whole(), expected, c.what + " (replica, made later)");
+    EXPECT_EQ(replica_stats.bytes_sent, replicates ? 0 : plain_stats.bytes_sent) << c.what << " (made later)";
   }
   EXPECT_FALSE(gather_nd_replicates_params(Shape{rows, 3}, Shape{rows * p, 3}, p));  // K > rank: refused
   EXPECT_THROW(shard(params, pl).with_replica(params.slice_rows(0, rows - 1)), InternalError);

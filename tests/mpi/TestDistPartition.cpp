@@ -27,6 +27,16 @@ void check_partition(const Tensor& data, const Tensor& partitions, std::int64_t 
     const RowLayout ids_layout = ids.layout();
     EXPECT_EQ(got[p].layout().counts(), counts_of(partitions, ids_layout, static_cast<std::int32_t>(p))) << name;
   }
+  // The same outputs with their rows made later, from data where it lies.
+  const std::vector<LazyTensor> lazy = dynamic_partition_lazy(world(), d, ids, num_partitions, options);
+  ASSERT_EQ(lazy.size(), expected.size()) << what;
+  const bool made_later =
+      !is_string(data.dtype()) && partitions.rank() > 0 && data.shape().product_from(partitions.rank()) > 0;
+  for (std::size_t p = 0; p < lazy.size(); ++p) {
+    const std::string name = what + " output " + std::to_string(p) + " (made later)";
+    expect_same_rows(lazy[p], got[p], name);
+    EXPECT_EQ(!lazy[p].held(), made_later) << name;
+  }
 }
 
 TEST(DistDynamicPartition, MatchesOneRankOpOverLayoutsAndDtypes) {

@@ -141,6 +141,75 @@ TEST(Hdf5Output, FailureOnOneRankMidwayLeavesNoTempAndNoTarget) {
   EXPECT_TRUE(temp_files_in(dir).empty());
 }
 
+// Rows made on demand (LazyTensor) from \p source's block, counting the rows made.
+LazyTensor made_from(const DistTensor& source, std::int64_t& rows_made) {
+  const std::size_t row = source.row_bytes();
+  return LazyTensor(source.shape(), source.dtype(), source.layout(), world().rank(),
+                    [source, row, &rows_made](std::int64_t first, std::int64_t count, unsigned char* out) {
+                      std::copy_n(source.local().data() + static_cast<std::size_t>(first) * row,
+                                  static_cast<std::size_t>(count) * row, out);
+                      rows_made += count;
+                    });
+}
+
+TEST(Hdf5Output, RowsMadeOnDemandAreWrittenAsTheyAreMade) {
+  const std::string dir = io_test_dir();
+  // Over 8 MiB in all, so the rows are made and written in several pieces and a remainder.
+  const Tensor data = sample(DType::Float64, Shape{70001, 16}, 11);
+  const DistTensor source = shard(data);
+  struct Case {
+    std::string file;
+    io::StorageOptions storage;
+    bool existing;
+    bool streamed;
+  };
+  io::StorageOptions chunked;
+  chunked.chunk_rows = 1000;
+  for (const Case& c : {Case{dir + "/new.h5", {}, false, true}, Case{dir + "/old.h5", {}, true, true},
+                        Case{dir + "/chunked.h5", chunked, false, false}}) {
+    const Tensor kept = sample(DType::Int32, Shape{7}, 12);
+    if (c.existing) write_one({c.file, "/kept"}, shard(kept));
+    std::int64_t rows_made = 0;
+    io::OutputTransaction out(world());
+    EXPECT_EQ(out.write({c.file, "/rows"}, made_from(source, rows_made), {}, c.storage), c.streamed) << c.file;
+    out.commit();
+    EXPECT_EQ(rows_made, source.layout().count(world().rank())) << c.file << ": every row made once";
+    expect_same_tensor(io::read_dataset(world(), {c.file, "/rows"}), data, c.file);
+    if (c.existing) expect_same_tensor(io::read_dataset(world(), {c.file, "/kept"}), kept, c.file + " kept");
+  }
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
+TEST(Hdf5Output, RowsThatCannotBeMadeOnOneRankLeaveNothing) {
+  const std::string dir = io_test_dir();
+  const std::string fresh = dir + "/fresh.h5", existing = dir + "/existing.h5";
+  write_one({existing, "/old"}, shard(sample(DType::Int16, Shape{4}, 1)));
+  const std::vector<unsigned char> before = file_bytes(existing);
+  const DistTensor source = shard(sample(DType::Float32, Shape{200000, 16}, 13));
+  const int failing_rank = world().size() - 1;
+  for (const std::string& file : {fresh, existing}) {
+    const Caught c = caught([&] {
+      io::OutputTransaction out(world());
+      out.write({file, "/rows"},
+                LazyTensor(source.shape(), source.dtype(), source.layout(), world().rank(),
+                           [&](std::int64_t first, std::int64_t count, unsigned char*) {
+                             // Fails at its last piece (on one rank, after a first piece
+                             // was written).
+                             if (world().rank() == failing_rank && first + count == source.layout().count(failing_rank))
+                               throw IOError("simulated failure while making rows");
+                           }),
+                {});
+      out.commit();
+    });
+    EXPECT_EQ(c.exit_code, 3) << c.message;
+    EXPECT_NE(c.message.find("simulated failure"), std::string::npos) << c.message;
+  }
+  world().barrier();
+  EXPECT_FALSE(exists_on_all_ranks(fresh));
+  EXPECT_EQ(file_bytes(existing), before) << "the existing target changed";
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
 TEST(Hdf5Output, UncommittedTransactionAndExplicitAbortLeaveNothing) {
   const std::string dir = io_test_dir();
   {

@@ -41,6 +41,11 @@ void test_pause(const char* where) {
 }
 
 void PhaseClock::add(const std::string& phase, double seconds) { table()[phase] += seconds; }
+void PhaseClock::move(const std::string& from, const std::string& to, double seconds) {
+  if (seconds <= 0) return;
+  table()[from] -= seconds;
+  table()[to] += seconds;
+}
 std::map<std::string, double> PhaseClock::totals() { return table(); }
 void PhaseClock::reset() { table().clear(); }
 

@@ -16,6 +16,9 @@ namespace shardops {
 class PhaseClock {
  public:
   static void add(const std::string& phase, double seconds);
+  /// Counts \p seconds already counted in phase \p from in phase \p to instead (an op's
+  /// work done inside another phase: rows made while they are written).
+  static void move(const std::string& from, const std::string& to, double seconds);
   static std::map<std::string, double> totals();
   static void reset();
 };

@@ -100,21 +100,26 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 
 namespace {
 
-DatasetHandle create_dataset(hid_t file, const std::string& path, const DistTensor& tensor, hid_t type,
+// Rows made on demand (LazyTensor) are made and written this many bytes at a time: one
+// buffer, reused, that stays in the caches, and pieces large enough that each write
+// costs little more than its copy into the page cache.
+constexpr std::size_t kMadePieceBytes = std::size_t(8) << 20;
+
+DatasetHandle create_dataset(hid_t file, const std::string& path, const Shape& shape, hid_t type,
                              const StorageOptions& storage, const std::string& what, bool allocate_now = false) {
   create_parent_groups(file, path, what);
   const std::string failure = what + ": cannot create the dataset";
   DataspaceHandle space;
-  if (tensor.is_scalar()) {
+  if (shape.rank() == 0) {
     space = DataspaceHandle(check_id(H5Screate(H5S_SCALAR), failure));
   } else {
     std::vector<hsize_t> dims;
-    for (const std::int64_t d : tensor.shape().dims()) dims.push_back(static_cast<hsize_t>(d));
-    space = DataspaceHandle(check_id(H5Screate_simple(tensor.shape().rank(), dims.data(), nullptr), failure));
+    for (const std::int64_t d : shape.dims()) dims.push_back(static_cast<hsize_t>(d));
+    space = DataspaceHandle(check_id(H5Screate_simple(shape.rank(), dims.data(), nullptr), failure));
   }
   const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), failure, ErrorKind::Internal));
   check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), failure, ErrorKind::Internal);
-  const PropListHandle dcpl = dataset_creation(storage, tensor.shape(), type, what);
+  const PropListHandle dcpl = dataset_creation(storage, shape, type, what);
   if (allocate_now) check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), failure, ErrorKind::Internal);
   return DatasetHandle(
       check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), failure));
@@ -427,7 +432,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   return added;
 }
 
-void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what) {
+void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what) {
   const bool reserving = comm_.min(f.reserving ? 1 : 0) != 0;
   if (!reserving) return;
   run_agreed(comm_, [&] {
@@ -446,8 +451,8 @@ void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const DistTensor&
     if (extent.bytes == 0) return;
     f.data_end = std::max(f.data_end, extent.offset + extent.bytes);
     const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
-    const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(comm_.rank());
-    const std::int64_t rows = tensor.layout().count(comm_.rank());
+    const std::int64_t first = tensor.is_scalar() ? 0 : tensor.row_offset();
+    const std::int64_t rows = tensor.local_rows();
     if (total_rows <= 0 || rows <= 0) return;
     const long long row_bytes = extent.bytes / total_rows;
     const std::string dir = std::filesystem::path(f.temp).parent_path().string();
@@ -491,31 +496,44 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
   });
 }
 
-void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes,
+void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes,
                                       const std::string& file, const std::string& reserve_dir, bool flush_now,
                                       const std::string& what) {
-  const int rank = comm_.rank();
   const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
-  const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
-  const std::int64_t rows = tensor.layout().count(rank);
+  const std::int64_t first = tensor.is_scalar() ? 0 : tensor.row_offset();
+  const std::int64_t rows = tensor.local_rows();
   const std::int64_t row_bytes = bytes / total_rows;
+  double making = 0;  // seconds spent making rows made on demand: the op's, not the write's
   run_agreed(comm_, [&] {
     if (rows <= 0) return;
-    const std::size_t n = tensor.local().nbytes();
+    const std::size_t n = static_cast<std::size_t>(rows) * tensor.row_bytes();
     if (static_cast<std::size_t>(rows * row_bytes) != n)
       throw InternalError(what + ": " + std::to_string(n) + " bytes to write where " +
                           std::to_string(rows * row_bytes) + " were allocated");
     const long long at = offset + first * row_bytes;
     if (!reserve_dir.empty()) reserve_space(fd, at, rows * row_bytes, reserve_dir, what);
-    // A round of rows at a time, as transfer_rows goes: for -v's progress lines and the
-    // report's byte count.
-    const auto* data = static_cast<const unsigned char*>(tensor.local().data());
-    const std::int64_t round = std::max<std::int64_t>(1, static_cast<std::int64_t>(max_transfer_bytes()) / row_bytes);
+    // Rows held are written a round at a time, as transfer_rows goes (for -v's progress
+    // lines and the report's byte count); rows made on demand a piece at a time, each
+    // made into one reused buffer small enough to stay in the caches.
+    const bool held = tensor.held();
+    const std::int64_t round = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(held ? max_transfer_bytes() : std::min(max_transfer_bytes(), kMadePieceBytes)) /
+               row_bytes);
+    const auto* data = held ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
+    Tensor piece_buffer;
+    if (!held)
+      piece_buffer = Tensor(DType::UInt8, Shape{std::min(round, rows) * row_bytes}, Init::Uninitialized,
+                            "shardops::output rows made as written");
     for (std::int64_t done = 0; done < rows;) {
       const std::int64_t now = std::min(round, rows - done);
       const auto piece = static_cast<std::size_t>(now * row_bytes);
-      if (!(options_.durable ? write_all_then_sync : write_all)(fd, data + done * row_bytes, piece,
-                                                                at + done * row_bytes))
+      const unsigned char* from = held ? data + done * row_bytes : piece_buffer.data();
+      if (!held) {
+        Kokkos::Timer timer;
+        tensor.make_rows(done, now, piece_buffer.data());
+        making += timer.seconds();
+      }
+      if (!(options_.durable ? write_all_then_sync : write_all)(fd, from, piece, at + done * row_bytes))
         throw IOError(what + ": writing its rows into '" + file + "' failed: " + std::strerror(errno) +
                       "; nothing was committed");
       done += now;
@@ -525,9 +543,10 @@ void OutputTransaction::write_rows_at(int fd, const DistTensor& tensor, long lon
       throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
                     "; nothing was committed");
   });
+  PhaseClock::move("write", "apply", making);
 }
 
-bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const DistTensor& tensor,
+bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const LazyTensor& tensor,
                                        const std::string& what) {
   // Contiguous data in the file's byte layout, in host memory: every rank writes its rows
   // with pwrite where HDF5 placed the dataset (MPI-IO would hand the kernel one large
@@ -545,7 +564,7 @@ bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_
   return true;
 }
 
-bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target, const DistTensor& tensor,
+bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor,
                                        const Attributes& provenance, const StorageOptions& storage) {
   // Contiguous fixed-size data already in the file's byte layout, in host memory; the
   // rest (strings, filters, device memory) goes through the new file and is copied in
@@ -562,7 +581,8 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
     if (f.replaced.count(target.path) > 0) return;
     const TypeHandle mem(memory_type(tensor.dtype())), type(file_type(tensor.dtype()));
     if (check_value(H5Tequal(mem.get(), type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
-    DatasetHandle dataset = create_dataset(f.existing.get(), target.path, tensor, type.get(), storage, what, true);
+    DatasetHandle dataset =
+        create_dataset(f.existing.get(), target.path, tensor.shape(), type.get(), storage, what, true);
     write_provenance(dataset.get(), provenance, what);
     const Extent extent = contiguous_extent(dataset.get());
     check_status(dataset.close(), what + ": cannot close the dataset");
@@ -589,10 +609,19 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
 }
 
 void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance) {
-  write(target, tensor, provenance, options_.storage);
+  write(target, LazyTensor(tensor), provenance, options_.storage);
 }
 
 void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+                              const StorageOptions& storage) {
+  write(target, LazyTensor(tensor), provenance, storage);
+}
+
+bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance) {
+  return write(target, output, provenance, options_.storage);
+}
+
+bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,
                               const StorageOptions& storage) {
   if (committed_) throw InternalError("OutputTransaction::write after commit (" + target.str() + ")");
   if (failed_) throw InternalError("OutputTransaction::write after a failed step (" + target.str() + ")");
@@ -603,11 +632,11 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
   try {
     PendingFile& f = pending_for(target);
     run_agreed(comm_, [&] {
-      if (tensor.layout().nranks() != comm_.size()) {
-        throw InternalError(what + ": the tensor is laid out over " + std::to_string(tensor.layout().nranks()) +
+      if (output.layout().nranks() != comm_.size()) {
+        throw InternalError(what + ": the tensor is laid out over " + std::to_string(output.layout().nranks()) +
                             " ranks, the communicator has " + std::to_string(comm_.size()));
       }
-      if (tensor.is_scalar() && tensor.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
+      if (output.is_scalar() && output.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
         throw InternalError(what + ": a scalar DistTensor must live on rank 0 alone");
       }
       if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end() ||
@@ -617,11 +646,11 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
     });
-    if (write_in_place(f, target, tensor, provenance, storage)) return;
+    if (write_in_place(f, target, output, provenance, storage)) return !output.held();
 
-    const bool strings = tensor.dtype() == DType::String;
+    const bool strings = output.dtype() == DType::String;
     StringOutput string_output;
-    if (strings) string_output = prepare_strings(comm_, tensor, what);
+    if (strings) string_output = prepare_strings(comm_, output.tensor(), what);
 
     DatasetHandle dataset;
     TypeHandle mem_type;
@@ -629,12 +658,31 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
     const void* data = nullptr;
     run_agreed(comm_, [&] {
       // String types have no byte order: the file type is the memory type.
-      mem_type = strings ? string_file_type(string_output.format) : memory_type(tensor.dtype());
-      const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(tensor.dtype());
-      dataset = create_dataset(f.file.get(), target.path, tensor, type.get(), storage, what);
+      mem_type = strings ? string_file_type(string_output.format) : memory_type(output.dtype());
+      const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(output.dtype());
+      dataset = create_dataset(f.file.get(), target.path, output.shape(), type.get(), storage, what);
       write_provenance(dataset.get(), provenance, what);
     });
-    reserve(f, dataset.get(), tensor, what);
+    reserve(f, dataset.get(), output, what);
+    // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel IO
+    // does not support writing VL ... datatypes yet"), and its collective filtered writes
+    // lose the mark of a chunk an optional filter left as it was (LZF cannot shrink
+    // random data), so h5py then fails to read it. Those datasets are made collectively;
+    // then the ranks take turns, in rank order, each opening the file alone to write its
+    // own rows; then all reopen it.
+    const bool serial = (strings && !string_output.format.fixed_length) || storage.compression == Compression::Lzf;
+    if (!serial && !strings && write_directly(f, dataset.get(), mem_type.get(), output, what)) {
+      run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
+      f.written.push_back(target.path);
+      return !output.held();
+    }
+    // HDF5 writes the rest from memory: rows made on demand are made whole first.
+    DistTensor tensor;
+    run_agreed(comm_, [&] {
+      Kokkos::Timer timer;
+      tensor = output.whole();
+      if (!output.held()) PhaseClock::move("write", "apply", timer.seconds());
+    });
     run_agreed(comm_, [&] {
       if (strings) return;
       if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
@@ -647,18 +695,10 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
     const int rank = comm_.rank();
     const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
     const std::int64_t rows = tensor.layout().count(rank);
-    // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel IO
-    // does not support writing VL ... datatypes yet"), and its collective filtered writes
-    // lose the mark of a chunk an optional filter left as it was (LZF cannot shrink
-    // random data), so h5py then fails to read it. Those datasets are made above,
-    // collectively; then the ranks take turns, in rank order, each opening the file alone
-    // to write its own rows; then all reopen it.
     const bool vlen = strings && !string_output.format.fixed_length;
-    const bool serial = vlen || storage.compression == Compression::Lzf;
     if (!serial && !strings) {
-      if (!write_directly(f, dataset.get(), mem_type.get(), tensor, what))
-        transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
-                      Transfer::Write, what);
+      transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
+                    Transfer::Write, what);
     } else if (!serial) {
       // Fixed length: each round's strings NUL-padded to the width, collective as any row.
       RowStaging fill;
@@ -695,6 +735,7 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
       f.file = open_output_file(comm_, f.temp, f.given, what);
     }
     f.written.push_back(target.path);
+    return false;
   } catch (...) {
     failed_ = true;
     throw;

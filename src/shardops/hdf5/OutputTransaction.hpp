@@ -12,6 +12,7 @@
 #include "shardops/hdf5/StorageLayout.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 
 namespace shardops::io {
 
@@ -86,6 +87,15 @@ class OutputTransaction {
   /// As above, stored as \p storage says (chunked and filtered: written collectively too).
   void write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
              const StorageOptions& storage);
+  /// \brief As above, for an output whose rows may be made on demand (LazyTensor): where
+  /// the rows go to the file by pwrite (contiguous storage), each rank makes its rows a
+  /// piece at a time into one reused buffer and writes each piece as it is made, so the
+  /// output is never held whole; the time spent making them counts in the "apply" phase,
+  /// not "write". Elsewhere (chunked or filtered storage) they are made whole first.
+  /// \return whether the rows were made as they were written (the same on every rank)
+  bool write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance);
+  bool write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,
+             const StorageOptions& storage);
 
   /// \brief Collective: closes the new files, checks them, and puts their datasets in
   /// place once every rank succeeded (stop signals wait until it is done).
@@ -108,17 +118,17 @@ class OutputTransaction {
   /// \p reserve_dir's file system unless it is empty; flushed now when durable and \p
   /// flush_now (else the caller flushes \p fd before the commit). \p file names the file in
   /// messages.
-  void write_rows_at(int fd, const DistTensor& tensor, long long offset, std::int64_t bytes, const std::string& file,
+  void write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes, const std::string& file,
                      const std::string& reserve_dir, bool flush_now, const std::string& what);
   /// Collective: writes \p tensor into the new file's contiguous \p dataset by pwrite, if
   /// it can; false (nothing written) where HDF5 must write it.
-  bool write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const DistTensor& tensor, const std::string& what);
+  bool write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const LazyTensor& tensor, const std::string& what);
   // Writes \p tensor straight into an existing target, past its original length,
   // where it can (contiguous, fixed-size, host memory, not replacing a dataset): the
   // bytes are written once, not into the new file and copied again at the commit.
-  bool write_in_place(PendingFile& f, const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance,
+  bool write_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor, const Attributes& provenance,
                       const StorageOptions& storage);
-  void reserve(PendingFile& f, hid_t dataset, const DistTensor& tensor, const std::string& what);
+  void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);
   void close_and_verify(PendingFile& f);
 
   Comm comm_;

@@ -65,5 +65,18 @@ void partition_rows(const ExecSpace& space, const BucketLayout<typename ExecSpac
   bucket_place(space, layout, of, place, "shardops::DynamicPartition");
 }
 
+/// \brief The row numbers partition_rows() would copy, in its order: \p listed[slot] is
+/// the row of \p ids that goes to \p slot (layout.total slots), so that the grouped rows
+/// can be gathered later, a run of slots at a time. Consumes layout.cursor.
+template <class ExecSpace>
+void list_partition_rows(const ExecSpace& space, const BucketLayout<typename ExecSpace::memory_space>& layout,
+                         const FlatView<const std::int32_t, typename ExecSpace::memory_space>& ids, int num_partitions,
+                         std::int64_t* listed) {
+  if (layout.total == 0) return;
+  const PartitionOf<typename ExecSpace::memory_space> of{ids, num_partitions};
+  auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t slot) { listed[slot] = i; };
+  bucket_place(space, layout, of, place, "shardops::DynamicPartition::list");
+}
+
 }  // namespace kernels
 }  // namespace shardops

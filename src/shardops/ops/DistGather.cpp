@@ -50,7 +50,7 @@ void repeat_block(const Tensor& block, const Tensor& out, std::int64_t copies) {
 template <class I>
 std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::IndexRowTarget<I, MemSpace>& linear,
                          const unsigned char* own, std::int64_t own_first, std::int64_t own_rows,
-                         const unsigned char* others, std::size_t row_bytes, const Tensor& out) {
+                         const unsigned char* others, std::size_t row_bytes, unsigned char* out) {
   if (row_bytes == 0) return -1;
   // params may be a row slice of a larger tensor: pick a word its rows align to.
   return dispatch_word(word_selector(row_bytes, {own, others}), [&](auto wtag) {
@@ -60,7 +60,7 @@ std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::
                                      own_rows, words};
     return kernels::gather_rows_from<ExecSpace, W>(
         space, n, linear, rows,
-        MatrixView<W>(reinterpret_cast<W*>(out.data()), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
+        MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
   });
 }
 
@@ -172,7 +172,7 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       }
       phase.emplace("apply");
       const std::int64_t zeroed =
-          gather_here(space, n, linear, own, own_first, own_rows, others.data(), row_bytes, out);
+          gather_here(space, n, linear, own, own_first, own_rows, others.data(), row_bytes, out.data());
       validate(zeroed);
       // Strings: handles into the replicated pool (homed here) become this rank's own.
       if (replicate && !use_replica && is_string(params.dtype()))
@@ -195,6 +195,95 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
   return is_string(params.dtype()) && !replicate
              ? resolve_strings(comm, result, params.local().strings(), options.route)
              : result;
+}
+
+namespace {
+
+/// Whether gather_nd_lazy can leave the output's rows to be made later: each rank
+/// makes its rows alone (one rank, or params replicated), from fixed-size rows in host
+/// memory. The same answer on every rank (global shapes and settings only); false for
+/// shapes gather_nd refuses, so that it reports them.
+bool lazy_gather_possible(const Comm& comm, const DistTensor& params, const DistTensor& indices,
+                          const OpOptions& options) {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible || is_string(params.dtype()) ||
+      indices.shape().rank() < 2)
+    return false;
+  GatherGeometry g;
+  try {
+    g = check_gather_nd(params.shape(), indices.shape());
+  } catch (const InvalidArgument&) {
+    return false;
+  }
+  if (g.index_depth == 0 || g.num_slices == 0 || g.slice_size == 0 || g.output.rank() == 0 || g.output.dim(0) == 0)
+    return false;
+  return comm.size() == 1 || replicate_params(options.gather_params, g, comm.size(), false);
+}
+
+}  // namespace
+
+LazyTensor gather_nd_lazy(const Comm& comm, const DistTensor& params, const DistTensor& indices,
+                          const OpOptions& options) {
+  if (!lazy_gather_possible(comm, params, indices, options)) return gather_nd(comm, params, indices, options);
+  kx::ScopedRegion region("shardops::GatherNd");
+  record_bytes_sent(options, 0);
+  check_tf_kernel("GatherNd", params.dtype(), indices.dtype(), options.bad_indices);
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
+  const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
+  tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text as gather_nd
+  const int me = comm.rank();
+  const std::int64_t rows_per_index_row = g.batch.product_from(1);
+  const std::int64_t n = indices.layout().count(me) * rows_per_index_row;
+  const std::int64_t first_row = indices.row_offset() * rows_per_index_row;
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
+  const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
+  const std::int64_t rows_per_dim0 = bounds.strides[0];
+  const ExecSpace space;
+
+  // Every index is checked before any row is made: the rows are made while the output
+  // is written, where an error would come too late to name the first bad index alone.
+  dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const kernels::IndexRowTarget<I, MemSpace> linear{reinterpret_cast<const I*>(indices.local().data()), g.index_depth,
+                                                      bounds, 0};
+    bad_index_check(comm, space, options.bad_indices, n, linear, first_row, indices.local(),
+                    "shardops::GatherNd::validate", [&g](std::int64_t row, const std::vector<std::int64_t>& values) {
+                      return gather_index_error(g, row, values);
+                    })(-1);
+  });
+
+  // The params rows each rank reads: its own block and the others' (brought here), or
+  // all of them where the file's pages are readable on every rank.
+  std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
+  std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
+  const unsigned char* own = params.local().data();
+  Tensor others;
+  if (comm.size() > 1 && params.has_replica()) {
+    own = params.replica().data();
+    own_first = 0;
+    own_rows = params.shape().dim(0) * rows_per_dim0;
+  } else if (comm.size() > 1) {
+    phase.emplace("route");
+    std::int64_t sent = static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1);
+    others = replicate_others(comm, params.layout(), params.local(), options.route, &sent);
+    record_bytes_sent(options, sent);
+  }
+  phase.reset();
+
+  LazyTensor::MakeRows make;
+  dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const int depth = g.index_depth;
+    // The captures keep params' and the indices' memory alive as long as the rows can be made.
+    make = [params, indices, others, own, own_first, own_rows, row_bytes, bounds, depth, rows_per_index_row](
+               std::int64_t first, std::int64_t count, unsigned char* out) {
+      const I* idx = reinterpret_cast<const I*>(indices.local().data()) + first * rows_per_index_row * depth;
+      const kernels::IndexRowTarget<I, MemSpace> rows{idx, depth, bounds, 0};
+      gather_here(ExecSpace(), count * rows_per_index_row, rows, own, own_first, own_rows, others.data(), row_bytes,
+                  out);
+      ExecSpace().fence();
+    };
+  });
+  return LazyTensor(g.output, params.dtype(), indices.layout(), me, std::move(make));
 }
 
 }  // namespace shardops

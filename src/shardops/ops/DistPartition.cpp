@@ -2,6 +2,7 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kernels/Partition.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
@@ -36,6 +37,60 @@ std::vector<Tensor> partition_here(const Tensor& data, const Tensor& partitions,
   return outputs;
 }
 
+// The checks of dynamic_partition (collective, agreed): dtypes, shapes, the output
+// count, every id under BadIndices::Error. Returns the geometry.
+PartitionGeometry check_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
+                                  std::int64_t num_partitions, const OpOptions& options) {
+  expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
+  const PartitionGeometry g = check_dynamic_partition(data.shape(), partitions.shape(), num_partitions);
+  check_tensor_count(comm, num_partitions,
+                     "num_partitions " + std::to_string(num_partitions) + " (one output tensor each)");
+  if (options.bad_indices != BadIndices::Error) return g;
+  const Tensor& ids = partitions.local();
+  const ExecSpace space;
+  const std::int64_t bad = ids.num_elements() == 0
+                               ? -1
+                               : kernels::first_bad_partition(space, ids.flat<const std::int32_t>(), g.num_partitions);
+  std::string message;
+  std::int64_t global = 0;
+  if (bad >= 0) {
+    global = partitions.row_offset() * partitions.row_elements() + bad;
+    const std::int32_t value =
+        ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
+    message = partition_index_error(partitions.shape(), global, value, g.num_partitions);
+  }
+  agree_index_error(comm, bad >= 0, global, message, "partitions");
+  return g;
+}
+
+// Collective: the layout of each output, from this rank's count of rows per partition
+// (each rank's block of output p is its own rows of partition p).
+std::vector<RowLayout> output_layouts(const Comm& comm, const std::vector<std::int64_t>& counts) {
+  const std::vector<std::int64_t> all = comm.allgather(counts);  // rank-major
+  std::vector<RowLayout> layouts;
+  for (std::size_t p = 0; p < counts.size(); ++p) {
+    std::vector<std::int64_t> per_rank(static_cast<std::size_t>(comm.size()));
+    for (int r = 0; r < comm.size(); ++r) per_rank[static_cast<std::size_t>(r)] = all[r * counts.size() + p];
+    layouts.emplace_back(per_rank);
+  }
+  return layouts;
+}
+
+// Rows [first, first + n) of a grouped output: the rows of \p data that \p listed names.
+void gather_listed(const unsigned char* data, std::int64_t data_rows, std::size_t row_bytes, const std::int64_t* listed,
+                   std::int64_t n, unsigned char* out) {
+  const ExecSpace space;
+  dispatch_word(word_selector(row_bytes, {data, out}), [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const auto words = static_cast<std::size_t>(row_bytes / sizeof(W));
+    kernels::gather_rows<ExecSpace, W>(
+        space, n, kernels::ListedRows{listed, 0},
+        MatrixView<const W>(reinterpret_cast<const W*>(data), static_cast<std::size_t>(data_rows), words),
+        MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), words));
+  });
+  space.fence();
+}
+
 }  // namespace
 
 std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
@@ -43,28 +98,10 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
   kx::ScopedRegion region("shardops::DynamicPartition");
   record_bytes_sent(options, 0);
   std::optional<ScopedPhase> phase(std::in_place, "validate");
-  expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
-  const PartitionGeometry g = check_dynamic_partition(data.shape(), partitions.shape(), num_partitions);
-  check_tensor_count(comm, num_partitions,
-                     "num_partitions " + std::to_string(num_partitions) + " (one output tensor each)");
+  const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);
   const DistTensor aligned = align_to(comm, data, partitions, options.route);
   const Tensor& ids = partitions.local();
   const std::int64_t local_rows = ids.num_elements();  // a scalar: 1 on rank 0, 0 elsewhere
-
-  if (options.bad_indices == BadIndices::Error) {
-    const ExecSpace space;
-    const std::int64_t bad =
-        local_rows == 0 ? -1 : kernels::first_bad_partition(space, ids.flat<const std::int32_t>(), g.num_partitions);
-    std::string message;
-    std::int64_t global = 0;
-    if (bad >= 0) {
-      global = partitions.row_offset() * partitions.row_elements() + bad;
-      const std::int32_t value =
-          ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
-      message = partition_index_error(partitions.shape(), global, value, g.num_partitions);
-    }
-    agree_index_error(comm, bad >= 0, global, message, "partitions");
-  }
 
   phase.emplace("apply");
   // The local rows are partitioned where they are: no data moves between ranks.
@@ -80,21 +117,71 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
       }
     }
   });
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(g.num_partitions));
-  for (int p = 0; p < g.num_partitions; ++p)
-    counts[static_cast<std::size_t>(p)] = local[static_cast<std::size_t>(p)].rows();
-  const std::vector<std::int64_t> all = comm.allgather(counts);  // rank-major
-
+  std::vector<std::int64_t> counts;
+  for (const Tensor& t : local) counts.push_back(t.rows());
+  const std::vector<RowLayout> layouts = output_layouts(comm, counts);
   std::vector<DistTensor> outputs;
   for (int p = 0; p < g.num_partitions; ++p) {
-    std::vector<std::int64_t> per_rank(static_cast<std::size_t>(comm.size()));
-    for (int r = 0; r < comm.size(); ++r) {
-      per_rank[static_cast<std::size_t>(r)] =
-          all[static_cast<std::size_t>(r) * counts.size() + static_cast<std::size_t>(p)];
-    }
-    RowLayout layout(per_rank);
+    const RowLayout& layout = layouts[static_cast<std::size_t>(p)];
     outputs.emplace_back(local[static_cast<std::size_t>(p)], g.slice_shape.prepend(layout.total()), layout,
                          comm.rank());
+  }
+  return outputs;
+}
+
+std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
+                                               std::int64_t num_partitions, const OpOptions& options) {
+  // Rows made later are fixed-size rows in host memory, of a rank >= 1 partitions tensor
+  // (a scalar one sends all of data to one output whole). The same answer on every rank.
+  const bool lazy = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(data.dtype()) &&
+                    partitions.shape().rank() > 0 && data.shape().rank() > 0 &&
+                    data.shape().product_from(partitions.shape().rank()) > 0;
+  if (!lazy) {
+    std::vector<LazyTensor> held;
+    for (DistTensor& t : dynamic_partition(comm, data, partitions, num_partitions, options))
+      held.emplace_back(std::move(t));
+    return held;
+  }
+  kx::ScopedRegion region("shardops::DynamicPartition");
+  record_bytes_sent(options, 0);
+  std::optional<ScopedPhase> phase(std::in_place, "validate");
+  const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);
+  const DistTensor aligned = align_to(comm, data, partitions, options.route);
+  const Tensor& ids = partitions.local();
+  const std::int64_t local_rows = ids.num_elements();
+
+  phase.emplace("apply");
+  // Only the order is worked out now: which local row goes to each slot of the outputs,
+  // one after the other. The rows themselves are copied when each output is written.
+  Tensor listed;
+  std::vector<std::int64_t> begin(static_cast<std::size_t>(g.num_partitions) + 1, 0);
+  run_agreed(comm, [&] {
+    if (local_rows == 0) return;
+    const ExecSpace space;
+    const auto flat = ids.flat<const std::int32_t>();
+    const auto layout = kernels::partition_layout(space, flat, g.num_partitions);
+    listed = Tensor(DType::Int64, Shape{layout.total}, Init::Uninitialized, "shardops::DynamicPartition::order");
+    kernels::list_partition_rows(space, layout, flat, g.num_partitions, reinterpret_cast<std::int64_t*>(listed.data()));
+    space.fence();
+    auto starts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
+    for (int p = 0; p <= g.num_partitions; ++p) begin[static_cast<std::size_t>(p)] = starts(p);
+  });
+  std::vector<std::int64_t> counts;
+  for (int p = 0; p < g.num_partitions; ++p)
+    counts.push_back(begin[static_cast<std::size_t>(p) + 1] - begin[static_cast<std::size_t>(p)]);
+  const std::vector<RowLayout> layouts = output_layouts(comm, counts);
+  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data.dtype());
+  std::vector<LazyTensor> outputs;
+  for (int p = 0; p < g.num_partitions; ++p) {
+    const RowLayout& layout = layouts[static_cast<std::size_t>(p)];
+    const std::int64_t at = begin[static_cast<std::size_t>(p)];
+    // The captures keep data and the order alive as long as the rows can be made.
+    LazyTensor::MakeRows make = [aligned, listed, at, local_rows, row_bytes](std::int64_t first, std::int64_t count,
+                                                                             unsigned char* out) {
+      gather_listed(aligned.local().data(), local_rows, row_bytes,
+                    reinterpret_cast<const std::int64_t*>(listed.data()) + at + first, count, out);
+    };
+    outputs.emplace_back(g.slice_shape.prepend(layout.total()), data.dtype(), layout, comm.rank(), std::move(make));
   }
   return outputs;
 }

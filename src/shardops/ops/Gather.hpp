@@ -18,6 +18,7 @@
 #include "shardops/ops/OpOptions.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 
 namespace shardops {
 
@@ -33,6 +34,16 @@ namespace shardops {
 /// one index row: on rank 0).
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices,
                      const OpOptions& options = {});
+
+/// \brief gather_nd whose output rows are made when they are read (LazyTensor), a run of
+/// rows at a time, where each rank can make them alone: one rank, or params readable
+/// whole on every rank (brought there, or DistTensor::replica), for fixed-size dtypes and
+/// an index depth above 0, in host memory. Every check gather_nd makes (shapes, dtypes,
+/// every index under BadIndices::Error) is made here first, with the same messages;
+/// elsewhere the output is gather_nd's, held whole. The LazyTensor keeps \p params and
+/// \p indices alive. Collective, as gather_nd.
+LazyTensor gather_nd_lazy(const Comm& comm, const DistTensor& params, const DistTensor& indices,
+                          const OpOptions& options = {});
 
 /// GatherNd on one rank's tensors (see above).
 Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& options = {});

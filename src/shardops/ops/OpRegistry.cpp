@@ -42,6 +42,10 @@ const char* const kIndexHelp = "int32/int64 indices [..., K]";
 std::vector<DistTensor> run_partition(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return dynamic_partition(comm, a.tensor("data"), a.tensor("partitions"), a.integer("num_partitions"), a.options);
 }
+
+std::vector<LazyTensor> run_partition_lazy(const Comm& comm, const OpInfo&, const OpArgs& a) {
+  return dynamic_partition_lazy(comm, a.tensor("data"), a.tensor("partitions"), a.integer("num_partitions"), a.options);
+}
 std::vector<DistTensor> run_stitch(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return {dynamic_stitch(comm, a.tensor_list("indices"), a.tensor_list("data"), a.options)};
 }
@@ -53,6 +57,10 @@ std::vector<DistTensor> run_tensor_scatter(const Comm& comm, const OpInfo& op, c
 }
 std::vector<DistTensor> run_gather_nd(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return {gather_nd(comm, a.tensor("params"), a.tensor("indices"), a.options)};
+}
+
+std::vector<LazyTensor> run_gather_nd_lazy(const Comm& comm, const OpInfo&, const OpArgs& a) {
+  return {gather_nd_lazy(comm, a.tensor("params"), a.tensor("indices"), a.options)};
 }
 
 // The element-wise helpers are timed as the report's "apply" phase (the ops time their own phases).
@@ -133,6 +141,7 @@ std::vector<OpInfo> make_registry() {
         "mpirun -n 4 shardops dynamic-partition --data in.h5:/x --partitions in.h5:/p --num-partitions 4 --out "
         "out.h5:/parts";
     op.run = run_partition;
+    op.run_lazy = run_partition_lazy;
     ops.push_back(op);
   }
   for (const bool parallel : {false, true}) {
@@ -242,6 +251,7 @@ std::vector<OpInfo> make_registry() {
         "row.";
     op.example = "mpirun -n 4 shardops gather-nd --params in.h5:/p --indices in.h5:/idx --out out.h5:/y";
     op.run = run_gather_nd;
+    op.run_lazy = run_gather_nd_lazy;
     op.replicated_input = [](const std::map<std::string, Shape>& shapes, int nranks, const OpOptions& options) {
       const auto params = shapes.find("params"), indices = shapes.find("indices");
       if (params == shapes.end() || indices == shapes.end()) return std::string();

@@ -22,6 +22,7 @@
 #include "shardops/ops/Ops.hpp"
 #include "shardops/ops/Validation.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 
 namespace shardops {
 
@@ -94,6 +95,9 @@ struct OpInfo;
 
 /// Runs an op: collective over \p comm; returns its outputs (DynamicPartition's N, one otherwise).
 using OpRun = std::function<std::vector<DistTensor>(const Comm& comm, const OpInfo& op, const OpArgs& args)>;
+/// Runs an op as OpRun does, but may leave the output's rows to be made as they are
+/// written (route/LazyTensor.hpp).
+using OpRunLazy = std::function<std::vector<LazyTensor>(const Comm& comm, const OpInfo& op, const OpArgs& args)>;
 /// The input an op would copy whole onto every one of \p nranks ranks, given the global
 /// shape of each of its (non-list) inputs by name; "" if none. Not collective.
 using OpReplicatedInput =
@@ -131,6 +135,11 @@ struct OpInfo {
   /// @}
 
   OpRun run;  ///< the entry point (see OpFamily)
+  /// Set where the op can leave its output's rows to be made as they are written
+  /// (gather_nd_lazy, dynamic_partition_lazy): a one-op job then never holds the output
+  /// whole. Empty
+  /// for the other ops.
+  OpRunLazy run_lazy;
   /// Set where the op may copy an input whole onto every rank (GatherNd's params): the
   /// command line then reads that input with io::ReadOptions::replicate, so the ranks
   /// read the file's shared pages instead. Empty for the other ops.

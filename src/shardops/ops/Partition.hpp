@@ -18,6 +18,7 @@
 #include "shardops/ops/OpOptions.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 
 namespace shardops {
 
@@ -32,6 +33,15 @@ namespace shardops {
 /// partition p (no data moves between ranks), so the layouts follow the partitions.
 std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                           std::int64_t num_partitions, const OpOptions& options = {});
+
+/// \brief dynamic_partition whose outputs' rows are made when they are read (LazyTensor),
+/// a run of rows at a time, from data where it lies: only the order of the rows is worked
+/// out here (every check dynamic_partition makes is made here first, with the same
+/// messages). For fixed-size dtypes in host memory; elsewhere the outputs are
+/// dynamic_partition's, held whole. The LazyTensors keep \p data alive. Collective, as
+/// dynamic_partition.
+std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
+                                               std::int64_t num_partitions, const OpOptions& options = {});
 
 /// DynamicPartition on one rank's tensors (see above).
 std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitions, std::int64_t num_partitions,

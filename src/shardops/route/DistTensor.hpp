@@ -41,6 +41,8 @@ class DistTensor {
   bool is_scalar() const noexcept { return shape_.rank() == 0; }
   /// Global row offset of this rank's block.
   std::int64_t row_offset() const { return layout_.offset(rank_); }
+  /// The rank this block belongs to.
+  int rank() const noexcept { return rank_; }
   /// Elements per row (product of dims 1..).
   std::int64_t row_elements() const { return is_scalar() ? 1 : shape_.product_from(1); }
   std::size_t row_bytes() const { return static_cast<std::size_t>(row_elements()) * dtype_size(dtype()); }

@@ -1,0 +1,55 @@
+#include "shardops/route/LazyTensor.hpp"
+
+#include <cstring>
+
+#include "shardops/core/Error.hpp"
+
+namespace shardops {
+
+LazyTensor::LazyTensor(DistTensor held)
+    : held_(std::move(held)),
+      shape_(held_.shape()),
+      dtype_(held_.dtype()),
+      layout_(held_.layout()),
+      rank_(held_.rank()) {}
+
+LazyTensor::LazyTensor(Shape shape, DType dtype, RowLayout layout, int rank, MakeRows make)
+    : shape_(std::move(shape)), dtype_(dtype), layout_(std::move(layout)), rank_(rank), make_(std::move(make)) {
+  if (shape_.rank() == 0 || is_string(dtype_) || !make_)
+    throw InternalError("LazyTensor: rows made on demand need a tensor of fixed-size rows and a function to make them");
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    throw InternalError("LazyTensor: rows made on demand are made in host memory");
+  if (layout_.total() != shape_.dim(0))
+    throw InternalError("LazyTensor: a layout of " + std::to_string(layout_.total()) + " rows for shape " +
+                        shape_.str());
+}
+
+const DistTensor& LazyTensor::tensor() const {
+  if (!held()) throw InternalError("LazyTensor::tensor: the rows of " + shape_.str() + " are made on demand");
+  return held_;
+}
+
+void LazyTensor::make_rows(std::int64_t first, std::int64_t count, unsigned char* out) const {
+  if (first < 0 || count < 0 || first + count > local_rows())
+    throw InternalError("LazyTensor::make_rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                        ") of " + std::to_string(local_rows()));
+  if (count == 0) return;
+  if (!held()) {
+    make_(first, count, out);
+    return;
+  }
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    throw InternalError("LazyTensor::make_rows: the rows held are not in host memory");
+  const std::size_t bytes = row_bytes();
+  std::memcpy(out, held_.local().data() + static_cast<std::size_t>(first) * bytes,
+              static_cast<std::size_t>(count) * bytes);
+}
+
+DistTensor LazyTensor::whole() const {
+  if (held()) return held_;
+  Tensor local(dtype_, shape_.with_dim0(local_rows()), Init::Uninitialized, "shardops::LazyTensor::whole");
+  make_rows(0, local_rows(), local.data());
+  return DistTensor(local, shape_, layout_, rank_);
+}
+
+}  // namespace shardops

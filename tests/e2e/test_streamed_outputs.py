@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""End-to-end: outputs made as they are written (ctest e2e_streamed_outputs_np_N).
+
+A one-op job whose op can make its output's rows on demand (gather-nd on one rank, or with
+params read whole on every rank; dynamic-partition at any rank count) never holds the
+output: it makes a few MiB of rows at a time into one buffer and writes them
+(docs/design.md, "Streamed outputs"). These cases run each job both ways, streamed and with
+SHARDOPS_STREAM_OUTPUTS=0 (the output made whole first), and check that the two outputs are
+byte for byte NumPy's, that the report says which way each output went, that every index is
+checked before any row is written (the error of a bad index in the last piece, nothing left
+behind), and the paths that cannot stream: chunked storage, params fetched from their owners.
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import e2e_common as e2e  # noqa: E402
+
+HELD = {"SHARDOPS_STREAM_OUTPUTS": "0"}
+
+
+def gather(inp, out, extra=(), report=None):
+    argv = ["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out", out, "-q"]
+    return argv + list(extra) + (["--report", report] if report else [])
+
+
+def streamed_flags(report):
+    with open(report) as f:
+        return [o["streamed"] for o in json.load(f)["outputs"]]
+
+
+def leftovers(d):
+    return [n for n in os.listdir(d) if ".shardops-" in n]
+
+
+def make_inputs(d, params, idx):
+    path = os.path.join(d, "in.h5")
+    e2e.write_h5(path, {"/params": params, "/idx": idx}, mode="w")
+    return path
+
+
+def both_ways(t, sh, params, idx, expected, stream_expected, extra=(), existing=False):
+    """The job streamed and held: both NumPy's bytes; the report says which way it went."""
+    inp = make_inputs(t.d, params, idx)
+    for name, env, streamed in (("streamed", None, stream_expected), ("held", HELD, False)):
+        out = os.path.join(t.d, name + ".h5")
+        if existing:
+            e2e.write_h5(out, {"/kept": np.arange(10, dtype=np.int16)}, mode="w")
+        report = os.path.join(t.d, name + ".json")
+        r = sh.run(gather(inp, e2e.ref(out, "/g"), extra, report), env=env)
+        e2e.expect_success(t.suite, r)
+        e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), expected, r)
+        t.suite.check(streamed_flags(report) == [streamed], "%s: the report says streamed=%s, expected %s" %
+                      (name, streamed_flags(report), streamed), r)
+        if existing:
+            e2e.same_array(t.suite, name + " /kept", e2e.read_h5(out, "/kept"), np.arange(10, dtype=np.int16), r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def several_pieces(t, sh):
+    """An output of several 8 MiB pieces and a remainder, params small enough to be read on
+    every rank: streamed at every rank count."""
+    rng = np.random.default_rng(3)
+    params = rng.standard_normal((3000, 16)).astype(np.float32)
+    idx = rng.integers(0, 3000, size=(300001, 1)).astype(np.int64)
+    both_ways(t, sh, params, idx, params[idx[:, 0]], True)
+
+
+def into_an_existing_file(t, sh):
+    """Streamed straight into an existing file (past its end), its other datasets kept."""
+    rng = np.random.default_rng(4)
+    params = rng.integers(-100, 100, size=(500, 3, 5)).astype(np.int16)
+    idx = rng.integers(0, 500, size=(70001, 1)).astype(np.int32)
+    both_ways(t, sh, params, idx, params[idx[:, 0]], True, existing=True)
+
+
+def deep_batched_indices(t, sh):
+    """Index depth 2 under batch dims [n, 4]: each output row gathers four slices (9.6 MB: two
+    pieces)."""
+    rng = np.random.default_rng(5)
+    params = rng.standard_normal((40, 50, 3))
+    idx = np.stack([rng.integers(0, 40, size=(100001, 4)), rng.integers(0, 50, size=(100001, 4))], axis=-1)
+    idx = idx.astype(np.int32)
+    both_ways(t, sh, params, idx, params[idx[..., 0], idx[..., 1]], True)
+
+
+def chunked_storage_is_made_whole(t, sh):
+    """Chunked, compressed storage goes through HDF5: the rows are made whole first."""
+    rng = np.random.default_rng(6)
+    params = rng.standard_normal((1000, 8)).astype(np.float32)
+    idx = rng.integers(0, 1000, size=(50000, 1)).astype(np.int64)
+    both_ways(t, sh, params, idx, params[idx[:, 0]], False, extra=["--compression", "gzip=1"])
+
+
+def fetched_params_are_held(t, sh):
+    """Params larger than the output are fetched from their owners at 2+ ranks: not streamed."""
+    rng = np.random.default_rng(7)
+    params = rng.standard_normal((100000, 4)).astype(np.float32)
+    idx = rng.integers(0, 100000, size=(5000, 1)).astype(np.int64)
+    both_ways(t, sh, params, idx, params[idx[:, 0]], sh.np == 1)
+
+
+def bad_index_in_the_last_piece(t, sh):
+    """A bad index in the last piece: TF's message, exit 2 on every rank, no output, nothing
+    left, as when the output is held; the same with an existing target, which is unchanged."""
+    rng = np.random.default_rng(8)
+    params = rng.standard_normal((2000, 16)).astype(np.float32)
+    idx = rng.integers(0, 2000, size=(300000, 1)).astype(np.int64)
+    idx[299990, 0] = 2000
+    inp = make_inputs(t.d, params, idx)
+    messages = []
+    for env in (None, HELD):
+        out = os.path.join(t.d, "new.h5")
+        r = sh.run(gather(inp, e2e.ref(out, "/g")), env=env)
+        t.suite.require(not r.timed_out, "hung", r)
+        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+        lines = e2e.error_lines(r.stderr)
+        t.suite.check(len(lines) == 1 and "indices[299990] = [2000] does not index into param shape [2000,16]"
+                      in lines[0], "not TF's message for the bad index: %s" % lines, r)
+        messages.append(lines)
+        t.suite.check(not os.path.exists(out), "an output was left", r)
+        existing = os.path.join(t.d, "existing.h5")
+        e2e.write_h5(existing, {"/kept": np.arange(5)}, mode="w")
+        before = e2e.file_state(existing)
+        r = sh.run(gather(inp, e2e.ref(existing, "/g")), env=env)
+        t.suite.check(r.rc == 2, "existing target: exit %s, expected 2" % r.rc, r)
+        t.suite.check(e2e.file_state(existing) == before, "the existing target changed", r)
+    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def ignored_bad_indices_give_zero_rows(t, sh):
+    """--bad-indices ignore: a bad index gives a zero row, streamed as held."""
+    rng = np.random.default_rng(9)
+    params = rng.standard_normal((1000, 6))
+    idx = rng.integers(0, 1000, size=(40000, 1)).astype(np.int32)
+    idx[[0, 17, 39999], 0] = [-1, 1000, 5000]
+    expected = params[np.clip(idx[:, 0], 0, 999)]
+    expected[[0, 17, 39999]] = 0
+    both_ways(t, sh, params, idx, expected, True, extra=["--bad-indices", "ignore"])
+
+
+def partition_both_ways(t, sh, data, ids, num, streamed, existing=False):
+    """dynamic-partition streamed and held: every output NumPy's, the report's flags."""
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/data": data, "/ids": ids}, mode="w")
+    for name, env, flag in (("streamed", None, streamed), ("held", HELD, False)):
+        out = os.path.join(t.d, name + ".h5")
+        if existing:
+            e2e.write_h5(out, {"/kept": np.arange(3, dtype=np.uint8)}, mode="w")
+        report = os.path.join(t.d, name + ".json")
+        r = sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
+                    "--num-partitions", str(num), "--out", e2e.ref(out, "/parts"), "-q", "--report", report], env=env)
+        e2e.expect_success(t.suite, r)
+        for p in range(num):
+            e2e.same_array(t.suite, "%s output %d" % (name, p), e2e.read_h5(out, "/parts/%d" % p), data[ids == p], r)
+        # An empty output has no rows to make: it is written as any empty dataset.
+        flags = [flag and bool((ids == p).any()) for p in range(num)]
+        t.suite.check(streamed_flags(report) == flags, "%s: the report says streamed=%s, expected %s" %
+                      (name, streamed_flags(report), flags), r)
+        if existing:
+            e2e.same_array(t.suite, name + " /kept", e2e.read_h5(out, "/kept"), np.arange(3, dtype=np.uint8), r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def partition_outputs(t, sh):
+    """Sixteen outputs, some over 8 MiB, one empty, made from data where it lies."""
+    rng = np.random.default_rng(10)
+    data = rng.standard_normal((400001, 16)).astype(np.float32)
+    ids = rng.choice([0, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], size=400001,
+                     p=[0.5] + [0.5 / 14] * 14).astype(np.int32)
+    partition_both_ways(t, sh, data, ids, 16, True)
+
+
+def partition_rank_two_ids_into_an_existing_file(t, sh):
+    """Rank-2 partition ids over [n, 3, 2] int16 data (rows of 2 elements), into an existing file."""
+    rng = np.random.default_rng(11)
+    data = rng.integers(-9, 9, size=(50001, 3, 2)).astype(np.int16)
+    ids = rng.integers(0, 3, size=(50001, 3)).astype(np.int32)
+    partition_both_ways(t, sh, data, ids, 3, True, existing=True)
+
+
+def partition_bad_id(t, sh):
+    """A bad partition id near the end: TF's message, exit 2, nothing written or left."""
+    rng = np.random.default_rng(12)
+    data = rng.standard_normal((300000, 8))
+    ids = rng.integers(0, 4, size=300000).astype(np.int32)
+    ids[299999] = 4
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/data": data, "/ids": ids}, mode="w")
+    for env in (None, HELD):
+        out = os.path.join(t.d, "out.h5")
+        r = sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
+                    "--num-partitions", "4", "--out", e2e.ref(out, "/parts"), "-q"], env=env)
+        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+        lines = e2e.error_lines(r.stderr)
+        t.suite.check(len(lines) == 1 and "partitions[299999] = 4 is not in [0, 4)" in lines[0],
+                      "not TF's message: %s" % lines, r)
+        t.suite.check(not os.path.exists(out), "an output was left", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def main():
+    args = e2e.parse_args(__doc__.splitlines()[0], default_np=2)
+    suite = e2e.Suite("e2e_streamed_outputs_np_%d" % args.np, args)
+    sh = e2e.Shardops(args)
+    e2e.run_cases(suite, args, sh, "streamed", [
+        ("several_pieces", several_pieces),
+        ("into_an_existing_file", into_an_existing_file),
+        ("deep_batched_indices", deep_batched_indices),
+        ("chunked_storage_is_made_whole", chunked_storage_is_made_whole),
+        ("fetched_params_are_held", fetched_params_are_held),
+        ("bad_index_in_the_last_piece", bad_index_in_the_last_piece),
+        ("ignored_bad_indices_give_zero_rows", ignored_bad_indices_give_zero_rows),
+        ("partition_outputs", partition_outputs),
+        ("partition_rank_two_ids_into_an_existing_file", partition_rank_two_ids_into_an_existing_file),
+        ("partition_bad_id", partition_bad_id),
+    ])
+    return suite.finish(sh)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

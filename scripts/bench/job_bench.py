@@ -408,21 +408,30 @@ class Bench:
         self.startup = {}  # (ranks, what) -> [seconds]
         self.checks = {}  # (size, ranks, workload, who) -> comparison
         self.kernels = {}  # (size, ranks) -> {workload: seconds}
+        self.streamed = {}  # (size, ranks, workload) -> whether the job's report says its outputs were streamed
         self.notes = []
 
     def add(self, key, seconds):
         self.times.setdefault(key, []).append(seconds)
 
-    def run_shardops(self, size, ranks, w, inputs, out):
+    def run_shardops(self, size, ranks, w, inputs, out, held=False):
+        """The job; held: with SHARDOPS_STREAM_OUTPUTS=0, its outputs made whole before they are
+        written (what it costs where the op would stream them)."""
         report = os.path.join(self.work, "report.json")
         for p in (out, report):
             if os.path.exists(p):
                 os.remove(p)
+        env = dict(self.runner.env, SHARDOPS_STREAM_OUTPUTS="0") if held else None
         seconds, _ = self.runner.run(self.runner.mpirun(ranks, [self.args.shardops] +
-                                                        shardops_argv(w, inputs, out) + ["-q", "--report", report]))
-        self.add((size, ranks, w, "shardops"), seconds)
+                                                        shardops_argv(w, inputs, out) + ["-q", "--report", report]),
+                                     env=env)
+        self.add((size, ranks, w, "held" if held else "shardops"), seconds)
+        if held:
+            return
         with open(report) as f:
-            self.phases.setdefault((size, ranks, w), []).append(json.load(f)["seconds"])
+            doc = json.load(f)
+        self.phases.setdefault((size, ranks, w), []).append(doc["seconds"])
+        self.streamed[(size, ranks, w)] = any(o.get("streamed") for o in doc["outputs"])
 
     def run_peer(self, size, ranks, w, inputs, peer, out):
         remove_output(out)
@@ -452,19 +461,19 @@ class Bench:
 
     def job(self, rep, size, ranks, w, inputs):
         """Every variant of one job once, in an order that rotates with the repetition."""
-        outs = {who: os.path.join(self.work, "out-%s.h5" % who) for who in ["shardops"] + self.peers}
-        variants = ["shardops"] + self.peers + ["floor"]
+        outs = {who: os.path.join(self.work, "out-%s.h5" % who) for who in ["shardops", "held"] + self.peers}
+        variants = ["shardops", "held"] + self.peers + ["floor"]
         k = rep % len(variants)
         for who in variants[k:] + variants[:k]:
-            if who == "shardops":
-                self.run_shardops(size, ranks, w, inputs, outs[who])
+            if who in ("shardops", "held"):
+                self.run_shardops(size, ranks, w, inputs, outs[who], held=who == "held")
             elif who == "floor":
                 self.run_floor(size, ranks, w, inputs)
             else:
                 self.run_peer(size, ranks, w, inputs, who, outs[who])
         if rep == 0:
             if "numpy" in self.peers:
-                for who in ["shardops"] + [p for p in self.peers if p != "numpy"]:
+                for who in ["shardops", "held"] + [p for p in self.peers if p != "numpy"]:
                     self.checks[(size, ranks, w, who)] = compare(outs[who], outs["numpy"], w, inputs)
             else:
                 self.notes.append("outputs not checked: the NumPy script is not available")
@@ -506,10 +515,11 @@ def fmt(v, digits=3):
 def tables(b, sizes):
     args = b.args
     lines = []
-    head = ["size", "ranks", "workload", "shardops s"] + ["%s s" % p for p in b.peers] + [
+    head = ["size", "ranks", "workload", "shardops s", "outputs held s"] + ["%s s" % p for p in b.peers] + [
         "best script", "best / shardops", "floor s", "shardops / floor", "outputs vs NumPy"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * 3 + "---:|" * (len(head) - 4) + "---|"]
     misses = []
+    checked = ["shardops", "held"] + [p for p in b.peers if p != "numpy"]
     for size in sizes:
         for ranks in args.ranks:
             for w in args.ops:
@@ -520,10 +530,11 @@ def tables(b, sizes):
                 floor = floor_seconds(b, size, ranks, w)
                 vs_best = known[best] / s if best and s else None
                 vs_floor = s / floor if floor and s else None
-                checks = [b.checks.get((size, ranks, w, who)) for who in ["shardops"] + b.peers if who != "numpy"]
-                check_text = "; ".join("%s %s" % (who, c) for who, c in zip(
-                    [who for who in ["shardops"] + b.peers if who != "numpy"], checks) if c)
-                row = [size_label(size), str(ranks), "%s %s" % (w.upper(), WORKLOADS[w]), fmt(s)]
+                checks = [b.checks.get((size, ranks, w, who)) for who in checked]
+                check_text = "; ".join("%s %s" % (who, c) for who, c in zip(checked, checks) if c)
+                # The job with its outputs held whole, where the job itself streamed them.
+                held = med(b.times.get((size, ranks, w, "held"), [])) if b.streamed.get((size, ranks, w)) else None
+                row = [size_label(size), str(ranks), "%s %s" % (w.upper(), WORKLOADS[w]), fmt(s), fmt(held)]
                 row += [fmt(peer_times[p]) for p in b.peers]
                 row += [best or "-", "%sx" % fmt(vs_best, 2) if vs_best else "-", fmt(floor),
                         "%sx" % fmt(vs_floor, 2) if vs_floor else "-", check_text or "-"]
@@ -633,7 +644,7 @@ def incomplete(b, sizes):
         for ranks in b.args.ranks:
             for w in b.args.ops:
                 where = "%s %s at %d ranks" % (w.upper(), size_label(size), ranks)
-                for who in ["shardops"] + b.peers:
+                for who in ["shardops", "held"] + b.peers:
                     if not b.times.get((size, ranks, w, who)):
                         problems.append("%s: no time for %s" % (where, who))
                     check = b.checks.get((size, ranks, w, who), "equal" if who == "numpy" else None)

@@ -117,11 +117,27 @@ TEST(Hdf5Output, TemporaryFileLivesBesideTheTargetUntilCommit) {
   EXPECT_TRUE(temp_files_in(dir).empty());
 }
 
+// A target that does not exist yet and one that does, for jobs that fail: afterwards the
+// first is still missing, the second unchanged, and no temporary file is left.
+struct TwoTargets {
+  std::string dir = io_test_dir();
+  std::string fresh = dir + "/fresh.h5", existing = dir + "/existing.h5";
+  std::vector<unsigned char> before;
+  TwoTargets() {
+    write_one({existing, "/old"}, shard(sample(DType::Int16, Shape{4}, 1)));
+    before = file_bytes(existing);
+  }
+  void expect_as_they_were() const {
+    world().barrier();
+    EXPECT_FALSE(exists_on_all_ranks(fresh));
+    EXPECT_EQ(file_bytes(existing), before) << "the existing target changed";
+    EXPECT_TRUE(temp_files_in(dir).empty());
+  }
+};
+
 TEST(Hdf5Output, FailureOnOneRankMidwayLeavesNoTempAndNoTarget) {
-  const std::string dir = io_test_dir();
-  const std::string fresh = dir + "/fresh.h5", existing = dir + "/existing.h5";
-  write_one({existing, "/old"}, shard(sample(DType::Int16, Shape{4}, 1)));
-  const std::vector<unsigned char> before = file_bytes(existing);
+  const TwoTargets t;
+  const std::string &fresh = t.fresh, &existing = t.existing;
   const int failing_rank = world().size() - 1;
   const Caught c = caught([&] {
     io::OutputTransaction out(world());
@@ -135,10 +151,7 @@ TEST(Hdf5Output, FailureOnOneRankMidwayLeavesNoTempAndNoTarget) {
   });
   EXPECT_EQ(c.exit_code, 3) << c.message;
   EXPECT_NE(c.message.find("simulated failure"), std::string::npos) << c.message;
-  world().barrier();
-  EXPECT_FALSE(exists_on_all_ranks(fresh));
-  EXPECT_EQ(file_bytes(existing), before) << "the existing target changed";
-  EXPECT_TRUE(temp_files_in(dir).empty());
+  t.expect_as_they_were();
 }
 
 // Rows made on demand (LazyTensor) from \p source's block, counting the rows made.
@@ -181,13 +194,10 @@ TEST(Hdf5Output, RowsMadeOnDemandAreWrittenAsTheyAreMade) {
 }
 
 TEST(Hdf5Output, RowsThatCannotBeMadeOnOneRankLeaveNothing) {
-  const std::string dir = io_test_dir();
-  const std::string fresh = dir + "/fresh.h5", existing = dir + "/existing.h5";
-  write_one({existing, "/old"}, shard(sample(DType::Int16, Shape{4}, 1)));
-  const std::vector<unsigned char> before = file_bytes(existing);
+  const TwoTargets t;
   const DistTensor source = shard(sample(DType::Float32, Shape{200000, 16}, 13));
   const int failing_rank = world().size() - 1;
-  for (const std::string& file : {fresh, existing}) {
+  for (const std::string& file : {t.fresh, t.existing}) {
     const Caught c = caught([&] {
       io::OutputTransaction out(world());
       out.write({file, "/rows"},
@@ -204,10 +214,7 @@ TEST(Hdf5Output, RowsThatCannotBeMadeOnOneRankLeaveNothing) {
     EXPECT_EQ(c.exit_code, 3) << c.message;
     EXPECT_NE(c.message.find("simulated failure"), std::string::npos) << c.message;
   }
-  world().barrier();
-  EXPECT_FALSE(exists_on_all_ranks(fresh));
-  EXPECT_EQ(file_bytes(existing), before) << "the existing target changed";
-  EXPECT_TRUE(temp_files_in(dir).empty());
+  t.expect_as_they_were();
 }
 
 TEST(Hdf5Output, UncommittedTransactionAndExplicitAbortLeaveNothing) {

@@ -53,6 +53,16 @@ void progress_phase_end(const char* phase, double seconds, std::int64_t mark) no
   }
 }
 
+void progress_inner_phase_start(const char* phase, const char* how) noexcept {
+  if (!g_on.load()) return;
+  std::fprintf(stderr, "[shardops %7.3f s] %s ... (%s)\n", since_start(), phase, how);
+}
+
+void progress_inner_phase_end(const char* phase, double seconds) noexcept {
+  if (!g_on.load()) return;
+  std::fprintf(stderr, "[shardops %7.3f s] %s done in %.3f s\n", since_start(), phase, seconds);
+}
+
 void progress_count(std::int64_t bytes) noexcept { g_phase_bytes.fetch_add(bytes); }
 
 void progress_bytes(const char* what, std::int64_t done, std::int64_t total) noexcept {

@@ -17,6 +17,12 @@ std::int64_t progress_phase_start(const char* phase) noexcept;
 /// A phase ended after \p seconds (with the bytes progress_count() counted in it, and their rate).
 void progress_phase_end(const char* phase, double seconds, std::int64_t mark) noexcept;
 
+/// \brief Work of \p phase done in pieces inside the phase running now (an output's rows
+/// made while they are written): its start, with \p how it runs...
+void progress_inner_phase_start(const char* phase, const char* how) noexcept;
+/// ...and its end, after \p seconds spent in it in all.
+void progress_inner_phase_end(const char* phase, double seconds) noexcept;
+
 /// \brief \p done of \p total bytes of \p what moved by this rank so far: printed at most
 /// once a second (and counted for the phase's rate).
 void progress_bytes(const char* what, std::int64_t done, std::int64_t total) noexcept;

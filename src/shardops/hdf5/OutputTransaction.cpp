@@ -14,6 +14,7 @@
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/core/Progress.hpp"
 #include "shardops/core/StringTensor.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileLock.hpp"
@@ -521,9 +522,11 @@ void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
                row_bytes);
     const auto* data = held ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
     Tensor piece_buffer;
-    if (!held)
+    if (!held) {
       piece_buffer = Tensor(DType::UInt8, Shape{std::min(round, rows) * row_bytes}, Init::Uninitialized,
                             "shardops::output rows made as written");
+      progress_inner_phase_start("apply", "the rows of the output, made as they are written");
+    }
     for (std::int64_t done = 0; done < rows;) {
       const std::int64_t now = std::min(round, rows - done);
       const auto piece = static_cast<std::size_t>(now * row_bytes);
@@ -539,6 +542,7 @@ void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
       done += now;
       note_transfer_progress(done, rows, static_cast<std::size_t>(row_bytes), now, Transfer::Write, what);
     }
+    if (!held) progress_inner_phase_end("apply", making);
     if (options_.durable && flush_now && ::fsync(fd) != 0)
       throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
                     "; nothing was committed");

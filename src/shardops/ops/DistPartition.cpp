@@ -37,8 +37,17 @@ std::vector<Tensor> partition_here(const Tensor& data, const Tensor& partitions,
   return outputs;
 }
 
+// dynamic_partition's inputs, checked: its geometry, data in the partitions' layout, this
+// rank's ids and how many there are (a scalar: 1 on rank 0, 0 elsewhere).
+struct PartitionInputs {
+  PartitionGeometry g;
+  DistTensor data;
+  Tensor ids;
+  std::int64_t local_rows = 0;
+};
+
 // The checks of dynamic_partition (collective, agreed): dtypes, shapes, the output
-// count, every id under BadIndices::Error. Returns the geometry.
+// count, every id under BadIndices::Error.
 PartitionGeometry check_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                   std::int64_t num_partitions, const OpOptions& options) {
   expect_dtype("DynamicPartition", 1, DType::Int32, partitions.dtype());
@@ -61,6 +70,20 @@ PartitionGeometry check_partition(const Comm& comm, const DistTensor& data, cons
   }
   agree_index_error(comm, bad >= 0, global, message, "partitions");
   return g;
+}
+
+// Collective: the op's start, timed in \p phase: check_partition and data moved to the
+// partitions' layout ("validate"); \p phase is "apply" on return.
+PartitionInputs start_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
+                                std::int64_t num_partitions, const OpOptions& options,
+                                std::optional<ScopedPhase>& phase) {
+  record_bytes_sent(options, 0);
+  phase.emplace("validate");
+  const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);
+  PartitionInputs in{g, align_to(comm, data, partitions, options.route), partitions.local(),
+                     partitions.local().num_elements()};
+  phase.emplace("apply");
+  return in;
 }
 
 // Collective: the layout of each output, from this rank's count of rows per partition
@@ -96,24 +119,19 @@ void gather_listed(const unsigned char* data, std::int64_t data_rows, std::size_
 std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                           std::int64_t num_partitions, const OpOptions& options) {
   kx::ScopedRegion region("shardops::DynamicPartition");
-  record_bytes_sent(options, 0);
-  std::optional<ScopedPhase> phase(std::in_place, "validate");
-  const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);
-  const DistTensor aligned = align_to(comm, data, partitions, options.route);
-  const Tensor& ids = partitions.local();
-  const std::int64_t local_rows = ids.num_elements();  // a scalar: 1 on rank 0, 0 elsewhere
-
-  phase.emplace("apply");
+  std::optional<ScopedPhase> phase;
+  const PartitionInputs in = start_partition(comm, data, partitions, num_partitions, options, phase);
+  const PartitionGeometry& g = in.g;
   // The local rows are partitioned where they are: no data moves between ranks.
   std::vector<Tensor> local;
   run_agreed(comm, [&] {  // the outputs' memory may fit on one rank and not on another
-    if (local_rows > 0) {
-      local = partition_here(aligned.local(), ids, g);
+    if (in.local_rows > 0) {
+      local = partition_here(in.data.local(), in.ids, g);
     } else {
       for (int p = 0; p < g.num_partitions; ++p) {
         local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
         // No rows here, but the string type (fixed or variable length) still travels.
-        if (is_string(data.dtype())) local.back() = local.back().with_strings(aligned.local().strings());
+        if (is_string(data.dtype())) local.back() = local.back().with_strings(in.data.local().strings());
       }
     }
   });
@@ -143,22 +161,17 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     return held;
   }
   kx::ScopedRegion region("shardops::DynamicPartition");
-  record_bytes_sent(options, 0);
-  std::optional<ScopedPhase> phase(std::in_place, "validate");
-  const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);
-  const DistTensor aligned = align_to(comm, data, partitions, options.route);
-  const Tensor& ids = partitions.local();
-  const std::int64_t local_rows = ids.num_elements();
-
-  phase.emplace("apply");
+  std::optional<ScopedPhase> phase;
+  const PartitionInputs in = start_partition(comm, data, partitions, num_partitions, options, phase);
+  const PartitionGeometry& g = in.g;
   // Only the order is worked out now: which local row goes to each slot of the outputs,
   // one after the other. The rows themselves are copied when each output is written.
   Tensor listed;
   std::vector<std::int64_t> begin(static_cast<std::size_t>(g.num_partitions) + 1, 0);
   run_agreed(comm, [&] {
-    if (local_rows == 0) return;
+    if (in.local_rows == 0) return;
     const ExecSpace space;
-    const auto flat = ids.flat<const std::int32_t>();
+    const auto flat = in.ids.flat<const std::int32_t>();
     const auto layout = kernels::partition_layout(space, flat, g.num_partitions);
     listed = Tensor(DType::Int64, Shape{layout.total}, Init::Uninitialized, "shardops::DynamicPartition::order");
     kernels::list_partition_rows(space, layout, flat, g.num_partitions, reinterpret_cast<std::int64_t*>(listed.data()));
@@ -176,9 +189,9 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     const RowLayout& layout = layouts[static_cast<std::size_t>(p)];
     const std::int64_t at = begin[static_cast<std::size_t>(p)];
     // The captures keep data and the order alive as long as the rows can be made.
-    LazyTensor::MakeRows make = [aligned, listed, at, local_rows, row_bytes](std::int64_t first, std::int64_t count,
-                                                                             unsigned char* out) {
-      gather_listed(aligned.local().data(), local_rows, row_bytes,
+    LazyTensor::MakeRows make = [source = in.data, listed, at, rows = in.local_rows, row_bytes](
+                                    std::int64_t first, std::int64_t count, unsigned char* out) {
+      gather_listed(source.local().data(), rows, row_bytes,
                     reinterpret_cast<const std::int64_t*>(listed.data()) + at + first, count, out);
     };
     outputs.emplace_back(g.slice_shape.prepend(layout.total()), data.dtype(), layout, comm.rank(), std::move(make));

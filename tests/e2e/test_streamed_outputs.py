@@ -89,6 +89,25 @@ def deep_batched_indices(t, sh):
     both_ways(t, sh, params, idx, params[idx[..., 0], idx[..., 1]], True)
 
 
+def into_its_input_file(t, sh):
+    """The output written into the file whose pages the rows are made from: a new dataset
+    (past the file's end), then --overwrite of params itself (through the new file, merged
+    at the commit). The rows read are the input as it was, the other datasets kept."""
+    rng = np.random.default_rng(13)
+    params = rng.standard_normal((40000, 16)).astype(np.float32)  # 2.6 MB: mapped
+    idx = rng.integers(0, 40000, size=(200001, 1)).astype(np.int64)  # 12.8 MB out: two pieces
+    inp = make_inputs(t.d, params, idx)
+    for out, extra in (("/g", []), ("/params", ["--overwrite"])):
+        report = os.path.join(t.d, "r.json")
+        r = sh.run(gather(inp, e2e.ref(inp, out), extra, report))
+        e2e.expect_success(t.suite, r)
+        e2e.same_array(t.suite, out, e2e.read_h5(inp, out), params[idx[:, 0]], r)
+        t.suite.check(streamed_flags(report) == [True], "not streamed: %s" % streamed_flags(report), r)
+    e2e.same_array(t.suite, "/idx kept", e2e.read_h5(inp, "/idx"), idx)
+    e2e.same_array(t.suite, "/g kept", e2e.read_h5(inp, "/g"), params[idx[:, 0]])
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def chunked_storage_is_made_whole(t, sh):
     """Chunked, compressed storage goes through HDF5: the rows are made whole first."""
     rng = np.random.default_rng(6)
@@ -213,6 +232,7 @@ def main():
         ("several_pieces", several_pieces),
         ("into_an_existing_file", into_an_existing_file),
         ("deep_batched_indices", deep_batched_indices),
+        ("into_its_input_file", into_its_input_file),
         ("chunked_storage_is_made_whole", chunked_storage_is_made_whole),
         ("fetched_params_are_held", fetched_params_are_held),
         ("bad_index_in_the_last_piece", bad_index_in_the_last_piece),

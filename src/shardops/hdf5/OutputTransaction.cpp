@@ -507,10 +507,9 @@ void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
   double making = 0;  // seconds spent making rows made on demand: the op's, not the write's
   run_agreed(comm_, [&] {
     if (rows <= 0) return;
-    const std::size_t n = static_cast<std::size_t>(rows) * tensor.row_bytes();
-    if (static_cast<std::size_t>(rows * row_bytes) != n)
-      throw InternalError(what + ": " + std::to_string(n) + " bytes to write where " +
-                          std::to_string(rows * row_bytes) + " were allocated");
+    if (static_cast<std::size_t>(row_bytes) != tensor.row_bytes())
+      throw InternalError(what + ": rows of " + std::to_string(tensor.row_bytes()) +
+                          " bytes to write where the dataset's are " + std::to_string(row_bytes));
     const long long at = offset + first * row_bytes;
     if (!reserve_dir.empty()) reserve_space(fd, at, rows * row_bytes, reserve_dir, what);
     // Rows held are written a round at a time, as transfer_rows goes (for -v's progress

@@ -64,6 +64,55 @@ std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::
   });
 }
 
+/// The op's start on every path: the dtype table, then (timed in \p phase, "validate" on
+/// return) the shapes and the output's size, each with TF's message.
+GatherGeometry start_gather(const DistTensor& params, const DistTensor& indices, const OpOptions& options,
+                            std::optional<ScopedPhase>& phase) {
+  record_bytes_sent(options, 0);
+  check_tf_kernel("GatherNd", params.dtype(), indices.dtype(), options.bad_indices);
+  phase.emplace("validate");
+  const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
+  tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text at any rank count
+  return g;
+}
+
+/// The params rows a rank gathers from when all of them are on it: its own block where it
+/// lies (global rows [own_first, own_first + own_rows) of \p rows_per_dim0 rows per dim-0
+/// index) and the other ranks' blocks in \p others (strings: all of params, its handles in
+/// one pool homed here).
+struct ParamsHere {
+  const unsigned char* own = nullptr;
+  std::int64_t own_first = 0, own_rows = 0;
+  Tensor others;
+};
+
+/// Collective where \p replicate: the rows of ParamsHere. One rank has them all; with
+/// \p replicate every rank reads all of params where the file's pages are (\p use_replica),
+/// or receives the others' blocks (the "route" phase of \p phase).
+ParamsHere params_here(const Comm& comm, const DistTensor& params, bool replicate, bool use_replica,
+                       std::int64_t rows_per_dim0, const OpOptions& options, std::optional<ScopedPhase>& phase) {
+  const int me = comm.rank();
+  ParamsHere p{params.local().data(), params.layout().offset(me) * rows_per_dim0,
+               params.layout().count(me) * rows_per_dim0, Tensor()};
+  if (replicate && use_replica) {
+    // Every params row is readable here already (the file's pages, shared): none moves.
+    p.own = params.replica().data();
+    p.own_first = 0;
+    p.own_rows = params.shape().dim(0) * rows_per_dim0;
+  } else if (replicate) {
+    phase.emplace("route");
+    std::int64_t sent = static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1);
+    if (is_string(params.dtype())) {
+      p.others = params.allgather(comm, options.route);
+      p.own_rows = 0;
+    } else {
+      p.others = replicate_others(comm, params.layout(), params.local(), options.route, &sent);
+    }
+    record_bytes_sent(options, sent);
+  }
+  return p;
+}
+
 }  // namespace
 
 bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int nranks, GatherParams choice) {
@@ -80,10 +129,8 @@ bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int 
 DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
                      const OpOptions& options) {
   kx::ScopedRegion region("shardops::GatherNd");
-  record_bytes_sent(options, 0);
-  check_tf_kernel("GatherNd", params.dtype(), indices_in.dtype(), options.bad_indices);
-  std::optional<ScopedPhase> phase(std::in_place, "validate");
-  const GatherGeometry g = check_gather_nd(params.shape(), indices_in.shape());
+  std::optional<ScopedPhase> phase;
+  const GatherGeometry g = start_gather(params, indices_in, options, phase);
   const int me = comm.rank();
   // A rank-1 index is one index row: bring it whole to rank 0, which owns the output.
   const DistTensor indices =
@@ -103,7 +150,6 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
                                     : g.output.with_dim0(out_layout.count(me));
   // Index depth 0 copies params into it; otherwise every row is written, streamed (a
   // gathered row, or zeros for an ignored bad index), so it need not be zeroed first.
-  tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text at any rank count
   Tensor out;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     out = Tensor(params.dtype(), local_shape, g.index_depth == 0 ? Init::Zero : Init::Uninitialized,
@@ -150,33 +196,14 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
       // straight into the output (nothing to route; a bad
       // index gives a zero row, counted by the gather). The other ranks' rows arrive in
       // a buffer of their own; this rank's block is read where it lies.
-      std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
-      std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
-      const unsigned char* own = params.local().data();
-      Tensor others;  // the other ranks' blocks (strings: all of params, its handles in one pool homed here)
-      if (replicate && use_replica) {
-        // Every params row is readable here already (the file's pages, shared): none moves.
-        own = params.replica().data();
-        own_first = 0;
-        own_rows = params.shape().dim(0) * rows_per_dim0;
-      } else if (replicate) {
-        phase.emplace("route");
-        std::int64_t sent = static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1);
-        if (is_string(params.dtype())) {
-          others = params.allgather(comm, options.route);
-          own_rows = 0;
-        } else {
-          others = replicate_others(comm, params.layout(), params.local(), options.route, &sent);
-        }
-        record_bytes_sent(options, sent);
-      }
+      const ParamsHere here = params_here(comm, params, replicate, use_replica, rows_per_dim0, options, phase);
       phase.emplace("apply");
-      const std::int64_t zeroed =
-          gather_here(space, n, linear, own, own_first, own_rows, others.data(), row_bytes, out.data());
+      const std::int64_t zeroed = gather_here(space, n, linear, here.own, here.own_first, here.own_rows,
+                                              here.others.data(), row_bytes, out.data());
       validate(zeroed);
       // Strings: handles into the replicated pool (homed here) become this rank's own.
       if (replicate && !use_replica && is_string(params.dtype()))
-        out = compact_strings(out.with_strings(others.strings()), me);
+        out = compact_strings(out.with_strings(here.others.strings()), me);
       return;
     }
     phase.emplace("route");
@@ -225,61 +252,37 @@ LazyTensor gather_nd_lazy(const Comm& comm, const DistTensor& params, const Dist
                           const OpOptions& options) {
   if (!lazy_gather_possible(comm, params, indices, options)) return gather_nd(comm, params, indices, options);
   kx::ScopedRegion region("shardops::GatherNd");
-  record_bytes_sent(options, 0);
-  check_tf_kernel("GatherNd", params.dtype(), indices.dtype(), options.bad_indices);
-  std::optional<ScopedPhase> phase(std::in_place, "validate");
-  const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
-  tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text as gather_nd
+  std::optional<ScopedPhase> phase;
+  const GatherGeometry g = start_gather(params, indices, options, phase);
   const int me = comm.rank();
   const std::int64_t rows_per_index_row = g.batch.product_from(1);
   const std::int64_t n = indices.layout().count(me) * rows_per_index_row;
   const std::int64_t first_row = indices.row_offset() * rows_per_index_row;
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(params.dtype());
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
-  const std::int64_t rows_per_dim0 = bounds.strides[0];
-  const ExecSpace space;
-
-  // Every index is checked before any row is made: the rows are made while the output
-  // is written, where an error would come too late to name the first bad index alone.
-  dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
-    using I = typename decltype(itag)::type;
-    const kernels::IndexRowTarget<I, MemSpace> linear{reinterpret_cast<const I*>(indices.local().data()), g.index_depth,
-                                                      bounds, 0};
-    bad_index_check(comm, space, options.bad_indices, n, linear, first_row, indices.local(),
-                    "shardops::GatherNd::validate", [&g](std::int64_t row, const std::vector<std::int64_t>& values) {
-                      return gather_index_error(g, row, values);
-                    })(-1);
-  });
-
-  // The params rows each rank reads: its own block and the others' (brought here), or
-  // all of them where the file's pages are readable on every rank.
-  std::int64_t own_first = params.layout().offset(me) * rows_per_dim0;
-  std::int64_t own_rows = params.layout().count(me) * rows_per_dim0;
-  const unsigned char* own = params.local().data();
-  Tensor others;
-  if (comm.size() > 1 && params.has_replica()) {
-    own = params.replica().data();
-    own_first = 0;
-    own_rows = params.shape().dim(0) * rows_per_dim0;
-  } else if (comm.size() > 1) {
-    phase.emplace("route");
-    std::int64_t sent = static_cast<std::int64_t>(params.local().nbytes()) * (comm.size() - 1);
-    others = replicate_others(comm, params.layout(), params.local(), options.route, &sent);
-    record_bytes_sent(options, sent);
-  }
-  phase.reset();
-
+  const int depth = g.index_depth;
   LazyTensor::MakeRows make;
   dispatch_index<IndexDTypes::WithInt16>(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
-    const int depth = g.index_depth;
+    // Every index is checked before any row is made: the rows are made while the output
+    // is written, too late to fail the job before it writes.
+    const kernels::IndexRowTarget<I, MemSpace> linear{reinterpret_cast<const I*>(indices.local().data()), depth, bounds,
+                                                      0};
+    if (options.bad_indices == BadIndices::Error) {
+      agree_last_bad_index_row(comm, ExecSpace(), n, linear, first_row, indices.local(), "shardops::GatherNd::validate",
+                               [&g](std::int64_t row, const std::vector<std::int64_t>& values) {
+                                 return gather_index_error(g, row, values);
+                               });
+    }
+    const ParamsHere here =
+        params_here(comm, params, comm.size() > 1, params.has_replica(), bounds.strides[0], options, phase);
     // The captures keep params' and the indices' memory alive as long as the rows can be made.
-    make = [params, indices, others, own, own_first, own_rows, row_bytes, bounds, depth, rows_per_index_row](
-               std::int64_t first, std::int64_t count, unsigned char* out) {
+    make = [params, indices, here, row_bytes, bounds, depth, rows_per_index_row](std::int64_t first, std::int64_t count,
+                                                                                 unsigned char* out) {
       const I* idx = reinterpret_cast<const I*>(indices.local().data()) + first * rows_per_index_row * depth;
       const kernels::IndexRowTarget<I, MemSpace> rows{idx, depth, bounds, 0};
-      gather_here(ExecSpace(), count * rows_per_index_row, rows, own, own_first, own_rows, others.data(), row_bytes,
-                  out);
+      gather_here(ExecSpace(), count * rows_per_index_row, rows, here.own, here.own_first, here.own_rows,
+                  here.others.data(), row_bytes, out);
       ExecSpace().fence();
     };
   });

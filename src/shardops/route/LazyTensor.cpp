@@ -1,7 +1,5 @@
 #include "shardops/route/LazyTensor.hpp"
 
-#include <cstring>
-
 #include "shardops/core/Error.hpp"
 
 namespace shardops {
@@ -33,16 +31,8 @@ void LazyTensor::make_rows(std::int64_t first, std::int64_t count, unsigned char
   if (first < 0 || count < 0 || first + count > local_rows())
     throw InternalError("LazyTensor::make_rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
                         ") of " + std::to_string(local_rows()));
-  if (count == 0) return;
-  if (!held()) {
-    make_(first, count, out);
-    return;
-  }
-  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
-    throw InternalError("LazyTensor::make_rows: the rows held are not in host memory");
-  const std::size_t bytes = row_bytes();
-  std::memcpy(out, held_.local().data() + static_cast<std::size_t>(first) * bytes,
-              static_cast<std::size_t>(count) * bytes);
+  if (held()) throw InternalError("LazyTensor::make_rows: the rows of " + shape_.str() + " are held, not made");
+  if (count > 0) make_(first, count, out);
 }
 
 DistTensor LazyTensor::whole() const {

@@ -50,8 +50,8 @@ class LazyTensor {
   std::int64_t row_elements() const { return is_scalar() ? 1 : shape_.product_from(1); }
   std::size_t row_bytes() const { return static_cast<std::size_t>(row_elements()) * dtype_size(dtype_); }
 
-  /// Local: this rank's rows [first, first + count) into \p out (see MakeRows). Rows
-  /// that are held are copied.
+  /// Local: this rank's rows [first, first + count) into \p out (see MakeRows).
+  /// \throws InternalError if the rows are held (read them from tensor()).
   void make_rows(std::int64_t first, std::int64_t count, unsigned char* out) const;
   /// Local, not collective: the tensor held whole (made now, into a new tensor, if its
   /// rows are made on demand).

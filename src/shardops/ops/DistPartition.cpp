@@ -37,13 +37,10 @@ std::vector<Tensor> partition_here(const Tensor& data, const Tensor& partitions,
   return outputs;
 }
 
-// dynamic_partition's inputs, checked: its geometry, data in the partitions' layout, this
-// rank's ids and how many there are (a scalar: 1 on rank 0, 0 elsewhere).
+// dynamic_partition's inputs, checked: its geometry, and data in the partitions' layout.
 struct PartitionInputs {
   PartitionGeometry g;
   DistTensor data;
-  Tensor ids;
-  std::int64_t local_rows = 0;
 };
 
 // The checks of dynamic_partition (collective, agreed): dtypes, shapes, the output
@@ -80,8 +77,7 @@ PartitionInputs start_partition(const Comm& comm, const DistTensor& data, const 
   record_bytes_sent(options, 0);
   phase.emplace("validate");
   const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);
-  PartitionInputs in{g, align_to(comm, data, partitions, options.route), partitions.local(),
-                     partitions.local().num_elements()};
+  PartitionInputs in{g, align_to(comm, data, partitions, options.route)};
   phase.emplace("apply");
   return in;
 }
@@ -122,11 +118,12 @@ std::vector<DistTensor> dynamic_partition(const Comm& comm, const DistTensor& da
   std::optional<ScopedPhase> phase;
   const PartitionInputs in = start_partition(comm, data, partitions, num_partitions, options, phase);
   const PartitionGeometry& g = in.g;
+  const Tensor& ids = partitions.local();  // a scalar: 1 id on rank 0, none elsewhere
   // The local rows are partitioned where they are: no data moves between ranks.
   std::vector<Tensor> local;
   run_agreed(comm, [&] {  // the outputs' memory may fit on one rank and not on another
-    if (in.local_rows > 0) {
-      local = partition_here(in.data.local(), in.ids, g);
+    if (ids.num_elements() > 0) {
+      local = partition_here(in.data.local(), ids, g);
     } else {
       for (int p = 0; p < g.num_partitions; ++p) {
         local.emplace_back(data.dtype(), g.slice_shape.prepend(0));
@@ -164,14 +161,15 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
   std::optional<ScopedPhase> phase;
   const PartitionInputs in = start_partition(comm, data, partitions, num_partitions, options, phase);
   const PartitionGeometry& g = in.g;
+  const Tensor& ids = partitions.local();  // a scalar: 1 id on rank 0, none elsewhere
   // Only the order is worked out now: which local row goes to each slot of the outputs,
   // one after the other. The rows themselves are copied when each output is written.
   Tensor listed;
   std::vector<std::int64_t> begin(static_cast<std::size_t>(g.num_partitions) + 1, 0);
   run_agreed(comm, [&] {
-    if (in.local_rows == 0) return;
+    if (ids.num_elements() == 0) return;
     const ExecSpace space;
-    const auto flat = in.ids.flat<const std::int32_t>();
+    const auto flat = ids.flat<const std::int32_t>();
     const auto layout = kernels::partition_layout(space, flat, g.num_partitions);
     listed = Tensor(DType::Int64, Shape{layout.total}, Init::Uninitialized, "shardops::DynamicPartition::order");
     kernels::list_partition_rows(space, layout, flat, g.num_partitions, reinterpret_cast<std::int64_t*>(listed.data()));
@@ -189,7 +187,7 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     const RowLayout& layout = layouts[static_cast<std::size_t>(p)];
     const std::int64_t at = begin[static_cast<std::size_t>(p)];
     // The captures keep data and the order alive as long as the rows can be made.
-    LazyTensor::MakeRows make = [source = in.data, listed, at, rows = in.local_rows, row_bytes](
+    LazyTensor::MakeRows make = [source = in.data, listed, at, rows = ids.num_elements(), row_bytes](
                                     std::int64_t first, std::int64_t count, unsigned char* out) {
       gather_listed(source.local().data(), rows, row_bytes,
                     reinterpret_cast<const std::int64_t*>(listed.data()) + at + first, count, out);

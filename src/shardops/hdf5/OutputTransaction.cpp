@@ -673,7 +673,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     // random data), so h5py then fails to read it. Those datasets are made collectively;
     // then the ranks take turns, in rank order, each opening the file alone to write its
     // own rows; then all reopen it.
-    const bool serial = (strings && !string_output.format.fixed_length) || storage.compression == Compression::Lzf;
+    const bool vlen = strings && !string_output.format.fixed_length;
+    const bool serial = vlen || storage.compression == Compression::Lzf;
     if (!serial && !strings && write_directly(f, dataset.get(), mem_type.get(), output, what)) {
       run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
       f.written.push_back(target.path);
@@ -685,8 +686,6 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       Kokkos::Timer timer;
       tensor = output.whole();
       if (!output.held()) PhaseClock::move("write", "apply", timer.seconds());
-    });
-    run_agreed(comm_, [&] {
       if (strings) return;
       if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
         data = tensor.local().data();
@@ -698,7 +697,6 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     const int rank = comm_.rank();
     const std::int64_t first = tensor.is_scalar() ? 0 : tensor.layout().offset(rank);
     const std::int64_t rows = tensor.layout().count(rank);
-    const bool vlen = strings && !string_output.format.fixed_length;
     if (!serial && !strings) {
       transfer_rows(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, const_cast<void*>(data),
                     Transfer::Write, what);

@@ -1,6 +1,7 @@
 #include "shardops/hdf5/StopSignals.hpp"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -88,10 +89,16 @@ void append_outcome(char* line, std::size_t& used, std::size_t size) {
   }
 }
 
-// Async-signal-safe: ftruncate, unlink, write, _exit.
+// Async-signal-safe: ftruncate, unlink, write, nanosleep, _exit.
 [[noreturn]] void stop_now(int sig) {
   clean_up_now();
-  if (g_print.load()) {
+  if (!g_print.load()) {
+    // A signal sent to every rank (srun, or kill of each) reaches them together; the first
+    // rank to exit makes mpirun kill the others, so a rank that does not print waits a
+    // moment for the one that does to say what happened (the commit's end, say).
+    const timespec moment{0, 200 * 1000 * 1000};
+    ::nanosleep(&moment, nullptr);
+  } else {
     // One write() of the whole line: the launcher's own messages cannot land inside it.
     char line[512];
     std::size_t used = 0;

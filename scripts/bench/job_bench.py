@@ -16,7 +16,7 @@ Every output of the first repetition is compared with the NumPy script's. Prints
 tables (and writes them with --markdown FILE). Not a ctest test: --quick is its smoke test.
 
 Usage: job_bench.py [--quick] [--sizes 1,4] [--ranks 1,2] [--reps 3] [--ops w1,w2,w3,w4,w5]
-                    [--peers numpy,torch,tensorflow] [--markdown FILE] [--work DIR]
+                    [--updates-per-row 2] [--peers numpy,torch,tensorflow] [--markdown FILE] [--work DIR]
 """
 
 import argparse
@@ -39,7 +39,7 @@ import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER_SCRIPT = os.path.join(REPO, "scripts", "bench", "job_peer.py")
-BASE_ROWS, BASE_UPDATES, COLS, PARTITIONS = 1 << 20, 1 << 21, 16, 16
+BASE_ROWS, COLS, PARTITIONS = 1 << 20, 16, 16
 WORKLOADS = {"w1": "scatter_nd(sum)", "w2": "tensor_scatter_update", "w3": "gather_nd", "w4": "dynamic_partition",
              "w5": "dynamic_stitch"}
 # The input datasets of each workload (what its floor reads).
@@ -64,6 +64,9 @@ def parse_args():
     p.add_argument("--ranks", default="1,2", help="rank counts (default 1,2)")
     p.add_argument("--reps", type=int, default=3, help="repetitions, interleaved; medians (default 3)")
     p.add_argument("--ops", default="w1,w2,w3,w4,w5", help="workloads (default all)")
+    p.add_argument("--updates-per-row", default="2",
+                   help="index rows (M) per row of the tensor (N), e.g. 1/4 for sparse scatters (default 2: "
+                   "the standard M = 2N)")
     p.add_argument("--peers", default="numpy,torch,tensorflow", help="scripts to compare with (default all)")
     p.add_argument("--shardops", default=os.path.join(REPO, "build", "apps", "shardops", "shardops"))
     p.add_argument("--kernel-bench", default=os.path.join(REPO, "build", "bench", "shardops_bench"),
@@ -84,6 +87,7 @@ def parse_args():
     if a.quick:
         a.sizes, a.reps = "1/64", 1
     a.sizes = [fractions.Fraction(s) for s in a.sizes.split(",")]
+    a.updates_per_row = fractions.Fraction(a.updates_per_row)
     a.ranks = [int(r) for r in a.ranks.split(",")]
     a.ops = a.ops.split(",")
     a.peers = a.peers.split(",")
@@ -124,9 +128,10 @@ class Inputs:
         return [r for name in INPUTS[workload] for r in self.ranges[name]]
 
 
-def make_inputs(work, size, seed=7):
+def make_inputs(work, size, updates_per_row, seed=7):
     """Writes (once) the inputs of every workload at this size with h5py, contiguous."""
-    rows, updates = int(BASE_ROWS * size), int(BASE_UPDATES * size)
+    rows = int(BASE_ROWS * size)
+    updates = int(rows * updates_per_row)
     path = os.path.join(work, "inputs-%dx%d.h5" % (rows, updates))
     if not os.path.exists(path):
         rng = np.random.default_rng(seed)
@@ -484,7 +489,7 @@ class Bench:
             remove_output(path)
 
     def run(self, sizes):
-        self.inputs = {size: make_inputs(self.work, size) for size in sizes}
+        self.inputs = {size: make_inputs(self.work, size, self.args.updates_per_row) for size in sizes}
         for size in sizes:
             for ranks in self.args.ranks:
                 kernels, note = warm_kernels(self.args, self.runner, self.inputs[size], ranks)
@@ -600,10 +605,10 @@ def header(args, started, loads):
     return ["Run %s UTC, commit %s, %d core(s); load average (1 min) %.2f-%.2f over the run." %
             (started, commit[:72], os.cpu_count(), min(loads), max(loads)),
             "Command: `%s`" % " ".join(shlex.quote(a) for a in sys.argv),
-            "Sizes: %s of N = 2^20 rows, M = 2^21 updates, 16 float32 columns, %d partitions; median of %d "
-            "interleaved repetitions; scripts run with as many threads as the job has ranks, timed after their "
+            "Sizes: %s of N = 2^20 rows, M = %s N updates (index rows), 16 float32 columns, %d partitions; median "
+            "of %d interleaved repetitions; scripts run with as many threads as the job has ranks, timed after their "
             "imports; shardops and the floor include their whole processes." %
-            (", ".join(size_label(s) for s in args.sizes), PARTITIONS, args.reps), ""]
+            (", ".join(size_label(s) for s in args.sizes), args.updates_per_row, PARTITIONS, args.reps), ""]
 
 
 def main():

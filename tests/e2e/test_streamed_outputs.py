@@ -2,7 +2,8 @@
 """End-to-end: outputs made as they are written (ctest e2e_streamed_outputs_np_N).
 
 A one-op job whose op can make its output's rows on demand (gather-nd on one rank, or with
-params read whole on every rank; dynamic-partition at any rank count) never holds the
+params read whole on every rank; dynamic-partition at any rank count; scatter-nd and
+tensor-scatter-* with no more index rows than output rows) never holds the
 output: it makes a few MiB of rows at a time into one buffer and writes them
 (docs/design.md, "Streamed outputs"). These cases run each job both ways, streamed and with
 SHARDOPS_STREAM_OUTPUTS=0 (the output made whole first), and check that the two outputs are
@@ -224,6 +225,155 @@ def partition_bad_id(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def last_writer(tensor, rows, updates):
+    """tensor with updates[k] assigned to row rows[k] in order: the last duplicate wins."""
+    out = tensor.copy()
+    flipped = rows[::-1]
+    uniq, first_of_flipped = np.unique(flipped, return_index=True)
+    out[uniq] = updates[len(rows) - 1 - first_of_flipped]
+    return out
+
+
+def scatter_both_ways(t, sh, op, inputs, expected, streamed, extra=(), shape=None):
+    """A scatter op streamed and held: both the expected bytes (or, where expected is None,
+    each other's); the report says which way the output went."""
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, inputs, mode="w")
+    got = {}
+    for name, env, flag in (("streamed", None, streamed), ("held", HELD, False)):
+        out = os.path.join(t.d, name + ".h5")
+        if os.path.exists(out):
+            os.remove(out)  # from the op before
+        report = os.path.join(t.d, name + ".json")
+        argv = [op] + sum([["--" + k, e2e.ref(inp, "/" + k)] for k in ("tensor", "indices", "updates")
+                           if "/" + k in inputs], [])
+        if shape is not None:
+            argv += ["--shape", ",".join(str(d) for d in shape)]
+        r = sh.run(argv + ["--out", e2e.ref(out, "/y"), "-q", "--report", report] + list(extra), env=env)
+        e2e.expect_success(t.suite, r)
+        got[name] = e2e.read_h5(out, "/y")
+        if expected is not None:
+            e2e.same_array(t.suite, "%s %s" % (op, name), got[name], expected, r)
+        t.suite.check(streamed_flags(report) == [flag], "%s %s: the report says streamed=%s, expected %s" %
+                      (op, name, streamed_flags(report), flag), r)
+    t.suite.check(got["streamed"].tobytes() == got["held"].tobytes(), "%s: streamed and held bytes differ" % op)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def tensor_scatter_every_op(t, sh):
+    """Update, add, sub, min and max of 100003 updates with duplicates into 300001 rows of 16
+    float32 (19 MB: three pieces): NumPy's bytes, the updates of each row in index order."""
+    rng = np.random.default_rng(14)
+    tensor = rng.standard_normal((300001, 16)).astype(np.float32)
+    idx = rng.integers(0, 300001, size=(100003, 1)).astype(np.int64)
+    idx[-5:, 0] = [0, 300000, 0, 150000, 300000]
+    upd = rng.standard_normal((100003, 16)).astype(np.float32)
+    inputs = {"/tensor": tensor, "/indices": idx, "/updates": upd}
+    rows = idx[:, 0]
+    expected = {"tensor-scatter-update": last_writer(tensor, rows, upd)}
+    for op, ufunc in (("add", np.add), ("sub", np.subtract), ("min", np.minimum), ("max", np.maximum)):
+        e = tensor.copy()
+        ufunc.at(e, rows, upd)
+        expected["tensor-scatter-" + op] = e
+    for op, e in expected.items():
+        scatter_both_ways(t, sh, op, inputs, e, True)
+
+
+def scatter_nd_slices(t, sh):
+    """ScatterNd of index depth 2 under batch dims [n, 3] into [4000, 50, 8] float64 (12.8 MB:
+    two pieces), sums in index order, int32 indices."""
+    rng = np.random.default_rng(15)
+    idx = np.stack([rng.integers(0, 4000, size=(50000, 3)), rng.integers(0, 50, size=(50000, 3))], axis=-1)
+    idx = idx.astype(np.int32)
+    upd = rng.standard_normal((50000, 3, 8))
+    expected = np.zeros((4000, 50, 8))
+    np.add.at(expected, (idx[..., 0].ravel(), idx[..., 1].ravel()), upd.reshape(-1, 8))
+    scatter_both_ways(t, sh, "scatter-nd", {"/indices": idx, "/updates": upd}, expected, True, shape=(4000, 50, 8))
+
+
+def scatter_subnormals(t, sh):
+    """Subnormal tensor rows and updates: flushed as TF's CPU kernels do, or kept with
+    --keep-denormals, the same bytes streamed as held."""
+    rng = np.random.default_rng(16)
+    tensor = (rng.standard_normal((200000, 8)) * 1e-39).astype(np.float32)
+    idx = rng.integers(0, 200000, size=(90000, 1)).astype(np.int64)
+    upd = (rng.standard_normal((90000, 8)) * 1e-39).astype(np.float32)
+    inputs = {"/tensor": tensor, "/indices": idx, "/updates": upd}
+    for extra in ([], ["--keep-denormals"]):
+        for op in ("tensor-scatter-add", "tensor-scatter-max"):
+            scatter_both_ways(t, sh, op, inputs, None, True, extra=extra)
+
+
+def dense_scatter_is_held(t, sh):
+    """More index rows than output rows: applied to a held output (cheaper), NumPy's bytes."""
+    rng = np.random.default_rng(17)
+    tensor = rng.standard_normal((20000, 4)).astype(np.float32)
+    idx = rng.integers(0, 20000, size=(20001, 1)).astype(np.int64)
+    upd = rng.standard_normal((20001, 4)).astype(np.float32)
+    expected = tensor.copy()
+    np.add.at(expected, idx[:, 0], upd)
+    scatter_both_ways(t, sh, "tensor-scatter-add", {"/tensor": tensor, "/indices": idx, "/updates": upd}, expected,
+                      False)
+
+
+def scatter_bad_and_ignored_indices(t, sh):
+    """A bad index near the end: the held job's message, exit 2, no output, an existing target
+    unchanged, nothing left; with --bad-indices ignore the bad rows are skipped."""
+    rng = np.random.default_rng(18)
+    tensor = rng.standard_normal((300000, 8)).astype(np.float32)
+    idx = rng.integers(0, 300000, size=(200000, 1)).astype(np.int64)
+    idx[[3, 199990], 0] = [-7, 300000]
+    upd = rng.standard_normal((200000, 8)).astype(np.float32)
+    inputs = {"/tensor": tensor, "/indices": idx, "/updates": upd}
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, inputs, mode="w")
+    argv = ["tensor-scatter-add", "--tensor", e2e.ref(inp, "/tensor"), "--indices", e2e.ref(inp, "/indices"),
+            "--updates", e2e.ref(inp, "/updates"), "-q"]
+    messages = []
+    for env in (None, HELD):
+        out = os.path.join(t.d, "new.h5")
+        r = sh.run(argv + ["--out", e2e.ref(out, "/y")], env=env)
+        t.suite.require(not r.timed_out, "hung", r)
+        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+        lines = e2e.error_lines(r.stderr)
+        t.suite.check(len(lines) == 1 and "indices[199990] = [300000]" in lines[0],
+                      "not TF's message for the last bad index: %s" % lines, r)
+        messages.append(lines)
+        t.suite.check(not os.path.exists(out), "an output was left", r)
+        existing = os.path.join(t.d, "existing.h5")
+        e2e.write_h5(existing, {"/kept": np.arange(5)}, mode="w")
+        before = e2e.file_state(existing)
+        r = sh.run(argv + ["--out", e2e.ref(existing, "/y")], env=env)
+        t.suite.check(r.rc == 2, "existing target: exit %s, expected 2" % r.rc, r)
+        t.suite.check(e2e.file_state(existing) == before, "the existing target changed", r)
+    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    keep = (idx[:, 0] >= 0) & (idx[:, 0] < 300000)
+    expected = tensor.copy()
+    np.add.at(expected, idx[keep, 0], upd[keep])
+    scatter_both_ways(t, sh, "tensor-scatter-add", inputs, expected, True, extra=["--bad-indices", "ignore"])
+
+
+def scatter_over_its_own_tensor(t, sh):
+    """--overwrite of the tensor itself, in its own file: the rows are made from the tensor as
+    it was (through the new file, merged at the commit), the other datasets kept."""
+    rng = np.random.default_rng(19)
+    tensor = rng.standard_normal((200000, 16)).astype(np.float32)
+    idx = rng.integers(0, 200000, size=(70000, 1)).astype(np.int64)
+    upd = rng.standard_normal((70000, 16)).astype(np.float32)
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/tensor": tensor, "/indices": idx, "/updates": upd}, mode="w")
+    report = os.path.join(t.d, "r.json")
+    r = sh.run(["tensor-scatter-update", "--tensor", e2e.ref(inp, "/tensor"), "--indices", e2e.ref(inp, "/indices"),
+                "--updates", e2e.ref(inp, "/updates"), "--out", e2e.ref(inp, "/tensor"), "--overwrite", "-q",
+                "--report", report])
+    e2e.expect_success(t.suite, r)
+    e2e.same_array(t.suite, "/tensor", e2e.read_h5(inp, "/tensor"), last_writer(tensor, idx[:, 0], upd), r)
+    t.suite.check(streamed_flags(report) == [True], "not streamed: %s" % streamed_flags(report), r)
+    e2e.same_array(t.suite, "/updates kept", e2e.read_h5(inp, "/updates"), upd)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def main():
     args = e2e.parse_args(__doc__.splitlines()[0], default_np=2)
     suite = e2e.Suite("e2e_streamed_outputs_np_%d" % args.np, args)
@@ -240,6 +390,12 @@ def main():
         ("partition_outputs", partition_outputs),
         ("partition_rank_two_ids_into_an_existing_file", partition_rank_two_ids_into_an_existing_file),
         ("partition_bad_id", partition_bad_id),
+        ("tensor_scatter_every_op", tensor_scatter_every_op),
+        ("scatter_nd_slices", scatter_nd_slices),
+        ("scatter_subnormals", scatter_subnormals),
+        ("dense_scatter_is_held", dense_scatter_is_held),
+        ("scatter_bad_and_ignored_indices", scatter_bad_and_ignored_indices),
+        ("scatter_over_its_own_tensor", scatter_over_its_own_tensor),
     ])
     return suite.finish(sh)
 

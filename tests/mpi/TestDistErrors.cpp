@@ -127,6 +127,43 @@ TEST(DistErrorAgreement, ScatterAndGatherReportTheLastBadRow) {
   expect_still_working();
 }
 
+// Rows made later (scatter_nd_lazy, tensor_scatter_lazy: no more index rows than output
+// rows): every index is checked before the op returns, with the held op's message,
+// whichever rank holds the bad rows (the last one is reported).
+TEST(DistErrorAgreement, StreamedScatterChecksEveryIndexFirst) {
+  Rng rng(507);
+  const int p = world().size();
+  const std::int64_t n = 23;  // into 8 x 5 = 40 output rows
+  const Tensor updates = random_tensor(rng, DType::Float32, Shape{n, 2});
+  const Tensor tensor = random_tensor(rng, DType::Float32, Shape{8, 5, 2});
+  const RowLayout tensor_layout = random_layout(rng, 8, p);
+  const Tensor good = random_indices(rng, DType::Int64, Shape{n}, {8, 5});
+  for (const RowLayout& layout : test_layouts(rng, n, p)) {
+    for (const std::vector<std::int64_t>& rows : {std::vector<std::int64_t>{0}, {n / 2, n - 1}, {n - 1}}) {
+      Tensor bad = good.deep_copy();
+      for (std::int64_t row : rows) set_index_value(bad, 2 * row + row % 2, row % 2 == 0 ? -1 - row : 5 + row);
+      const std::string what = "bad rows up to " + std::to_string(rows.back()) + " " + layout_str(layout);
+      expect_same_error(
+          [&] {
+            scatter_nd(bad, updates, {8, 5, 2});
+          },
+          [&] {
+            scatter_nd_lazy(world(), shard(bad, layout), shard(updates, layout), {8, 5, 2});
+          },
+          "scatter_nd_lazy " + what);
+      for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min, ScatterOp::Max}) {
+        expect_same_error([&] { tensor_scatter(op, tensor, bad, updates); },
+                          [&] {
+                            tensor_scatter_lazy(world(), op, shard(tensor, tensor_layout), shard(bad, layout),
+                                                shard(updates, layout));
+                          },
+                          std::string("tensor_scatter_lazy ") + scatter_op_name(op) + " " + what);
+      }
+    }
+  }
+  expect_still_working();
+}
+
 // One coordinate per index row (the bad-index count's fast path): negative and too
 // large values, two bad rows (the last one is reported), on every layout.
 TEST(DistErrorAgreement, OneCoordinateBadIndices) {

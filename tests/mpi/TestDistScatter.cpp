@@ -15,6 +15,19 @@ using namespace test;
 
 constexpr ScatterOp kTensorOps[] = {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min, ScatterOp::Max};
 
+// The streamed op's rows are the held op's, made whole and a few rows at a time. They
+// are made later for fixed-size rows in host memory wherever the index rows are no more
+// than the output's rows (stream_scatter_output).
+void check_lazy(const LazyTensor& lazy, const DistTensor& held, const Tensor& indices, const std::string& what) {
+  expect_same_rows(lazy, held, what + " (made later)");
+  const Shape& out = held.shape();
+  const std::int64_t depth = indices.rank() == 0 ? 0 : indices.shape().dim(indices.rank() - 1);
+  const bool expect_lazy = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible &&
+                           !is_string(held.dtype()) && out.rank() > 0 && out.num_elements() > 0 && depth > 0 &&
+                           indices.num_elements() / depth <= out.product(0, static_cast<int>(depth));
+  EXPECT_EQ(!lazy.held(), expect_lazy) << what;
+}
+
 void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,
                       const RowLayout& index_layout, const RowLayout& update_layout, const OpOptions& options,
                       const std::string& what) {
@@ -23,6 +36,8 @@ void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::v
       scatter_nd(world(), shard(indices, index_layout), shard(updates, update_layout), shape, options);
   expect_same_tensor(got, expected, what);
   EXPECT_EQ(got.layout(), RowLayout::balanced(shape.at(0), world().size())) << what << ": " << layout_str(got.layout());
+  check_lazy(scatter_nd_lazy(world(), shard(indices, index_layout), shard(updates, update_layout), shape, options), got,
+             indices, what);
 }
 
 void check_tensor_scatter(ScatterOp op, const Tensor& tensor, const Tensor& indices, const Tensor& updates,
@@ -35,6 +50,8 @@ void check_tensor_scatter(ScatterOp op, const Tensor& tensor, const Tensor& indi
       tensor_scatter(world(), op, t, shard(indices, index_layout), shard(updates, update_layout), options);
   expect_same_tensor(got, expected, name);
   EXPECT_EQ(got.layout(), tensor_layout) << name << ": " << layout_str(got.layout());
+  check_lazy(tensor_scatter_lazy(world(), op, t, shard(indices, index_layout), shard(updates, update_layout), options),
+             got, indices, name);
   // The input tensor is not modified.
   expect_same_tensor(t, tensor, name + " (input unchanged)");
 }

@@ -101,11 +101,6 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 
 namespace {
 
-// Rows made on demand (LazyTensor) are made and written this many bytes at a time: one
-// buffer, reused, that stays in the caches, and pieces large enough that each write
-// costs little more than its copy into the page cache.
-constexpr std::size_t kMadePieceBytes = std::size_t(8) << 20;
-
 DatasetHandle create_dataset(hid_t file, const std::string& path, const Shape& shape, hid_t type,
                              const StorageOptions& storage, const std::string& what, bool allocate_now = false) {
   create_parent_groups(file, path, what);
@@ -517,7 +512,7 @@ void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
     // made into one reused buffer small enough to stay in the caches.
     const bool held = tensor.held();
     const std::int64_t round = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(held ? max_transfer_bytes() : std::min(max_transfer_bytes(), kMadePieceBytes)) /
+        1, static_cast<std::int64_t>(held ? max_transfer_bytes() : std::min(max_transfer_bytes(), LazyTensor::kPieceBytes)) /
                row_bytes);
     const auto* data = held ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
     Tensor piece_buffer;

@@ -116,6 +116,7 @@ std::int64_t accumulate_rows(const ExecSpace& space, Schedule schedule, std::int
               const std::int64_t tp = target_of(i + ahead);
               if (tp >= 0) SHARDOPS_PREFETCH_WRITE(dst + tp * width);
             }
+            prefetch_source_row(row_of, i, n, ahead, src, width);
             const std::int64_t t = target_of(i);
             if (t < 0) {
               ++none;

@@ -167,6 +167,7 @@ class LastWriterAssign {
             constexpr std::int64_t ahead = 16;  // random target rows: keep misses in flight
             for (std::int64_t i = 0; i < n; ++i) {
               prefetch_target_for_write(target_of, i, n, ahead, dst, words);
+              prefetch_source_row(row_of, i, n, ahead, s, words);
               const std::int64_t t = target_of(i);
               if (t >= 0) {
                 copy_row(dst + t * words, s + row_of(i) * words, words);

@@ -10,8 +10,11 @@
 /// visits only the listed rows (the exchange plan's rows to self, in local order).
 
 #include <cstdint>
+#include <type_traits>
 
 #include <Kokkos_Core.hpp>
+
+#include "shardops/kokkos_ext/KokkosExt.hpp"
 
 namespace shardops {
 namespace kernels {
@@ -28,6 +31,20 @@ struct ListedRows {
   std::int64_t first = 0;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return rows[k] - first; }
 };
+
+/// \brief The sequential loops' look-ahead on the source side: the row entry i + \p ahead
+/// reads (\p width elements per row of \p src) prefetched, where the rows are read out of
+/// order (listed). Rows read in order (SameRow) are left to the hardware's prefetch.
+template <class RowOf, class T>
+KOKKOS_INLINE_FUNCTION void prefetch_source_row(const RowOf& row_of, std::int64_t i, std::int64_t n, std::int64_t ahead,
+                                                const T* src, std::int64_t width) {
+  (void)row_of;  // device passes and in-order rows drop the prefetch
+  (void)src;
+  (void)width;
+  if constexpr (!std::is_same<RowOf, SameRow>::value) {
+    if (i + ahead < n) SHARDOPS_PREFETCH_ROW(src + row_of(i + ahead) * width, width);
+  }
+}
 
 /// Target of entry k, from the target of each source row.
 template <class TargetOfRow, class RowOf>

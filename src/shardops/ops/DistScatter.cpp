@@ -1,4 +1,7 @@
+#include <cstring>
+#include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
@@ -8,6 +11,7 @@
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
+#include "shardops/ops/detail/PiecedBatches.hpp"
 #include "shardops/ops/detail/ScatterApply.hpp"
 #include "shardops/route/Route.hpp"
 #include "shardops/route/StringExchange.hpp"
@@ -16,44 +20,52 @@ namespace shardops {
 
 namespace {
 
-DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
-                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
-  const char* name = scatter_op_name(op);
-  kx::ScopedRegion region(std::string("shardops::") + name);
-  const DType dtype = tensor ? tensor->dtype() : updates.dtype();
-  expect_scatter_dtypes(op, tensor != nullptr, dtype, indices.dtype(), updates.dtype(), options.bad_indices);
-  std::optional<ScopedPhase> phase(std::in_place, "validate");
-  const ScatterGeometry g = check_scatter(op, shape, indices.shape(), updates.shape());
-  const int me = comm.rank();
-  const RowLayout out_layout = tensor ? tensor->layout() : RowLayout::balanced(g.output.dim(0), comm.size());
-  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of
-  // them (by output row, or a copy of the tensor first). ScatterNd's zeroed output is
-  // faulted in at once when the updates will touch nearly all of it.
-  const Tensor* base = tensor ? &tensor->local() : nullptr;
-  Init zeros = Init::Zero;
-  if (!tensor) {
-    // Checked (the same text at any rank count) before the byte count is used.
-    const std::int64_t out_bytes = tensor_bytes(g.output, dtype, "shardops::ScatterNd::output");
-    if (updates_cover_output(g.num_updates, g.output_rows, out_bytes)) zeros = Init::ZeroDense;
-  }
-  Tensor out;
-  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
-                 : Tensor(dtype, g.output.with_dim0(out_layout.count(me)), zeros, "shardops::ScatterNd::output");
-  });
-  record_bytes_sent(options, 0);
-  // ScatterNd's string output keeps the updates' string type, even when empty.
-  if (is_string(dtype) && !tensor) out = out.with_strings(updates.local().strings());
-  if (g.empty_output) return DistTensor(out, g.output, out_layout, me);
-  // ScatterNd on strings concatenates duplicates in index order instead of adding.
-  const bool concat = is_string(dtype) && op == ScatterOp::ScatterNd;
+// What the checks of the scatter family work out, shared by the held and the streamed op.
+struct ScatterStart {
+  DType dtype = DType::Float32;
+  ScatterGeometry g;
+  RowLayout out_layout;            ///< the tensor's, or balanced (ScatterNd)
+  std::int64_t rows_per_dim0 = 1;  ///< output rows (of slice_size elements) per index of dim 0
+  std::int64_t out_bytes = 0;      ///< ScatterNd: the output's bytes
+};
 
+// Collective: the dtype and shape checks (timed as "validate" in \p phase) and the output's layout.
+ScatterStart start_scatter(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                           const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options,
+                           std::optional<ScopedPhase>& phase) {
+  ScatterStart s;
+  s.dtype = tensor ? tensor->dtype() : updates.dtype();
+  expect_scatter_dtypes(op, tensor != nullptr, s.dtype, indices.dtype(), updates.dtype(), options.bad_indices);
+  phase.emplace("validate");
+  s.g = check_scatter(op, shape, indices.shape(), updates.shape());
+  s.out_layout = tensor ? tensor->layout() : RowLayout::balanced(s.g.output.dim(0), comm.size());
+  s.rows_per_dim0 = kernels::IndexBounds::from(s.g.dims).strides[0];
+  // Checked (the same text at any rank count) before the byte count is used.
+  if (!tensor) s.out_bytes = tensor_bytes(s.g.output, s.dtype, "shardops::ScatterNd::output");
+  record_bytes_sent(options, 0);
+  return s;
+}
+
+// Collective: every update row at the owner of its output row, handed to
+// \p finish(keep, batches...) in global order (RootBatch, as scatter_apply takes them);
+// \p keep holds what the batches point into. \p finish returns the entries it found
+// without a target (-1: not counted). Bad indices meet the error policy before the route
+// at several ranks, after \p finish at one (which counts them on the way). ScatterNd on
+// strings concatenates instead, into \p out. Timed in \p phase.
+template <class Finish>
+void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const DistTensor& indices,
+                   const DistTensor& updates, const OpOptions& options, std::optional<ScopedPhase>& phase, Tensor& out,
+                   const Finish& finish) {
+  const ScatterGeometry& g = s.g;
+  // ScatterNd on strings concatenates duplicates in index order instead of adding.
+  const bool concat = is_string(s.dtype) && op == ScatterOp::ScatterNd;
+  const int me = comm.rank();
   const ExecSpace space;
   const DistTensor upd = align_to(comm, updates, indices, options.route);
   const std::int64_t n = indices.local().num_elements() / g.index_depth;                           // local index rows
   const std::int64_t first_row = indices.row_offset() * (indices.row_elements() / g.index_depth);  // global index row
   const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
-  const std::int64_t rows_per_dim0 = bounds.strides[0];  // output rows per index of dim 0
+  const std::int64_t out_rows = s.out_layout.count(me) * s.rows_per_dim0;
 
   dispatch_index(indices.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
@@ -74,22 +86,20 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
         validate(-1);
         phase.emplace("apply");
         out = concat_strings_by_target(space, n, linear, upd.local().reshaped(Shape{n, g.slice_size}), out.shape(),
-                                       out_layout.count(me) * rows_per_dim0, g.slice_size, me);
+                                       out_rows, g.slice_size, me);
         return;
       }
       phase.emplace("apply");
       const std::int64_t skipped =
-          scatter_apply(space, op, options.schedule, options.denormals, base, out, out_layout.count(me) * rows_per_dim0,
-                        g.slice_size, all_rows(n, linear, upd.local()));
+          finish(std::make_shared<const DistTensor>(indices), all_rows(n, linear, upd.local()));
       phase.emplace("validate");
       validate(skipped);
       return;
     }
     phase.emplace("route");
     // Each update goes to the owner of its first coordinate, to its row there.
-    const Route route = route_by_first_coordinate(comm, space, "shardops::scatter::route", n, linear, out_layout,
-                                                  rows_per_dim0, options.route, validate);
-    const std::int64_t out_rows = out_layout.count(me) * rows_per_dim0;
+    const Route route = route_by_first_coordinate(comm, space, "shardops::scatter::route", n, linear, s.out_layout,
+                                                  s.rows_per_dim0, options.route, validate);
     if (concat) {
       // Strings: every update row (own ones included) at its owner in global order, its
       // strings fetched from where they are held, then concatenated per target.
@@ -102,16 +112,113 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
                                      out.shape(), out_rows, g.slice_size, me);
       return;
     }
-    const RootRows rows = route.reduce({upd.local()}, g.slice_size);
+    const auto rows = std::make_shared<const RootRows>(route.reduce({upd.local()}, g.slice_size));
     record_bytes_sent(options, route.bytes_sent());
     phase.emplace("apply");
     // Each output row sees its updates in global order: the batches one after the other.
-    rows.apply([&](const auto&... batches) {
-      scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size, batches...);
-    });
+    rows->apply([&](const auto&... batches) { finish(rows, batches...); });
   });
+}
+
+DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
+  std::optional<ScopedPhase> phase;
+  const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
+  const ScatterGeometry& g = s.g;
+  const int me = comm.rank();
+  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of
+  // them (by output row, or a copy of the tensor first). ScatterNd's zeroed output is
+  // faulted in at once when the updates will touch nearly all of it.
+  const Tensor* base = tensor ? &tensor->local() : nullptr;
+  const Init zeros =
+      !tensor && updates_cover_output(g.num_updates, g.output_rows, s.out_bytes) ? Init::ZeroDense : Init::Zero;
+  Tensor out;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
+                 : Tensor(s.dtype, g.output.with_dim0(s.out_layout.count(me)), zeros, "shardops::ScatterNd::output");
+  });
+  // ScatterNd's string output keeps the updates' string type, even when empty.
+  if (is_string(s.dtype) && !tensor) out = out.with_strings(updates.local().strings());
+  if (g.empty_output) return DistTensor(out, g.output, s.out_layout, me);
+  const ExecSpace space;
+  const std::int64_t out_rows = s.out_layout.count(me) * s.rows_per_dim0;
+  route_updates(comm, op, s, indices, updates, options, phase, out,
+                [&](const std::shared_ptr<const void>&, const auto&... batches) {
+                  return scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows,
+                                       g.slice_size, batches...);
+                });
   space.fence();
-  return DistTensor(out, g.output, out_layout, me);
+  return DistTensor(out, g.output, s.out_layout, me);
+}
+
+// Whether scatter_lazy leaves the output's rows to be made as they are written: fixed-size
+// rows in host memory, an index depth above 0, an output with rows, and no more updates
+// than output rows (stream_scatter_output). The same
+// answer on every rank (global shapes and dtypes only); false for shapes check_scatter
+// refuses, so that the held op reports them.
+bool lazy_scatter_possible(ScatterOp op, const DistTensor* tensor, const DistTensor& indices, const DistTensor& updates,
+                           const std::vector<std::int64_t>& shape) {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible || is_string(updates.dtype()) ||
+      (tensor && is_string(tensor->dtype())))
+    return false;
+  ScatterGeometry g;
+  try {
+    g = check_scatter(op, shape, indices.shape(), updates.shape());
+  } catch (const InvalidArgument&) {
+    return false;
+  }
+  return !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
+         stream_scatter_output(g.num_updates, g.output_rows);
+}
+
+// The op as scatter_impl, its output's rows made a piece at a time when they are written:
+// the updates that reach each rank are listed by the piece of the output they land in,
+// and each piece is made from the tensor's rows (ScatterNd: zeros) and its updates, in
+// global order, with scatter_apply — the same bytes as the held output's rows.
+LazyTensor scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  if (!lazy_scatter_possible(op, tensor, indices, updates, shape))
+    return scatter_impl(comm, op, tensor, indices, updates, shape, options);
+  kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
+  std::optional<ScopedPhase> phase;
+  const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
+  const int me = comm.rank();
+  const std::int64_t rpd = s.rows_per_dim0;
+  const std::int64_t slice = s.g.slice_size;
+  const std::int64_t out_rows = s.out_layout.count(me) * rpd;
+  const std::size_t slice_bytes = static_cast<std::size_t>(slice) * dtype_size(s.dtype);
+  const std::int64_t piece = piece_targets(rpd, slice_bytes);
+  LazyTensor::MakeRows make;
+  Tensor no_strings;  // strings are held (lazy_scatter_possible)
+  route_updates(comm, op, s, indices, updates, options, phase, no_strings,
+                [&](std::shared_ptr<const void> keep, const auto&... batches) {
+                  using Pieced = PiecedBatches<std::decay_t<decltype(batches)>...>;
+                  std::shared_ptr<const Pieced> pieced;
+                  run_agreed(comm, [&] {  // the lists may fit on one rank and not on another
+                    pieced = std::make_shared<const Pieced>(std::move(keep), out_rows, piece, batches...);
+                  });
+                  // The captures keep the tensor, the updates and the lists alive as long as
+                  // the rows can be made.
+                  make = [pieced, base = tensor ? tensor->local() : Tensor(), has_base = tensor != nullptr, op,
+                          schedule = options.schedule, denormals = options.denormals, dtype = s.dtype, rpd, slice,
+                          slice_bytes](std::int64_t first, std::int64_t count, unsigned char* out) {
+                    const std::int64_t targets = count * rpd;
+                    Tensor rows = Tensor::adopt_host(dtype, Shape{targets, slice}, nullptr, out);
+                    Tensor base_rows;
+                    if (has_base)
+                      base_rows = base.slice_rows(first, first + count);
+                    else
+                      std::memset(out, 0, static_cast<std::size_t>(targets) * slice_bytes);
+                    pieced->visit(first * rpd, targets, [&](const auto&... cut) {
+                      return scatter_apply(ExecSpace(), op, schedule, denormals, has_base ? &base_rows : nullptr, rows,
+                                           targets, slice, cut...);
+                    });
+                    ExecSpace().fence();
+                  };
+                  return pieced->skipped();
+                });
+  return LazyTensor(s.g.output, s.dtype, s.out_layout, me, std::move(make));
 }
 
 }  // namespace
@@ -133,6 +240,19 @@ DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tens
     return resolve_strings(comm, out, shared[0].local().strings(), options.route);
   }
   return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
+}
+
+LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
+                           const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  return scatter_lazy(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
+}
+
+LazyTensor tensor_scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                               const DistTensor& updates, const OpOptions& options) {
+  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter_lazy called with ScatterNd");
+  if (is_string(tensor.dtype()) || is_string(updates.dtype()))
+    return tensor_scatter(comm, op, tensor, indices, updates, options);
+  return scatter_lazy(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
 }
 
 }  // namespace shardops

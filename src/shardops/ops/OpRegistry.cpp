@@ -55,6 +55,13 @@ std::vector<DistTensor> run_scatter_nd(const Comm& comm, const OpInfo&, const Op
 std::vector<DistTensor> run_tensor_scatter(const Comm& comm, const OpInfo& op, const OpArgs& a) {
   return {tensor_scatter(comm, op.scatter, a.tensor("tensor"), a.tensor("indices"), a.tensor("updates"), a.options)};
 }
+std::vector<LazyTensor> run_scatter_nd_lazy(const Comm& comm, const OpInfo&, const OpArgs& a) {
+  return {scatter_nd_lazy(comm, a.tensor("indices"), a.tensor("updates"), a.integers("shape"), a.options)};
+}
+std::vector<LazyTensor> run_tensor_scatter_lazy(const Comm& comm, const OpInfo& op, const OpArgs& a) {
+  return {
+      tensor_scatter_lazy(comm, op.scatter, a.tensor("tensor"), a.tensor("indices"), a.tensor("updates"), a.options)};
+}
 std::vector<DistTensor> run_gather_nd(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return {gather_nd(comm, a.tensor("params"), a.tensor("indices"), a.options)};
 }
@@ -93,6 +100,7 @@ OpInfo tensor_scatter_op(const char* name, const char* command, const char* tf_n
   op.example = std::string("mpirun -n 4 shardops ") + command +
                " --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y";
   op.run = run_tensor_scatter;
+  op.run_lazy = run_tensor_scatter_lazy;
   return op;
 }
 
@@ -200,6 +208,7 @@ std::vector<OpInfo> make_registry() {
         "mpirun -n 4 shardops scatter-nd --indices in.h5:/idx --updates in.h5:/upd --shape 1048576,16 --out "
         "out.h5:/y";
     op.run = run_scatter_nd;
+    op.run_lazy = run_scatter_nd_lazy;
     ops.push_back(op);
   }
   {

@@ -18,6 +18,7 @@
 #include "shardops/ops/OpOptions.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 
 namespace shardops {
 
@@ -41,6 +42,21 @@ DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTen
 /// \return the result in \p tensor's layout.
 DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
                           const DistTensor& updates, const OpOptions& options = {});
+
+/// \brief scatter_nd and tensor_scatter whose output rows are made when they are written
+/// (LazyTensor), a piece at a time: the update rows that reach each rank (after the same
+/// route) are listed by the piece of the output they land in, and each piece is made from
+/// zeros or the tensor's rows and its updates, in global order: the same bytes as the
+/// held output. For fixed-size dtypes in host memory, an index depth above 0, an output
+/// with elements and no more index rows than output rows (more are cheaper to apply to a
+/// held output); elsewhere the output is the held op's. Every check the held op makes is
+/// made first, with the same messages. The LazyTensor keeps the inputs it reads alive.
+/// Collective, as the held op.
+LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
+                           const std::vector<std::int64_t>& shape, const OpOptions& options = {});
+/// See scatter_nd_lazy.
+LazyTensor tensor_scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                               const DistTensor& updates, const OpOptions& options = {});
 
 /// ScatterNd on one rank's tensors (see above).
 Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,

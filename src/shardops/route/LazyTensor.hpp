@@ -5,11 +5,13 @@
 ///
 /// A one-op job holds its output only to write it. Held whole, the output is fresh
 /// memory that the OS zeroes page by page before the op writes it, then copied into the
-/// file and freed. An op whose output rows each depend only on inputs every rank already
-/// holds (GatherNd on one rank, or with params readable on every rank) can hand the
-/// output layer a LazyTensor instead: the layer makes a few MiB of rows into one reused
+/// file and freed. An op whose output rows each depend only on what the rank already
+/// holds (GatherNd on one rank, DynamicPartition, the scatter family once its updates
+/// reached their owners) can hand the output layer a LazyTensor instead: the layer makes
+/// a few MiB of rows into one reused
 /// buffer and writes them, over and over (docs/design.md, "Streamed outputs").
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -26,6 +28,12 @@ class LazyTensor {
   /// check the op makes is done before the LazyTensor is returned, so it fails only as
   /// memory or a kernel can.
   using MakeRows = std::function<void(std::int64_t first, std::int64_t count, unsigned char* out)>;
+
+  /// The output layer asks for rows about this many bytes at a time, a run after the
+  /// other from row 0 (a whole number of rows, at least one): large enough that each write
+  /// costs little more than its copy into the page cache, small enough to stay in the
+  /// caches. A maker may prepare its work in pieces of this size; any other run must work.
+  static constexpr std::size_t kPieceBytes = std::size_t(8) << 20;
 
   /// A tensor held whole (what every op can return).
   LazyTensor(DistTensor held);  // NOLINT(google-explicit-constructor): a held tensor is a LazyTensor

@@ -35,6 +35,14 @@ inline bool updates_cover_output(std::int64_t updates, std::int64_t out_rows, st
   return parts > 0 && updates / 2 >= parts;
 }
 
+/// \brief Whether a one-op job makes the scatter's output a piece at a time as it is
+/// written (scatter_nd_lazy, tensor_scatter_lazy) rather than holding it: where the
+/// updates are at most as many as the output's rows. A piece is made from the updates that
+/// land in it, read out of order (a random read per update) where the held op reads them in
+/// order and writes the output's rows at random; with more updates than rows those reads
+/// cost more than the fresh memory of a held output.
+inline bool stream_scatter_output(std::int64_t updates, std::int64_t out_rows) { return updates <= out_rows; }
+
 namespace detail {
 
 /// accumulate_rows with the combine of \p op, for element type T under rule \p D.
@@ -63,13 +71,12 @@ std::int64_t accumulate_typed(const ExecSpace& space, ScatterOp op, Schedule sch
 
 /// One batch of a scatter other than TensorScatterUpdate, in row order. Returns the
 /// entries it skipped (-1: not counted).
-template <class TargetOf, class RowOf>
+template <class Batch>
 std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule schedule, Denormals denormals,
-                              const RootBatch<TargetOf, RowOf>& batch, const Tensor& out, std::int64_t out_rows,
-                              std::int64_t slice) {
+                              const Batch& batch, const Tensor& out, std::int64_t out_rows, std::int64_t slice) {
   const std::int64_t n = batch.n;
   const auto target = batch.target_of_entry();
-  const RowOf& row_of = batch.row_of;
+  const auto& row_of = batch.row_of;
   if (n == 0) return 0;
   std::int64_t skipped = -1;
   dispatch_dtype(out.dtype(), [&](auto ttag) {
@@ -128,7 +135,8 @@ std::int64_t assign_batches(const ExecSpace& space, Schedule schedule, const Ten
 
 /// \brief The scatter family's apply step: \p out ([out_rows, slice] elements)
 /// becomes \p base (null: \p out already holds ScatterNd's zeros) with the batches
-/// (RootBatch, route/Route.hpp: a route's reduce hands them over in global order)
+/// (RootBatch, route/Route.hpp: a route's reduce hands them over in global order; or a
+/// PieceBatch, ops/detail/PiecedBatches.hpp)
 /// applied one after the other, each in row order. \p out may start uninitialised
 /// when \p base is given. Returns how many entries had no target row (bad indices,
 /// where the batches' targets give -1 only for those), counted on the way; -1 where

@@ -1,0 +1,107 @@
+#pragma once
+/// \file
+/// \brief Entries listed by the piece of the output their target row falls in, so that an
+/// output can be made a piece at a time from the entries that land in it.
+///
+/// An op whose entries (update rows, data rows) land on any output row holds the whole
+/// output while it applies them in order. Listed first by piece — a stable counting sort,
+/// so each piece keeps its entries in their order — the output can instead be made piece
+/// by piece into a small reused buffer, each piece seeing its entries in the same order as
+/// the whole output would (the order TensorFlow applies them in).
+
+#include <cstdint>
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include "shardops/core/HostMemory.hpp"
+#include "shardops/kernels/BucketSort.hpp"
+
+namespace shardops {
+namespace kernels {
+
+/// \brief The entries [0, n) of a batch grouped by piece of \p piece_rows target rows,
+/// each piece's in entry order, with their targets (read in order then, where the entry's
+/// own target would be a random read of its index row); entries without a target (-1)
+/// left out.
+template <class MemorySpace>
+struct PieceList {
+  Kokkos::View<std::int64_t*, MemorySpace> entries;      ///< entry numbers, piece by piece
+  Kokkos::View<std::int64_t*, MemorySpace> targets;      ///< the target of each
+  Kokkos::View<std::int64_t*, Kokkos::HostSpace> begin;  ///< [pieces + 1]: where each piece starts
+  std::int64_t piece_rows = 1;
+  std::int64_t skipped = 0;  ///< entries without a target
+
+  /// Where the entries of the pieces that hold target rows [first, first + count) start and end.
+  std::int64_t first_entry(std::int64_t first) const { return begin(first / piece_rows); }
+  std::int64_t end_entry(std::int64_t first, std::int64_t count) const {
+    const auto pieces = static_cast<std::int64_t>(begin.extent(0)) - 1;
+    if (count <= 0) return first_entry(first);
+    return begin(kx::min<std::int64_t>((first + count - 1) / piece_rows + 1, pieces));
+  }
+};
+
+namespace detail {
+template <class TargetOf>
+struct PieceOf {
+  TargetOf target_of;
+  std::int64_t piece_rows;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const {
+    const std::int64_t t = target_of(k);
+    return t < 0 ? -1 : t / piece_rows;
+  }
+};
+}  // namespace detail
+
+/// \brief Lists the entries [0, n) by the piece of target_of(k) (a row in [0, num_targets)
+/// or -1), pieces of \p piece_rows rows.
+template <class ExecSpace, class TargetOf>
+PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space, std::int64_t n,
+                                                          const TargetOf& target_of, std::int64_t num_targets,
+                                                          std::int64_t piece_rows, const std::string& label) {
+  using Mem = typename ExecSpace::memory_space;
+  PieceList<Mem> list;
+  list.piece_rows = kx::max<std::int64_t>(piece_rows, 1);
+  const std::int64_t pieces = (kx::max<std::int64_t>(num_targets, 0) + list.piece_rows - 1) / list.piece_rows;
+  const detail::PieceOf<TargetOf> piece_of{target_of, list.piece_rows};
+  const auto layout = bucket_layout(space, n, pieces, piece_of, label);
+  auto entries = allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>(label + "::entries",
+                                                                          static_cast<std::size_t>(layout.total));
+  auto targets = allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>(label + "::targets",
+                                                                          static_cast<std::size_t>(layout.total));
+  auto place = KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t slot) {
+    entries(slot) = k;
+    targets(slot) = target_of(k);
+  };
+  bucket_place(space, layout, piece_of, place, label);
+  space.fence();
+  list.entries = entries;
+  list.targets = targets;
+  list.begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
+  list.skipped = n - layout.total;
+  return list;
+}
+
+/// \brief Source row of entry j of a piece's run of listed entries: the batch's row_of of
+/// the listed entry.
+template <class RowOf>
+struct ListedEntryRow {
+  const std::int64_t* entries;  ///< the run's first listed entry
+  RowOf row_of;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t j) const { return row_of(entries[j]); }
+};
+
+/// \brief Target of entry j of a piece's run of listed entries, in the output piece that
+/// starts at target row \p first and holds \p count rows; -1 where it lands outside it.
+struct ListedTargetInPiece {
+  const std::int64_t* targets;  ///< the run's first listed target
+  std::int64_t first;
+  std::int64_t count;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t j) const {
+    const std::int64_t t = targets[j] - first;
+    return t >= 0 && t < count ? t : -1;
+  }
+};
+
+}  // namespace kernels
+}  // namespace shardops

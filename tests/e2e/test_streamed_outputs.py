@@ -2,8 +2,8 @@
 """End-to-end: outputs made as they are written (ctest e2e_streamed_outputs_np_N).
 
 A one-op job whose op can make its output's rows on demand (gather-nd on one rank, or with
-params read whole on every rank; dynamic-partition at any rank count; scatter-nd and
-tensor-scatter-* with no more index rows than output rows) never holds the
+params read whole on every rank; dynamic-partition at any rank count; scatter-nd,
+tensor-scatter-* and dynamic-stitch with no more index rows than output rows) never holds the
 output: it makes a few MiB of rows at a time into one buffer and writes them
 (docs/design.md, "Streamed outputs"). These cases run each job both ways, streamed and with
 SHARDOPS_STREAM_OUTPUTS=0 (the output made whole first), and check that the two outputs are
@@ -374,6 +374,87 @@ def scatter_over_its_own_tensor(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def stitch_both_ways(t, sh, op, indices, data, expected, streamed):
+    """dynamic-stitch (or parallel-dynamic-stitch) streamed and held: the expected bytes; the
+    report says which way the output went."""
+    inp = os.path.join(t.d, "in.h5")
+    datasets = {}
+    for m, (i, d) in enumerate(zip(indices, data)):
+        datasets["/i%d" % m], datasets["/d%d" % m] = i, d
+    e2e.write_h5(inp, datasets, mode="w")
+    for name, env, flag in (("streamed", None, streamed), ("held", HELD, False)):
+        out = os.path.join(t.d, name + ".h5")
+        if os.path.exists(out):
+            os.remove(out)
+        report = os.path.join(t.d, name + ".json")
+        r = sh.run([op, "--indices"] + [e2e.ref(inp, "/i%d" % m) for m in range(len(indices))] + ["--data"] +
+                   [e2e.ref(inp, "/d%d" % m) for m in range(len(data))] +
+                   ["--out", e2e.ref(out, "/y"), "-q", "--report", report], env=env)
+        e2e.expect_success(t.suite, r)
+        e2e.same_array(t.suite, "%s %s" % (op, name), e2e.read_h5(out, "/y"), expected, r)
+        t.suite.check(streamed_flags(report) == [flag], "%s %s: the report says streamed=%s, expected %s" %
+                      (op, name, streamed_flags(report), flag), r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def stitch_inverse_of_partition(t, sh):
+    """W5's shape: sixteen pieces stitched back by the rows they came from (300001 rows of 16
+    float32, three pieces of output), streamed at every rank count."""
+    rng = np.random.default_rng(20)
+    base = rng.standard_normal((300001, 16)).astype(np.float32)
+    parts = rng.integers(0, 16, size=300001)
+    pos = [np.flatnonzero(parts == k).astype(np.int32) for k in range(16)]
+    stitch_both_ways(t, sh, "dynamic-stitch", pos, [base[p] for p in pos], base, True)
+
+
+def stitch_duplicates_and_gaps(t, sh):
+    """Two inputs, the second of index rank 2, duplicates within and across them (the last
+    in order wins), rows no index names (zeros), float64 slices of 3: both stitch ops."""
+    rng = np.random.default_rng(21)
+    i0 = rng.integers(0, 200000, size=100000).astype(np.int32)
+    i1 = rng.integers(0, 200000, size=(40000, 2)).astype(np.int32)
+    i1[-1, -1] = 199999
+    d0 = rng.standard_normal((100000, 3))
+    d1 = rng.standard_normal((40000, 2, 3))
+    expected = last_writer(np.zeros((200000, 3)), np.concatenate([i0, i1.ravel()]),
+                           np.concatenate([d0, d1.reshape(-1, 3)]))
+    for op in ("dynamic-stitch", "parallel-dynamic-stitch"):
+        stitch_both_ways(t, sh, op, [i0, i1], [d0, d1], expected, True)
+
+
+def dense_stitch_is_held(t, sh):
+    """More index elements than output rows: the held output, the same rows."""
+    rng = np.random.default_rng(22)
+    i0 = rng.integers(0, 5000, size=8000).astype(np.int32)
+    d0 = rng.standard_normal((8000, 4)).astype(np.float32)
+    rows = int(i0.max()) + 1
+    stitch_both_ways(t, sh, "dynamic-stitch", [i0], [d0], last_writer(np.zeros((rows, 4), np.float32), i0, d0), False)
+
+
+def stitch_negative_index(t, sh):
+    """A negative index near the end: TF's message, exit 2, no output, nothing left, streamed
+    as held."""
+    rng = np.random.default_rng(23)
+    i0 = rng.permutation(300000).astype(np.int32)
+    i0[299998] = -3
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/i0": i0, "/d0": rng.standard_normal((300000, 8)).astype(np.float32)}, mode="w")
+    messages = []
+    for env in (None, HELD):
+        out = os.path.join(t.d, "out.h5")
+        r = sh.run(["dynamic-stitch", "--indices", e2e.ref(inp, "/i0"), "--data", e2e.ref(inp, "/d0"), "--out",
+                    e2e.ref(out, "/y"), "-q"], env=env)
+        t.suite.require(not r.timed_out, "hung", r)
+        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+        lines = e2e.error_lines(r.stderr)
+        t.suite.check(len(lines) == 1 and "indices[299998] is out of range" in lines[0],
+                      "not TF's message: %s" % lines, r)
+        messages.append(lines)
+        t.suite.check(not os.path.exists(out), "an output was left", r)
+    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def main():
     args = e2e.parse_args(__doc__.splitlines()[0], default_np=2)
     suite = e2e.Suite("e2e_streamed_outputs_np_%d" % args.np, args)
@@ -396,6 +477,10 @@ def main():
         ("dense_scatter_is_held", dense_scatter_is_held),
         ("scatter_bad_and_ignored_indices", scatter_bad_and_ignored_indices),
         ("scatter_over_its_own_tensor", scatter_over_its_own_tensor),
+        ("stitch_inverse_of_partition", stitch_inverse_of_partition),
+        ("stitch_duplicates_and_gaps", stitch_duplicates_and_gaps),
+        ("dense_stitch_is_held", dense_stitch_is_held),
+        ("stitch_negative_index", stitch_negative_index),
     ])
     return suite.finish(sh)
 

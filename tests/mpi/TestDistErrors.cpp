@@ -311,6 +311,14 @@ TEST(DistErrorAgreement, StitchReportsTheFirstNegativeIndex) {
             dynamic_stitch(world(), {shard(a, l0), shard(b, l1)}, {shard(d0, l0), shard(d1, l1)});
           },
           what + ", indices[1] sharded " + layout_str(l1));
+      expect_same_error(
+          [&] {
+            dynamic_stitch({a, b}, {d0, d1});
+          },
+          [&] {
+            dynamic_stitch_lazy(world(), {shard(a, l0), shard(b, l1)}, {shard(d0, l0), shard(d1, l1)});
+          },
+          "dynamic_stitch_lazy " + what + ", indices[1] sharded " + layout_str(l1));
     };
     // Only rank r has a negative index (in input 1).
     for (int r = 0; r < p; ++r) {

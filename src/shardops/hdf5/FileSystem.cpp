@@ -178,6 +178,15 @@ bool reserve_space(int fd, long long offset, long long length, const std::string
                 (free.empty() ? "" : " (" + free + ")") + "; nothing was written");
 }
 
+void expect_room(const std::string& dir, long long bytes, const std::string& what) {
+  struct statvfs st {};
+  if (bytes <= 0 || ::statvfs(dir.c_str(), &st) != 0) return;
+  const auto free = static_cast<unsigned long long>(st.f_bavail) * st.f_frsize;
+  if (static_cast<unsigned long long>(bytes) <= free) return;
+  throw IOError(what + ": no space left on the device: the dataset needs " + std::to_string(bytes) + " bytes, '" + dir +
+                "' has " + std::to_string(free) + " bytes free; nothing was written");
+}
+
 std::string free_space_text(const std::string& dir) {
   struct statvfs st {};
   if (::statvfs(dir.c_str(), &st) != 0) return "";

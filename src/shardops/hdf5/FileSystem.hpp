@@ -51,6 +51,14 @@ void rename_new_file(const std::string& temp, const std::string& target, bool du
 bool reserve_space(int fd, long long offset, long long length, const std::string& dir, const std::string& what,
                    bool keep_size = false);
 
+/// \brief Checks, before anything is written, that \p bytes can fit in the file system
+/// holding \p dir. \throws IOError naming \p what, the bytes and the space left if they
+/// cannot. An output made as it is written (LazyTensor) is bounded by no memory, so a
+/// shape of terabytes reaches the file first; HDF5 extends the file to it and cannot close
+/// the file after a write past what the file system holds. Not a reservation: the space
+/// is reserved as the rows are written (reserve_space).
+void expect_room(const std::string& dir, long long bytes, const std::string& what);
+
 /// "N bytes free" for the file system holding \p dir ("" if unknown).
 std::string free_space_text(const std::string& dir);
 

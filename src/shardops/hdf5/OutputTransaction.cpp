@@ -512,7 +512,8 @@ void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
     // made into one reused buffer small enough to stay in the caches.
     const bool held = tensor.held();
     const std::int64_t round = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(held ? max_transfer_bytes() : std::min(max_transfer_bytes(), LazyTensor::kPieceBytes)) /
+        1, static_cast<std::int64_t>(held ? max_transfer_bytes()
+                                          : std::min(max_transfer_bytes(), LazyTensor::kPieceBytes)) /
                row_bytes);
     const auto* data = held ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
     Tensor piece_buffer;
@@ -641,6 +642,9 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
           std::find(f.in_place.begin(), f.in_place.end(), target.path) != f.in_place.end())
         throw InvalidArgument(what + ": the dataset is written twice by this job");
       check_target(f.file.get(), target, false, what);
+      if (output.dtype() != DType::String)
+        expect_room(std::filesystem::absolute(target.file).parent_path().string(),
+                    output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype())), what);
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
     });

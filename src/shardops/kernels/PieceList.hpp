@@ -21,12 +21,12 @@ namespace shardops {
 namespace kernels {
 
 /// \brief The entries [0, n) of a batch grouped by piece of \p piece_rows target rows,
-/// each piece's in entry order, with their targets (read in order then, where the entry's
-/// own target would be a random read of its index row); entries without a target (-1)
-/// left out.
+/// each piece's in entry order, as the source row each reads and its target (both read in
+/// order then, where an entry's own target would be a random read of its index row);
+/// entries without a target (-1) left out.
 template <class MemorySpace>
 struct PieceList {
-  Kokkos::View<std::int64_t*, MemorySpace> entries;      ///< entry numbers, piece by piece
+  Kokkos::View<std::int64_t*, MemorySpace> rows;         ///< the source row of each entry, piece by piece
   Kokkos::View<std::int64_t*, MemorySpace> targets;      ///< the target of each
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> begin;  ///< [pieces + 1]: where each piece starts
   std::int64_t piece_rows = 1;
@@ -54,42 +54,34 @@ struct PieceOf {
 }  // namespace detail
 
 /// \brief Lists the entries [0, n) by the piece of target_of(k) (a row in [0, num_targets)
-/// or -1), pieces of \p piece_rows rows.
-template <class ExecSpace, class TargetOf>
+/// or -1), pieces of \p piece_rows rows; entry k reads source row row_of(k).
+template <class ExecSpace, class TargetOf, class RowOf>
 PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space, std::int64_t n,
-                                                          const TargetOf& target_of, std::int64_t num_targets,
-                                                          std::int64_t piece_rows, const std::string& label) {
+                                                          const TargetOf& target_of, const RowOf& row_of,
+                                                          std::int64_t num_targets, std::int64_t piece_rows,
+                                                          const std::string& label) {
   using Mem = typename ExecSpace::memory_space;
+  using Index = Kokkos::View<std::int64_t*, Mem>;
   PieceList<Mem> list;
   list.piece_rows = kx::max<std::int64_t>(piece_rows, 1);
   const std::int64_t pieces = (kx::max<std::int64_t>(num_targets, 0) + list.piece_rows - 1) / list.piece_rows;
   const detail::PieceOf<TargetOf> piece_of{target_of, list.piece_rows};
   const auto layout = bucket_layout(space, n, pieces, piece_of, label);
-  auto entries = allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>(label + "::entries",
-                                                                          static_cast<std::size_t>(layout.total));
-  auto targets = allocate_uninitialized<Kokkos::View<std::int64_t*, Mem>>(label + "::targets",
-                                                                          static_cast<std::size_t>(layout.total));
+  const auto size = static_cast<std::size_t>(layout.total);
+  const Index rows = allocate_uninitialized<Index>(label + "::rows", size);
+  const Index targets = allocate_uninitialized<Index>(label + "::targets", size);
   auto place = KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t slot) {
-    entries(slot) = k;
+    rows(slot) = row_of(k);
     targets(slot) = target_of(k);
   };
   bucket_place(space, layout, piece_of, place, label);
   space.fence();
-  list.entries = entries;
+  list.rows = rows;
   list.targets = targets;
   list.begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
   list.skipped = n - layout.total;
   return list;
 }
-
-/// \brief Source row of entry j of a piece's run of listed entries: the batch's row_of of
-/// the listed entry.
-template <class RowOf>
-struct ListedEntryRow {
-  const std::int64_t* entries;  ///< the run's first listed entry
-  RowOf row_of;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t j) const { return row_of(entries[j]); }
-};
 
 /// \brief Target of entry j of a piece's run of listed entries, in the output piece that
 /// starts at target row \p first and holds \p count rows; -1 where it lands outside it.

@@ -2,6 +2,8 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
@@ -47,8 +49,9 @@ ScatterStart start_scatter(const Comm& comm, ScatterOp op, const DistTensor* ten
 }
 
 // Collective: every update row at the owner of its output row, handed to
-// \p finish(keep, batches...) in global order (RootBatch, as scatter_apply takes them);
-// \p keep holds what the batches point into. \p finish returns the entries it found
+// \p finish(batches...) in global order (RootBatch, as scatter_apply takes them; their
+// targets and row lists point into memory that lasts until it returns, their rows are
+// Tensors). \p finish returns the entries it found
 // without a target (-1: not counted). Bad indices meet the error policy before the route
 // at several ranks, after \p finish at one (which counts them on the way). ScatterNd on
 // strings concatenates instead, into \p out. Timed in \p phase.
@@ -90,8 +93,7 @@ void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const 
         return;
       }
       phase.emplace("apply");
-      const std::int64_t skipped =
-          finish(std::make_shared<const DistTensor>(indices), all_rows(n, linear, upd.local()));
+      const std::int64_t skipped = finish(all_rows(n, linear, upd.local()));
       phase.emplace("validate");
       validate(skipped);
       return;
@@ -112,11 +114,11 @@ void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const 
                                      out.shape(), out_rows, g.slice_size, me);
       return;
     }
-    const auto rows = std::make_shared<const RootRows>(route.reduce({upd.local()}, g.slice_size));
+    const RootRows rows = route.reduce({upd.local()}, g.slice_size);
     record_bytes_sent(options, route.bytes_sent());
     phase.emplace("apply");
     // Each output row sees its updates in global order: the batches one after the other.
-    rows->apply([&](const auto&... batches) { finish(rows, batches...); });
+    rows.apply([&](const auto&... batches) { finish(batches...); });
   });
 }
 
@@ -143,13 +145,20 @@ DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   if (g.empty_output) return DistTensor(out, g.output, s.out_layout, me);
   const ExecSpace space;
   const std::int64_t out_rows = s.out_layout.count(me) * s.rows_per_dim0;
-  route_updates(comm, op, s, indices, updates, options, phase, out,
-                [&](const std::shared_ptr<const void>&, const auto&... batches) {
-                  return scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows,
-                                       g.slice_size, batches...);
-                });
+  route_updates(comm, op, s, indices, updates, options, phase, out, [&](const auto&... batches) {
+    return scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size, batches...);
+  });
   space.fence();
   return DistTensor(out, g.output, s.out_layout, me);
+}
+
+// scatter_apply of the batches of \p cut (as many as \p I counts, in order) into \p out
+// (rows of \p slice elements), \p base's rows first (null: \p out holds ScatterNd's zeros).
+template <std::size_t... I>
+void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cut, ScatterOp op, Schedule schedule,
+                    Denormals denormals, const Tensor* base, Tensor& out, std::int64_t slice) {
+  scatter_apply(ExecSpace(), op, schedule, denormals, base, out, out.rows(), slice, cut.at(I)...);
+  ExecSpace().fence();
 }
 
 // Whether scatter_lazy leaves the output's rows to be made as they are written: fixed-size
@@ -191,33 +200,30 @@ LazyTensor scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const std::int64_t piece = piece_targets(rpd, slice_bytes);
   LazyTensor::MakeRows make;
   Tensor no_strings;  // strings are held (lazy_scatter_possible)
-  route_updates(comm, op, s, indices, updates, options, phase, no_strings,
-                [&](std::shared_ptr<const void> keep, const auto&... batches) {
-                  using Pieced = PiecedBatches<std::decay_t<decltype(batches)>...>;
-                  std::shared_ptr<const Pieced> pieced;
-                  run_agreed(comm, [&] {  // the lists may fit on one rank and not on another
-                    pieced = std::make_shared<const Pieced>(std::move(keep), out_rows, piece, batches...);
-                  });
-                  // The captures keep the tensor, the updates and the lists alive as long as
-                  // the rows can be made.
-                  make = [pieced, base = tensor ? tensor->local() : Tensor(), has_base = tensor != nullptr, op,
-                          schedule = options.schedule, denormals = options.denormals, dtype = s.dtype, rpd, slice,
-                          slice_bytes](std::int64_t first, std::int64_t count, unsigned char* out) {
-                    const std::int64_t targets = count * rpd;
-                    Tensor rows = Tensor::adopt_host(dtype, Shape{targets, slice}, nullptr, out);
-                    Tensor base_rows;
-                    if (has_base)
-                      base_rows = base.slice_rows(first, first + count);
-                    else
-                      std::memset(out, 0, static_cast<std::size_t>(targets) * slice_bytes);
-                    pieced->visit(first * rpd, targets, [&](const auto&... cut) {
-                      return scatter_apply(ExecSpace(), op, schedule, denormals, has_base ? &base_rows : nullptr, rows,
-                                           targets, slice, cut...);
-                    });
-                    ExecSpace().fence();
-                  };
-                  return pieced->skipped();
-                });
+  route_updates(comm, op, s, indices, updates, options, phase, no_strings, [&](const auto&... batches) {
+    using Batches = std::index_sequence_for<decltype(batches)...>;
+    std::shared_ptr<PiecedBatches> pieced;
+    run_agreed(comm, [&] {  // the lists may fit on one rank and not on another
+      pieced = std::make_shared<PiecedBatches>(out_rows, piece);
+      (pieced->add(batches), ...);
+    });
+    // The captures keep the tensor and the lists (with the update rows they
+    // read) alive as long as the rows can be made.
+    make = [pieced, base = tensor ? tensor->local() : Tensor(), has_base = tensor != nullptr, op,
+            schedule = options.schedule, denormals = options.denormals, dtype = s.dtype, rpd, slice,
+            slice_bytes](std::int64_t first, std::int64_t count, unsigned char* out) {
+      const std::int64_t targets = count * rpd;
+      Tensor rows = Tensor::adopt_host(dtype, Shape{targets, slice}, nullptr, out);
+      Tensor base_rows;
+      if (has_base)
+        base_rows = base.slice_rows(first, first + count);
+      else
+        std::memset(out, 0, static_cast<std::size_t>(targets) * slice_bytes);
+      apply_to_piece(Batches(), pieced->cut(first * rpd, targets), op, schedule, denormals,
+                     has_base ? &base_rows : nullptr, rows, slice);
+    };
+    return pieced->skipped();
+  });
   return LazyTensor(s.g.output, s.dtype, s.out_layout, me, std::move(make));
 }
 

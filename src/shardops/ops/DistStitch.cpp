@@ -1,4 +1,5 @@
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
+#include "shardops/ops/detail/PiecedBatches.hpp"
+#include "shardops/ops/detail/ScatterApply.hpp"
 #include "shardops/route/Route.hpp"
 #include "shardops/route/StringExchange.hpp"
 
@@ -51,62 +54,41 @@ IndexRange index_range(const Tensor& ids) {
   return r;
 }
 
-/// Every index names a row of the rank that holds it (one rank; or, say, the inverse
-/// of a partition of each rank's own rows): this rank's output rows, \p out_rows from
-/// \p first_row on, assigned straight from its inputs in key order (m, position),
-/// nothing routed. \p rows: data[m] in indices[m]'s layout.
-Tensor stitch_in_place(const ExecSpace& space, const std::vector<DistTensor>& indices, const std::vector<Tensor>& rows,
-                       const std::vector<std::int64_t>& key_base, const StitchGeometry& g, std::int64_t out_rows,
-                       std::int64_t first_row, Schedule schedule) {
-  // Every row is written once: by its last writer, or as zeros by zero_unclaimed().
-  Tensor merged(rows[0].dtype(), g.output.with_dim0(out_rows), Init::Uninitialized, "shardops::DynamicStitch::merged");
-  const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(rows[0].dtype());
-  if (row_bytes == 0 || out_rows == 0) return merged;
-  std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
-  for (const Tensor& d : rows) word = word_selector(word, {d.data()});
-  dispatch_word(word, [&](auto tag) {
-    using W = typename decltype(tag)::type;
-    const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-    kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_rows, words), schedule,
-                                                   kernels::UnnamedRows::Zero);
-    for (int pass = 0; pass < 2; ++pass) {
-      if (pass == 1) assign.zero_unclaimed();
-      for (std::size_t m = 0; m < indices.size(); ++m) {
-        const std::int64_t count = indices[m].local().num_elements();
-        const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(indices[m].local().data()), first_row};
-        const auto src = rows[m].matrix<const W>(count, words);
-        if (pass == 0) {
-          assign.claim(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
-        } else {
-          assign.copy_winners(count, to, kernels::ConsecutiveKeys{key_base[m]}, src);
-        }
-      }
-    }
-  });
-  space.fence();
-  return merged;
-}
-
-/// Every writer of this rank's output rows, last writer wins in global order: \p arrived
-/// visits them in that order, with keys that increase along it. Sequential: each batch
-/// written over the last. Parallel: the keyed (atomic max) schedule, then the winners
-/// copied. Either way the rows nobody names are zeroed apart, so the output is written
-/// once. A named template: nvcc rejects a KOKKOS_LAMBDA inside the word dispatch's lambda.
-template <class W>
-void assign_in_order(const ExecSpace& space, Schedule schedule, const RootRows& arrived, const Tensor& merged,
-                     std::int64_t out_rows, std::int64_t words) {
+/// Every writer of this rank's output rows, last writer wins in global order:
+/// \p for_each_writer(f) calls f(batch, first_key) for each batch of writers in that order,
+/// with keys that increase along it (RootRows::for_each). Sequential: each batch written
+/// over the last. Parallel: the keyed (atomic max) schedule, then the winners copied.
+/// Either way the rows nobody names are zeroed apart, so the output is written once. A
+/// named template: nvcc rejects a KOKKOS_LAMBDA inside the word dispatch's lambda.
+template <class W, class ForEachWriter>
+void assign_in_order(const ExecSpace& space, Schedule schedule, const ForEachWriter& for_each_writer,
+                     const Tensor& merged, std::int64_t out_rows, std::int64_t words) {
   kernels::LastWriterAssign<ExecSpace, W> assign(space, merged.matrix<W>(out_rows, words), schedule,
                                                  kernels::UnnamedRows::Zero);
-  arrived.for_each([&](const auto& b, std::int64_t key) {
+  for_each_writer([&](const auto& b, std::int64_t key) {
     assign.claim(b.n, b.target_of_entry(), kernels::ConsecutiveKeys{key},
                  b.rows.template matrix<const W>(b.source_rows, words), b.row_of);
   });
   assign.zero_unclaimed();
   if (assign.schedule() != Schedule::Parallel) return;
-  arrived.for_each([&](const auto& b, std::int64_t key) {
+  for_each_writer([&](const auto& b, std::int64_t key) {
     assign.copy_winners(b.n, b.target_of_entry(), kernels::ConsecutiveKeys{key},
                         b.rows.template matrix<const W>(b.source_rows, words), b.row_of);
   });
+}
+
+/// The writers of \p merged (\p out_rows rows of \p row_bytes bytes), last writer wins,
+/// as assign_in_order, for rows that align to words of \p word bytes.
+template <class ForEachWriter>
+void stitch_rows(Schedule schedule, const ForEachWriter& for_each_writer, const Tensor& merged, std::int64_t out_rows,
+                 std::size_t row_bytes, std::size_t word) {
+  const ExecSpace space;
+  dispatch_word(word, [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    assign_in_order<W>(space, kernels::resolve(schedule, space), for_each_writer, merged, out_rows,
+                       static_cast<std::int64_t>(row_bytes / sizeof(W)));
+  });
+  space.fence();
 }
 
 /// \brief Collective: raises on every rank TF's error for the first negative index in
@@ -161,8 +143,19 @@ Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::
   return Route::build(comm, dest, target, options, counts);
 }
 
-DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
-                       const OpOptions& options) {
+// Whether a stitch of \p entries index elements in all into \p g's output leaves its rows
+// to be made as they are written: fixed-size rows in host memory, and no more writers than
+// output rows (stream_scatter_output: the same trade as the scatter ops').
+bool stream_stitch_output(const StitchGeometry& g, DType dtype, std::int64_t entries) {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(dtype) && g.slice_size > 0 &&
+         g.first_dim > 0 && stream_scatter_output(entries, g.first_dim);
+}
+
+// The op, its output held whole or, where \p may_stream and stream_stitch_output allow,
+// made a piece at a time as it is written (the writers of each rank's rows listed by the
+// piece of the output they land in, each piece assigned as the held output is).
+LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                       const OpOptions& options, bool may_stream) {
   kx::ScopedRegion region("shardops::DynamicStitch");
   const ExecSpace space;
   const int n = static_cast<int>(indices.size());
@@ -199,67 +192,105 @@ DistTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const RowLayout out_layout = RowLayout::balanced(g.first_dim, comm.size());
   tensor_bytes(g.output, data[0].dtype(), "shardops::DynamicStitch::merged");  // the same text at any rank count
   const int me = comm.rank();
-  phase.emplace("route");
-  // Nothing to route when every rank's indices name only rows it owns (always so on
-  // one rank): then each rank's rows in key order are its inputs' rows in (m, position)
-  // order, and no other rank writes its rows.
-  const std::int64_t own_first = out_layout.offset(me), own_end = own_first + out_layout.count(me);
-  const bool in_place = comm.size() == 1 || comm.min(mine_min >= own_first && mine_max < own_end ? 1 : 0) == 1;
-  if (in_place) {
-    std::vector<Tensor> rows;  // data[m] in indices[m]'s layout
-    for (std::size_t m = 0; m < indices.size(); ++m)
-      rows.push_back(align_to(comm, data[m], indices[m], options.route).local());
-    record_bytes_sent(options, 0);
-    phase.emplace("apply");
-    std::vector<std::int64_t> keys(indices.size());
-    for (std::size_t m = 0; m < indices.size(); ++m) keys[m] = key_base[m] + first_flat[m];
-    const Tensor merged =
-        stitch_in_place(space, indices, rows, keys, g, out_layout.count(me), own_first, options.schedule);
-    return DistTensor(merged, g.output, out_layout, me);
-  }
-
-  const Route route = route_to_index_owner(comm, space, indices, out_layout, options.route);
-  std::vector<Tensor> rows;  // data[m] in indices[m]'s layout
+  const std::int64_t out_rows = out_layout.count(me);
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
+  const bool stream = may_stream && stream_stitch_output(g, data[0].dtype(), base);
+  phase.emplace("route");
+  std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
   for (std::size_t m = 0; m < indices.size(); ++m) {
     rows.push_back(align_to(comm, data[m], indices[m], options.route).local());
     word = word_selector(word, {rows.back().data()});
   }
-  const RootRows arrived = route.reduce(rows, g.slice_size);
-  record_bytes_sent(options, route.bytes_sent());
-
+  // Nothing to route when every rank's indices name only rows it owns (always so on
+  // one rank): then each rank's rows in key order are its inputs' rows in (m, position)
+  // order, and no other rank writes its rows.
+  const std::int64_t own_first = out_layout.offset(me), own_end = own_first + out_rows;
+  const bool in_place = comm.size() == 1 || comm.min(mine_min >= own_first && mine_max < own_end ? 1 : 0) == 1;
+  std::optional<RootRows> arrived;
+  std::int64_t writers = 0;  // entries that reach this rank's rows (an upper bound in place)
+  if (in_place) {
+    record_bytes_sent(options, 0);
+    for (const DistTensor& t : indices) writers += t.local().num_elements();
+  } else {
+    const Route route = route_to_index_owner(comm, space, indices, out_layout, options.route);
+    arrived.emplace(route.reduce(rows, g.slice_size));
+    record_bytes_sent(options, route.bytes_sent());
+    writers = route.num_leaves() + arrived->num_arrived();
+  }
+  // The writers of this rank's rows in global order: data[m] where it lies, or as routed.
+  const auto for_each_writer = [&](const auto& f) {
+    if (arrived) return arrived->for_each(f);
+    for (std::size_t m = 0; m < indices.size(); ++m) {
+      const std::int64_t count = indices[m].local().num_elements();
+      const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(indices[m].local().data()), own_first};
+      f(all_rows(count, to, rows[m]), key_base[m] + first_flat[m]);
+    }
+  };
   phase.emplace("apply");
-  const bool assigns = row_bytes > 0 && route.num_leaves() + arrived.num_arrived() > 0;
+  if (stream) {
+    // The writers listed by piece; each piece is then assigned from them as the held output
+    // is, its rows nobody names zeroed. The lists keep the rows they read alive.
+    std::shared_ptr<PiecedBatches> pieced;
+    run_agreed(comm, [&] {  // the lists may fit on one rank and not on another
+      pieced = std::make_shared<PiecedBatches>(out_rows, piece_targets(1, row_bytes));
+      for_each_writer([&](const auto& b, std::int64_t) { pieced->add(b); });
+    });
+    LazyTensor::MakeRows make = [pieced, dtype = data[0].dtype(), slice_shape = g.output.with_dim0(0),
+                                 schedule = options.schedule, row_bytes,
+                                 word](std::int64_t first, std::int64_t count, unsigned char* out) {
+      const Tensor piece = Tensor::adopt_host(dtype, slice_shape.with_dim0(count), nullptr, out);
+      const std::vector<PieceBatch> cut = pieced->cut(first, count);
+      const auto each_cut = [&cut](const auto& f) {
+        std::int64_t key = 0;  // increasing in global order: batch after batch, in entry order
+        for (const PieceBatch& b : cut) {
+          f(b, key);
+          key += b.n;
+        }
+      };
+      stitch_rows(schedule, each_cut, piece, count, row_bytes, word);
+    };
+    return LazyTensor(g.output, data[0].dtype(), out_layout, me, std::move(make));
+  }
+  const bool assigns = row_bytes > 0 && writers > 0;
   Tensor merged;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    merged = Tensor(data[0].dtype(), g.output.with_dim0(out_layout.count(me)),
-                    assigns ? Init::Uninitialized : Init::Zero, "shardops::DynamicStitch::merged");
+    merged = Tensor(data[0].dtype(), g.output.with_dim0(out_rows), assigns ? Init::Uninitialized : Init::Zero,
+                    "shardops::DynamicStitch::merged");
   });
-  if (assigns) {
-    dispatch_word(word, [&](auto tag) {
-      using W = typename decltype(tag)::type;
-      assign_in_order<W>(space, kernels::resolve(options.schedule, space), arrived, merged, out_layout.count(me),
-                         static_cast<std::int64_t>(row_bytes / sizeof(W)));
-    });
-  }
-  space.fence();
+  if (assigns) stitch_rows(options.schedule, for_each_writer, merged, out_rows, row_bytes, word);
   return DistTensor(merged, g.output, out_layout, me);
+}
+
+// The string handles of every data[m] in one pool per rank (its indices' layout): they are
+// stitched like any 8-byte rows, then each rank fetches the strings it ends with.
+DistTensor stitch_strings(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                          const OpOptions& options) {
+  std::vector<const DistTensor*> layout_of;
+  for (const DistTensor& t : indices) layout_of.push_back(&t);
+  const std::vector<DistTensor> shared = share_dist_string_pool(comm, data, layout_of, options.route);
+  return resolve_strings(comm, stitch_impl(comm, indices, shared, options, false).tensor(), shared[0].local().strings(),
+                         options.route);
+}
+
+bool all_strings(const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data) {
+  bool strings = !data.empty() && data.size() == indices.size();
+  for (const DistTensor& d : data) strings = strings && is_string(d.dtype());
+  return strings;
 }
 
 }  // namespace
 
 DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                           const OpOptions& options) {
-  bool strings = !data.empty() && data.size() == indices.size();
-  for (const DistTensor& d : data) strings = strings && is_string(d.dtype());
-  if (!strings) return stitch_impl(comm, indices, data, options);
-  // Every data[m] in its indices' layout, with one pool per rank: the handles are
-  // stitched like any 8-byte rows, then each rank fetches the strings it ends with.
-  std::vector<const DistTensor*> layout_of;
-  for (const DistTensor& t : indices) layout_of.push_back(&t);
-  const std::vector<DistTensor> shared = share_dist_string_pool(comm, data, layout_of, options.route);
-  return resolve_strings(comm, stitch_impl(comm, indices, shared, options), shared[0].local().strings(), options.route);
+  if (all_strings(indices, data)) return stitch_strings(comm, indices, data, options);
+  return stitch_impl(comm, indices, data, options, false).tensor();
+}
+
+LazyTensor dynamic_stitch_lazy(const Comm& comm, const std::vector<DistTensor>& indices,
+                               const std::vector<DistTensor>& data, const OpOptions& options) {
+  if (all_strings(indices, data)) return stitch_strings(comm, indices, data, options);
+  return stitch_impl(comm, indices, data, options, true);
 }
 
 }  // namespace shardops

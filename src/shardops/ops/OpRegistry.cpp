@@ -49,6 +49,9 @@ std::vector<LazyTensor> run_partition_lazy(const Comm& comm, const OpInfo&, cons
 std::vector<DistTensor> run_stitch(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return {dynamic_stitch(comm, a.tensor_list("indices"), a.tensor_list("data"), a.options)};
 }
+std::vector<LazyTensor> run_stitch_lazy(const Comm& comm, const OpInfo&, const OpArgs& a) {
+  return {dynamic_stitch_lazy(comm, a.tensor_list("indices"), a.tensor_list("data"), a.options)};
+}
 std::vector<DistTensor> run_scatter_nd(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return {scatter_nd(comm, a.tensor("indices"), a.tensor("updates"), a.integers("shape"), a.options)};
 }
@@ -182,6 +185,7 @@ std::vector<OpInfo> make_registry() {
           "out.h5:/merged";
     }
     op.run = run_stitch;
+    op.run_lazy = run_stitch_lazy;
     ops.push_back(op);
   }
   {

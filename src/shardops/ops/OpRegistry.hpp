@@ -136,8 +136,9 @@ struct OpInfo {
 
   OpRun run;  ///< the entry point (see OpFamily)
   /// Set where the op can leave its output's rows to be made as they are written
-  /// (gather_nd_lazy, dynamic_partition_lazy, scatter_nd_lazy, tensor_scatter_lazy): a
-  /// one-op job then never holds the output whole. Empty for the other ops.
+  /// (gather_nd_lazy, dynamic_partition_lazy, scatter_nd_lazy, tensor_scatter_lazy,
+  /// dynamic_stitch_lazy): a one-op job then never holds the output whole. Empty for the
+  /// other ops.
   OpRunLazy run_lazy;
   /// Set where the op may copy an input whole onto every rank (GatherNd's params): the
   /// command line then reads that input with io::ReadOptions::replicate, so the ranks

@@ -18,6 +18,7 @@
 #include "shardops/ops/OpOptions.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
+#include "shardops/route/LazyTensor.hpp"
 
 namespace shardops {
 
@@ -32,6 +33,16 @@ namespace shardops {
 /// \return [max index + 1, slice...] in balanced row blocks (RowLayout::balanced).
 DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                           const OpOptions& options = {});
+
+/// \brief dynamic_stitch whose output rows are made when they are written (LazyTensor), a
+/// piece at a time: the writers of each rank's rows (in place, or after the same route) are
+/// listed by the piece of the output they land in, and each piece is assigned from them,
+/// last writer wins, its other rows zero: the same bytes as the held output. For
+/// fixed-size dtypes in host memory, rows of at least one element and no more index
+/// elements than output rows; elsewhere the output is the held op's. Every check the held
+/// op makes comes first, with the same messages. Collective, as dynamic_stitch.
+LazyTensor dynamic_stitch_lazy(const Comm& comm, const std::vector<DistTensor>& indices,
+                               const std::vector<DistTensor>& data, const OpOptions& options = {});
 
 /// DynamicStitch on one rank's tensors (see above).
 Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data,

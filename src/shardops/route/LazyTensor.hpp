@@ -6,8 +6,8 @@
 /// A one-op job holds its output only to write it. Held whole, the output is fresh
 /// memory that the OS zeroes page by page before the op writes it, then copied into the
 /// file and freed. An op whose output rows each depend only on what the rank already
-/// holds (GatherNd on one rank, DynamicPartition, the scatter family once its updates
-/// reached their owners) can hand the output layer a LazyTensor instead: the layer makes
+/// holds (GatherNd on one rank, DynamicPartition, the scatter family and DynamicStitch
+/// once their rows reached their owners) can hand the output layer a LazyTensor instead: the layer makes
 /// a few MiB of rows into one reused
 /// buffer and writes them, over and over (docs/design.md, "Streamed outputs").
 

@@ -125,6 +125,31 @@ def fetched_params_are_held(t, sh):
     both_ways(t, sh, params, idx, params[idx[:, 0]], sh.np == 1)
 
 
+def refused_both_ways(t, sh, argv_to, text, existing=True):
+    """argv_to(out) (the job writing out) fails streamed as held: exit 2 on every rank, one
+    error line with TF's text, the same for both, no output; with existing, an existing
+    target is left unchanged too; nothing left behind."""
+    messages = []
+    for env in (None, HELD):
+        out = os.path.join(t.d, "new.h5")
+        r = sh.run(argv_to(e2e.ref(out, "/y")), env=env)
+        t.suite.require(not r.timed_out, "hung", r)
+        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+        lines = e2e.error_lines(r.stderr)
+        t.suite.check(len(lines) == 1 and text in lines[0], "not TF's message (%r): %s" % (text, lines), r)
+        messages.append(lines)
+        t.suite.check(not os.path.exists(out), "an output was left", r)
+        if existing:
+            target = os.path.join(t.d, "existing.h5")
+            e2e.write_h5(target, {"/kept": np.arange(5)}, mode="w")
+            before = e2e.file_state(target)
+            r = sh.run(argv_to(e2e.ref(target, "/y")), env=env)
+            t.suite.check(r.rc == 2, "existing target: exit %s, expected 2" % r.rc, r)
+            t.suite.check(e2e.file_state(target) == before, "the existing target changed", r)
+    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def bad_index_in_the_last_piece(t, sh):
     """A bad index in the last piece: TF's message, exit 2 on every rank, no output, nothing
     left, as when the output is held; the same with an existing target, which is unchanged."""
@@ -133,25 +158,8 @@ def bad_index_in_the_last_piece(t, sh):
     idx = rng.integers(0, 2000, size=(300000, 1)).astype(np.int64)
     idx[299990, 0] = 2000
     inp = make_inputs(t.d, params, idx)
-    messages = []
-    for env in (None, HELD):
-        out = os.path.join(t.d, "new.h5")
-        r = sh.run(gather(inp, e2e.ref(out, "/g")), env=env)
-        t.suite.require(not r.timed_out, "hung", r)
-        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
-        lines = e2e.error_lines(r.stderr)
-        t.suite.check(len(lines) == 1 and "indices[299990] = [2000] does not index into param shape [2000,16]"
-                      in lines[0], "not TF's message for the bad index: %s" % lines, r)
-        messages.append(lines)
-        t.suite.check(not os.path.exists(out), "an output was left", r)
-        existing = os.path.join(t.d, "existing.h5")
-        e2e.write_h5(existing, {"/kept": np.arange(5)}, mode="w")
-        before = e2e.file_state(existing)
-        r = sh.run(gather(inp, e2e.ref(existing, "/g")), env=env)
-        t.suite.check(r.rc == 2, "existing target: exit %s, expected 2" % r.rc, r)
-        t.suite.check(e2e.file_state(existing) == before, "the existing target changed", r)
-    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    refused_both_ways(t, sh, lambda out: gather(inp, out),
+                      "indices[299990] = [2000] does not index into param shape [2000,16]")
 
 
 def ignored_bad_indices_give_zero_rows(t, sh):
@@ -213,16 +221,9 @@ def partition_bad_id(t, sh):
     ids[299999] = 4
     inp = os.path.join(t.d, "in.h5")
     e2e.write_h5(inp, {"/data": data, "/ids": ids}, mode="w")
-    for env in (None, HELD):
-        out = os.path.join(t.d, "out.h5")
-        r = sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
-                    "--num-partitions", "4", "--out", e2e.ref(out, "/parts"), "-q"], env=env)
-        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
-        lines = e2e.error_lines(r.stderr)
-        t.suite.check(len(lines) == 1 and "partitions[299999] = 4 is not in [0, 4)" in lines[0],
-                      "not TF's message: %s" % lines, r)
-        t.suite.check(not os.path.exists(out), "an output was left", r)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    refused_both_ways(t, sh, lambda out: ["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions",
+                                          e2e.ref(inp, "/ids"), "--num-partitions", "4", "--out", out, "-q"],
+                      "partitions[299999] = 4 is not in [0, 4)", existing=False)
 
 
 def last_writer(tensor, rows, updates):
@@ -327,27 +328,9 @@ def scatter_bad_and_ignored_indices(t, sh):
     inputs = {"/tensor": tensor, "/indices": idx, "/updates": upd}
     inp = os.path.join(t.d, "in.h5")
     e2e.write_h5(inp, inputs, mode="w")
-    argv = ["tensor-scatter-add", "--tensor", e2e.ref(inp, "/tensor"), "--indices", e2e.ref(inp, "/indices"),
-            "--updates", e2e.ref(inp, "/updates"), "-q"]
-    messages = []
-    for env in (None, HELD):
-        out = os.path.join(t.d, "new.h5")
-        r = sh.run(argv + ["--out", e2e.ref(out, "/y")], env=env)
-        t.suite.require(not r.timed_out, "hung", r)
-        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
-        lines = e2e.error_lines(r.stderr)
-        t.suite.check(len(lines) == 1 and "indices[199990] = [300000]" in lines[0],
-                      "not TF's message for the last bad index: %s" % lines, r)
-        messages.append(lines)
-        t.suite.check(not os.path.exists(out), "an output was left", r)
-        existing = os.path.join(t.d, "existing.h5")
-        e2e.write_h5(existing, {"/kept": np.arange(5)}, mode="w")
-        before = e2e.file_state(existing)
-        r = sh.run(argv + ["--out", e2e.ref(existing, "/y")], env=env)
-        t.suite.check(r.rc == 2, "existing target: exit %s, expected 2" % r.rc, r)
-        t.suite.check(e2e.file_state(existing) == before, "the existing target changed", r)
-    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    refused_both_ways(t, sh, lambda out: ["tensor-scatter-add", "--tensor", e2e.ref(inp, "/tensor"), "--indices",
+                                          e2e.ref(inp, "/indices"), "--updates", e2e.ref(inp, "/updates"), "--out",
+                                          out, "-q"], "indices[199990] = [300000]")
     keep = (idx[:, 0] >= 0) & (idx[:, 0] < 300000)
     expected = tensor.copy()
     np.add.at(expected, idx[keep, 0], upd[keep])
@@ -439,20 +422,8 @@ def stitch_negative_index(t, sh):
     i0[299998] = -3
     inp = os.path.join(t.d, "in.h5")
     e2e.write_h5(inp, {"/i0": i0, "/d0": rng.standard_normal((300000, 8)).astype(np.float32)}, mode="w")
-    messages = []
-    for env in (None, HELD):
-        out = os.path.join(t.d, "out.h5")
-        r = sh.run(["dynamic-stitch", "--indices", e2e.ref(inp, "/i0"), "--data", e2e.ref(inp, "/d0"), "--out",
-                    e2e.ref(out, "/y"), "-q"], env=env)
-        t.suite.require(not r.timed_out, "hung", r)
-        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
-        lines = e2e.error_lines(r.stderr)
-        t.suite.check(len(lines) == 1 and "indices[299998] is out of range" in lines[0],
-                      "not TF's message: %s" % lines, r)
-        messages.append(lines)
-        t.suite.check(not os.path.exists(out), "an output was left", r)
-    t.suite.check(messages[0] == messages[1], "streamed and held jobs say different things: %s" % messages)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    refused_both_ways(t, sh, lambda out: ["dynamic-stitch", "--indices", e2e.ref(inp, "/i0"), "--data",
+                                          e2e.ref(inp, "/d0"), "--out", out, "-q"], "indices[299998] is out of range")
 
 
 def main():

@@ -255,10 +255,10 @@ LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const Di
 
 LazyTensor tensor_scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
                                const DistTensor& updates, const OpOptions& options) {
-  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter_lazy called with ScatterNd");
-  if (is_string(tensor.dtype()) || is_string(updates.dtype()))
-    return tensor_scatter(comm, op, tensor, indices, updates, options);
-  return scatter_lazy(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
+  // Strings share one pool first (tensor_scatter), held; ScatterNd is refused there.
+  if (op != ScatterOp::ScatterNd && !is_string(tensor.dtype()) && !is_string(updates.dtype()))
+    return scatter_lazy(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
+  return tensor_scatter(comm, op, tensor, indices, updates, options);
 }
 
 }  // namespace shardops

@@ -45,22 +45,43 @@ def make_inputs(d, params, idx):
     return path
 
 
-def both_ways(t, sh, params, idx, expected, stream_expected, extra=(), existing=False):
-    """The job streamed and held: both NumPy's bytes; the report says which way it went."""
-    inp = make_inputs(t.d, params, idx)
-    for name, env, streamed in (("streamed", None, stream_expected), ("held", HELD, False)):
+def each_way(t, sh, argv_to, expected, flags, kept=None):
+    """Runs argv_to(OUT, REPORT) streamed and held (SHARDOPS_STREAM_OUTPUTS=0), OUT a fresh
+    file's /y (or, with kept, a file holding the datasets of kept, which must stay as they
+    were). expected: the array /y must hold, or {name: array} for a job of several outputs
+    (/y/name); None: streamed and held only equal each other. flags: the report's streamed
+    flags when streamed (all False held). Nothing may be left behind."""
+    got = {}
+    for name, env in (("streamed", None), ("held", HELD)):
         out = os.path.join(t.d, name + ".h5")
-        if existing:
-            e2e.write_h5(out, {"/kept": np.arange(10, dtype=np.int16)}, mode="w")
+        if os.path.exists(out):
+            os.remove(out)  # from the job before
+        if kept:
+            e2e.write_h5(out, kept, mode="w")
         report = os.path.join(t.d, name + ".json")
-        r = sh.run(gather(inp, e2e.ref(out, "/g"), extra, report), env=env)
+        r = sh.run(argv_to(e2e.ref(out, "/y"), report), env=env)
         e2e.expect_success(t.suite, r)
-        e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), expected, r)
-        t.suite.check(streamed_flags(report) == [streamed], "%s: the report says streamed=%s, expected %s" %
-                      (name, streamed_flags(report), streamed), r)
-        if existing:
-            e2e.same_array(t.suite, name + " /kept", e2e.read_h5(out, "/kept"), np.arange(10, dtype=np.int16), r)
+        outputs = expected if isinstance(expected, dict) else {"": expected}
+        got[name] = {k: e2e.read_h5(out, "/y/" + k if k else "/y") for k in outputs}
+        for k, array in outputs.items():
+            if array is not None:
+                e2e.same_array(t.suite, "%s %s" % (name, k), got[name][k], array, r)
+        want = flags if name == "streamed" else [False] * len(flags)
+        t.suite.check(streamed_flags(report) == want, "%s: the report says streamed=%s, expected %s" %
+                      (name, streamed_flags(report), want), r)
+        for k, array in (kept or {}).items():
+            e2e.same_array(t.suite, "%s %s" % (name, k), e2e.read_h5(out, k), array, r)
+    for k in got["streamed"]:
+        t.suite.check(got["streamed"][k].tobytes() == got["held"][k].tobytes(),
+                      "%s: streamed and held bytes differ" % k)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def both_ways(t, sh, params, idx, expected, stream_expected, extra=(), existing=False):
+    """gather-nd streamed and held: both NumPy's bytes; the report says which way it went."""
+    inp = make_inputs(t.d, params, idx)
+    each_way(t, sh, lambda out, report: gather(inp, out, extra, report), expected, [stream_expected],
+             kept={"/kept": np.arange(10, dtype=np.int16)} if existing else None)
 
 
 def several_pieces(t, sh):
@@ -174,26 +195,15 @@ def ignored_bad_indices_give_zero_rows(t, sh):
 
 
 def partition_both_ways(t, sh, data, ids, num, streamed, existing=False):
-    """dynamic-partition streamed and held: every output NumPy's, the report's flags."""
+    """dynamic-partition streamed and held: every output NumPy's, the report's flags (an
+    empty output has no rows to make: it is written as any empty dataset)."""
     inp = os.path.join(t.d, "in.h5")
     e2e.write_h5(inp, {"/data": data, "/ids": ids}, mode="w")
-    for name, env, flag in (("streamed", None, streamed), ("held", HELD, False)):
-        out = os.path.join(t.d, name + ".h5")
-        if existing:
-            e2e.write_h5(out, {"/kept": np.arange(3, dtype=np.uint8)}, mode="w")
-        report = os.path.join(t.d, name + ".json")
-        r = sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
-                    "--num-partitions", str(num), "--out", e2e.ref(out, "/parts"), "-q", "--report", report], env=env)
-        e2e.expect_success(t.suite, r)
-        for p in range(num):
-            e2e.same_array(t.suite, "%s output %d" % (name, p), e2e.read_h5(out, "/parts/%d" % p), data[ids == p], r)
-        # An empty output has no rows to make: it is written as any empty dataset.
-        flags = [flag and bool((ids == p).any()) for p in range(num)]
-        t.suite.check(streamed_flags(report) == flags, "%s: the report says streamed=%s, expected %s" %
-                      (name, streamed_flags(report), flags), r)
-        if existing:
-            e2e.same_array(t.suite, name + " /kept", e2e.read_h5(out, "/kept"), np.arange(3, dtype=np.uint8), r)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    each_way(t, sh, lambda out, report: ["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions",
+                                         e2e.ref(inp, "/ids"), "--num-partitions", str(num), "--out", out, "-q",
+                                         "--report", report],
+             {str(p): data[ids == p] for p in range(num)}, [streamed and bool((ids == p).any()) for p in range(num)],
+             kept={"/kept": np.arange(3, dtype=np.uint8)} if existing else None)
 
 
 def partition_outputs(t, sh):
@@ -236,29 +246,16 @@ def last_writer(tensor, rows, updates):
 
 
 def scatter_both_ways(t, sh, op, inputs, expected, streamed, extra=(), shape=None):
-    """A scatter op streamed and held: both the expected bytes (or, where expected is None,
-    each other's); the report says which way the output went."""
+    """A scatter op streamed and held: both the expected bytes (None: each other's); the
+    report says which way the output went."""
     inp = os.path.join(t.d, "in.h5")
     e2e.write_h5(inp, inputs, mode="w")
-    got = {}
-    for name, env, flag in (("streamed", None, streamed), ("held", HELD, False)):
-        out = os.path.join(t.d, name + ".h5")
-        if os.path.exists(out):
-            os.remove(out)  # from the op before
-        report = os.path.join(t.d, name + ".json")
-        argv = [op] + sum([["--" + k, e2e.ref(inp, "/" + k)] for k in ("tensor", "indices", "updates")
-                           if "/" + k in inputs], [])
-        if shape is not None:
-            argv += ["--shape", ",".join(str(d) for d in shape)]
-        r = sh.run(argv + ["--out", e2e.ref(out, "/y"), "-q", "--report", report] + list(extra), env=env)
-        e2e.expect_success(t.suite, r)
-        got[name] = e2e.read_h5(out, "/y")
-        if expected is not None:
-            e2e.same_array(t.suite, "%s %s" % (op, name), got[name], expected, r)
-        t.suite.check(streamed_flags(report) == [flag], "%s %s: the report says streamed=%s, expected %s" %
-                      (op, name, streamed_flags(report), flag), r)
-    t.suite.check(got["streamed"].tobytes() == got["held"].tobytes(), "%s: streamed and held bytes differ" % op)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    argv = [op] + sum([["--" + k, e2e.ref(inp, "/" + k)] for k in ("tensor", "indices", "updates")
+                       if "/" + k in inputs], [])
+    if shape is not None:
+        argv += ["--shape", ",".join(str(d) for d in shape)]
+    each_way(t, sh, lambda out, report: argv + ["--out", out, "-q", "--report", report] + list(extra), expected,
+             [streamed])
 
 
 def tensor_scatter_every_op(t, sh):
@@ -365,19 +362,9 @@ def stitch_both_ways(t, sh, op, indices, data, expected, streamed):
     for m, (i, d) in enumerate(zip(indices, data)):
         datasets["/i%d" % m], datasets["/d%d" % m] = i, d
     e2e.write_h5(inp, datasets, mode="w")
-    for name, env, flag in (("streamed", None, streamed), ("held", HELD, False)):
-        out = os.path.join(t.d, name + ".h5")
-        if os.path.exists(out):
-            os.remove(out)
-        report = os.path.join(t.d, name + ".json")
-        r = sh.run([op, "--indices"] + [e2e.ref(inp, "/i%d" % m) for m in range(len(indices))] + ["--data"] +
-                   [e2e.ref(inp, "/d%d" % m) for m in range(len(data))] +
-                   ["--out", e2e.ref(out, "/y"), "-q", "--report", report], env=env)
-        e2e.expect_success(t.suite, r)
-        e2e.same_array(t.suite, "%s %s" % (op, name), e2e.read_h5(out, "/y"), expected, r)
-        t.suite.check(streamed_flags(report) == [flag], "%s %s: the report says streamed=%s, expected %s" %
-                      (op, name, streamed_flags(report), flag), r)
-    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+    argv = ([op, "--indices"] + [e2e.ref(inp, "/i%d" % m) for m in range(len(indices))] + ["--data"] +
+            [e2e.ref(inp, "/d%d" % m) for m in range(len(data))])
+    each_way(t, sh, lambda out, report: argv + ["--out", out, "-q", "--report", report], expected, [streamed])
 
 
 def stitch_inverse_of_partition(t, sh):

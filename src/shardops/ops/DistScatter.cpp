@@ -122,36 +122,6 @@ void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const 
   });
 }
 
-DistTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
-                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
-  kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
-  std::optional<ScopedPhase> phase;
-  const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
-  const ScatterGeometry& g = s.g;
-  const int me = comm.rank();
-  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of
-  // them (by output row, or a copy of the tensor first). ScatterNd's zeroed output is
-  // faulted in at once when the updates will touch nearly all of it.
-  const Tensor* base = tensor ? &tensor->local() : nullptr;
-  const Init zeros =
-      !tensor && updates_cover_output(g.num_updates, g.output_rows, s.out_bytes) ? Init::ZeroDense : Init::Zero;
-  Tensor out;
-  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
-    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
-                 : Tensor(s.dtype, g.output.with_dim0(s.out_layout.count(me)), zeros, "shardops::ScatterNd::output");
-  });
-  // ScatterNd's string output keeps the updates' string type, even when empty.
-  if (is_string(s.dtype) && !tensor) out = out.with_strings(updates.local().strings());
-  if (g.empty_output) return DistTensor(out, g.output, s.out_layout, me);
-  const ExecSpace space;
-  const std::int64_t out_rows = s.out_layout.count(me) * s.rows_per_dim0;
-  route_updates(comm, op, s, indices, updates, options, phase, out, [&](const auto&... batches) {
-    return scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size, batches...);
-  });
-  space.fence();
-  return DistTensor(out, g.output, s.out_layout, me);
-}
-
 // scatter_apply of the batches of \p cut (as many as \p I counts, in order) into \p out
 // (rows of \p slice elements), \p base's rows first (null: \p out holds ScatterNd's zeros).
 template <std::size_t... I>
@@ -161,37 +131,23 @@ void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cu
   ExecSpace().fence();
 }
 
-// Whether scatter_lazy leaves the output's rows to be made as they are written: fixed-size
+// Whether the output of a scatter started as \p s can be made as it is written: fixed-size
 // rows in host memory, an index depth above 0, an output with rows, and no more updates
-// than output rows (stream_scatter_output). The same
-// answer on every rank (global shapes and dtypes only); false for shapes check_scatter
-// refuses, so that the held op reports them.
-bool lazy_scatter_possible(ScatterOp op, const DistTensor* tensor, const DistTensor& indices, const DistTensor& updates,
-                           const std::vector<std::int64_t>& shape) {
-  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible || is_string(updates.dtype()) ||
-      (tensor && is_string(tensor->dtype())))
-    return false;
-  ScatterGeometry g;
-  try {
-    g = check_scatter(op, shape, indices.shape(), updates.shape());
-  } catch (const InvalidArgument&) {
-    return false;
-  }
-  return !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
+// than output rows (stream_scatter_output). The same answer on every rank.
+bool streams(const ScatterStart& s) {
+  const ScatterGeometry& g = s.g;
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(s.dtype) &&
+         !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
          stream_scatter_output(g.num_updates, g.output_rows);
 }
 
-// The op as scatter_impl, its output's rows made a piece at a time when they are written:
-// the updates that reach each rank are listed by the piece of the output they land in,
-// and each piece is made from the tensor's rows (ScatterNd: zeros) and its updates, in
-// global order, with scatter_apply — the same bytes as the held output's rows.
-LazyTensor scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
-                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
-  if (!lazy_scatter_possible(op, tensor, indices, updates, shape))
-    return scatter_impl(comm, op, tensor, indices, updates, shape, options);
-  kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
-  std::optional<ScopedPhase> phase;
-  const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
+// The rest of the op after \p s where streams(s): the updates that reach each rank are listed
+// by the piece of the output they land in, and each piece is made when it is written, from
+// the tensor's rows (ScatterNd: zeros) and its updates, in global order, with scatter_apply
+// — the same bytes as the held output's rows.
+LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                            const DistTensor& updates, const OpOptions& options, const ScatterStart& s,
+                            std::optional<ScopedPhase>& phase) {
   const int me = comm.rank();
   const std::int64_t rpd = s.rows_per_dim0;
   const std::int64_t slice = s.g.slice_size;
@@ -199,7 +155,7 @@ LazyTensor scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor* tensor
   const std::size_t slice_bytes = static_cast<std::size_t>(slice) * dtype_size(s.dtype);
   const std::int64_t piece = piece_targets(rpd, slice_bytes);
   LazyTensor::MakeRows make;
-  Tensor no_strings;  // strings are held (lazy_scatter_possible)
+  Tensor no_strings;  // strings are held (streams)
   route_updates(comm, op, s, indices, updates, options, phase, no_strings, [&](const auto&... batches) {
     using Batches = std::index_sequence_for<decltype(batches)...>;
     std::shared_ptr<PiecedBatches> pieced;
@@ -227,38 +183,75 @@ LazyTensor scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor* tensor
   return LazyTensor(s.g.output, s.dtype, s.out_layout, me, std::move(make));
 }
 
+// The op, its output held whole or, where \p may_stream and streams() allow, made a piece
+// at a time as it is written (scatter_streamed).
+LazyTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options,
+                        bool may_stream) {
+  kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
+  std::optional<ScopedPhase> phase;
+  const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
+  if (may_stream && streams(s)) return scatter_streamed(comm, op, tensor, indices, updates, options, s, phase);
+  const ScatterGeometry& g = s.g;
+  const int me = comm.rank();
+  // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of
+  // them (by output row, or a copy of the tensor first). ScatterNd's zeroed output is
+  // faulted in at once when the updates will touch nearly all of it.
+  const Tensor* base = tensor ? &tensor->local() : nullptr;
+  const Init zeros =
+      !tensor && updates_cover_output(g.num_updates, g.output_rows, s.out_bytes) ? Init::ZeroDense : Init::Zero;
+  Tensor out;
+  run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
+    out = tensor ? base->uninitialized_like("shardops::TensorScatter::output")
+                 : Tensor(s.dtype, g.output.with_dim0(s.out_layout.count(me)), zeros, "shardops::ScatterNd::output");
+  });
+  // ScatterNd's string output keeps the updates' string type, even when empty.
+  if (is_string(s.dtype) && !tensor) out = out.with_strings(updates.local().strings());
+  if (g.empty_output) return DistTensor(out, g.output, s.out_layout, me);
+  const ExecSpace space;
+  const std::int64_t out_rows = s.out_layout.count(me) * s.rows_per_dim0;
+  route_updates(comm, op, s, indices, updates, options, phase, out, [&](const auto&... batches) {
+    return scatter_apply(space, op, options.schedule, options.denormals, base, out, out_rows, g.slice_size, batches...);
+  });
+  space.fence();
+  return DistTensor(out, g.output, s.out_layout, me);
+}
+
+// TensorScatter*: strings share one pool per rank first (their handles move, then each rank
+// fetches the strings it ends with), and are held.
+LazyTensor tensor_scatter_impl(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                               const DistTensor& updates, const OpOptions& options, bool may_stream) {
+  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
+  if (op == ScatterOp::Update && is_string(tensor.dtype()) && is_string(updates.dtype())) {
+    const std::vector<DistTensor> shared =
+        share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices}, options.route);
+    const LazyTensor out =
+        scatter_impl(comm, op, &shared[0], indices, shared[1], tensor.shape().dims(), options, false);
+    return resolve_strings(comm, out.tensor(), shared[0].local().strings(), options.route);
+  }
+  return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options, may_stream);
+}
+
 }  // namespace
 
 DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
                       const std::vector<std::int64_t>& shape, const OpOptions& options) {
-  return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
-}
-
-DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
-                          const DistTensor& updates, const OpOptions& options) {
-  if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
-  if (op == ScatterOp::Update && is_string(tensor.dtype()) && is_string(updates.dtype())) {
-    // The updates' handles and the tensor's into one pool per rank; handles move,
-    // then each rank fetches the strings it ends with.
-    const std::vector<DistTensor> shared =
-        share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices}, options.route);
-    const DistTensor out = scatter_impl(comm, op, &shared[0], indices, shared[1], tensor.shape().dims(), options);
-    return resolve_strings(comm, out, shared[0].local().strings(), options.route);
-  }
-  return scatter_impl(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
+  return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options, false).tensor();
 }
 
 LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
                            const std::vector<std::int64_t>& shape, const OpOptions& options) {
-  return scatter_lazy(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
+  return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options, true);
+}
+
+DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
+                          const DistTensor& updates, const OpOptions& options) {
+  return tensor_scatter_impl(comm, op, tensor, indices, updates, options, false).tensor();
 }
 
 LazyTensor tensor_scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
                                const DistTensor& updates, const OpOptions& options) {
-  // Strings share one pool first (tensor_scatter), held; ScatterNd is refused there.
-  if (op != ScatterOp::ScatterNd && !is_string(tensor.dtype()) && !is_string(updates.dtype()))
-    return scatter_lazy(comm, op, &tensor, indices, updates, tensor.shape().dims(), options);
-  return tensor_scatter(comm, op, tensor, indices, updates, options);
+  return tensor_scatter_impl(comm, op, tensor, indices, updates, options, true);
 }
 
 }  // namespace shardops

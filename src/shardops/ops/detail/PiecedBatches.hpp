@@ -62,8 +62,6 @@ class PiecedBatches {
     return n;
   }
 
-  std::size_t size() const noexcept { return batches_.size(); }
-
   /// \brief The batches, in global order, cut to the entries whose targets lie in the pieces
   /// that hold [first, first + count), in their order; their targets counted from \p first
   /// (-1 for those outside the range).

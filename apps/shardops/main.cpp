@@ -22,6 +22,7 @@
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/LauncherLink.hpp"
@@ -126,7 +127,16 @@ int main(int argc, char** argv) {
     }
   }
   // mpirun stops the other ranks as soon as one exits non-zero: they end with the same code.
-  if (code != 0) shardops::io::exit_quietly_on_stop(code);
+  if (code != 0) {
+    shardops::io::exit_quietly_on_stop(code);
+    // The job has failed and cleaned up; a file HDF5 could not close would crash
+    // MPI_Finalize (Hdf5Handle.hpp). mpirun reports the exit code alike either way.
+    if (shardops::io::files_still_open()) {
+      std::cout.flush();
+      std::cerr.flush();
+      std::_Exit(code);
+    }
+  }
   Kokkos::finalize();
   MPI_Finalize();
   return code;

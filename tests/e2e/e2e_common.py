@@ -8,6 +8,7 @@ that one run reports every broken case. Run by Debian's /usr/bin/python3 (numpy,
 import argparse
 import contextlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -149,12 +150,17 @@ class Shardops:
             raise SystemExit("e2e: shardops binary %s does not exist or is not executable (build target "
                              "shardops_app first)" % self.binary)
 
-    def run(self, argv, np=None, timeout=None, cwd=None, env=None):
-        """Runs shardops with argv on np ranks (default --np); env adds/overrides variables."""
+    def run(self, argv, np=None, timeout=None, cwd=None, env=None, file_size_limit=None):
+        """Runs shardops with argv on np ranks (default --np); env adds/overrides variables;
+        file_size_limit: the largest file the job may write, in bytes (`ulimit -f`)."""
         cmd = [self.mpiexec, "-n", str(np or self.np)] + self.flags + [self.binary] + [str(a) for a in argv]
+        limit = None
+        if file_size_limit is not None:
+            def limit():
+                resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(self.env, **(env or {})),
-                                cwd=cwd,
+                                cwd=cwd, preexec_fn=limit,
                                 start_new_session=True, universal_newlines=True, errors="replace")
         timed_out = False
         try:

@@ -167,6 +167,45 @@ def fits_exactly_enough(t, sh):
 
 
 # ---------------------------------------------------------------------------------------------
+# The largest file a job may write (RLIMIT_FSIZE: `ulimit -f`, which Slurm carries from the
+# submitting shell into the job). A write past it fails with EFBIG (or kills the rank with
+# SIGXFSZ, unless ignored); HDF5 then cannot close the file.
+
+FILE_SIZE_LIMIT = 20 << 20
+
+
+def file_size_limit_case(t, sh, kind):
+    """new: a 32 MB output, refused before anything is written; compressed: random rows that
+    gzip cannot shrink, found too large only as they are written; existing: a dataset that
+    would grow an existing 8 MB file past the limit. Each exits 3 naming the limit, with no
+    crash at the end, nothing left behind and an existing target byte-identical."""
+    inp, _ = make_inputs(t.d, rows=4096, index_rows=1 << 19)
+    out = os.path.join(t.d, "out.h5")
+    before = make_existing(out, size_rows=131072) if kind == "existing" else None
+    extra = ["--compression", "gzip=1"] if kind == "compressed" else []
+    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + extra, file_size_limit=FILE_SIZE_LIMIT)
+    t.suite.require(not r.timed_out, "hung at the file size limit", r)
+    t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+    t.suite.check("file size limit" in r.stderr, "the message does not name the file size limit", r)
+    t.suite.check("Segmentation" not in r.stderr and "signal" not in r.stderr.lower(), "a rank crashed", r)
+    if before is None:
+        t.suite.check(not os.path.exists(out), "the output file exists", r)
+    else:
+        t.suite.check(e2e.file_state(out) == before, "the existing file changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def file_size_limit_fits(t, sh):
+    """An output that stays within the limit is written as usual."""
+    inp, expected = make_inputs(t.d, rows=4096, index_rows=1 << 16)  # 4 MB
+    out = os.path.join(t.d, "out.h5")
+    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--compression", "gzip=1"], file_size_limit=FILE_SIZE_LIMIT)
+    e2e.expect_success(t.suite, r)
+    e2e.same_array(t.suite, "g", e2e.read_h5(out, "/g"), expected, r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+# ---------------------------------------------------------------------------------------------
 # Existing files: in place, bounded, all or nothing
 
 
@@ -539,6 +578,9 @@ def main():
             run_case("disk_small_output_fits", fits_exactly_enough)
         else:
             suite.skip("disk_full_*", "needs root to mount a small tmpfs")
+        for kind in ("new", "compressed", "existing"):
+            run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
+        run_case("file_size_limit_output_fits", file_size_limit_fits)
     if everything or "concurrent" in groups:
         run_case("append_in_place", append_in_place)
         run_case("overwrite_is_bounded", overwrite_is_bounded)

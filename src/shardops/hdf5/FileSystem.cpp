@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <linux/falloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -178,13 +179,27 @@ bool reserve_space(int fd, long long offset, long long length, const std::string
                 (free.empty() ? "" : " (" + free + ")") + "; nothing was written");
 }
 
-void expect_room(const std::string& dir, long long bytes, const std::string& what) {
+void expect_room(const std::string& dir, long long bytes, long long file_end, const std::string& what) {
+  struct rlimit limit {};
+  if (file_end > 0 && ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      static_cast<unsigned long long>(file_end) > static_cast<unsigned long long>(limit.rlim_cur)) {
+    throw IOError(what + ": file too large: with this dataset the file grows to about " + std::to_string(file_end) +
+                  " bytes, past the largest file this job may write (" + std::to_string(limit.rlim_cur) +
+                  " bytes: the file size limit, `ulimit -f`); nothing was written");
+  }
   struct statvfs st {};
   if (bytes <= 0 || ::statvfs(dir.c_str(), &st) != 0) return;
   const auto free = static_cast<unsigned long long>(st.f_bavail) * st.f_frsize;
   if (static_cast<unsigned long long>(bytes) <= free) return;
   throw IOError(what + ": no space left on the device: the dataset needs " + std::to_string(bytes) + " bytes, '" + dir +
                 "' has " + std::to_string(free) + " bytes free; nothing was written");
+}
+
+std::string file_size_limit_text() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
+  return "; the largest file this job may write is " + std::to_string(limit.rlim_cur) +
+         " bytes (the file size limit, `ulimit -f`)";
 }
 
 std::string free_space_text(const std::string& dir) {

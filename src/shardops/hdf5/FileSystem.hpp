@@ -51,13 +51,22 @@ void rename_new_file(const std::string& temp, const std::string& target, bool du
 bool reserve_space(int fd, long long offset, long long length, const std::string& dir, const std::string& what,
                    bool keep_size = false);
 
-/// \brief Checks, before anything is written, that \p bytes can fit in the file system
-/// holding \p dir. \throws IOError naming \p what, the bytes and the space left if they
-/// cannot. An output made as it is written (LazyTensor) is bounded by no memory, so a
-/// shape of terabytes reaches the file first; HDF5 extends the file to it and cannot close
-/// the file after a write past what the file system holds. Not a reservation: the space
-/// is reserved as the rows are written (reserve_space).
-void expect_room(const std::string& dir, long long bytes, const std::string& what);
+/// \brief Checks, before anything is written, that a dataset of \p bytes can fit in the
+/// file system holding \p dir, and that its file, then about \p file_end bytes long, stays
+/// within the largest file this process may write (RLIMIT_FSIZE: `ulimit -f`, which Slurm
+/// carries from the submitting shell into the job). \throws IOError naming \p what, the
+/// bytes and the space or limit if not. HDF5 extends its file to each dataset it allocates
+/// and, after a write past what the file system or the limit allows, cannot close the file:
+/// the job would crash or hang at its end instead of failing cleanly. An output made as it
+/// is written (LazyTensor) is bounded by no memory, so a shape of terabytes reaches the
+/// file first. Not a reservation: the space is reserved as the rows are written
+/// (reserve_space).
+void expect_room(const std::string& dir, long long bytes, long long file_end, const std::string& what);
+
+/// \brief "; the largest file this job may write is N bytes (the file size limit, `ulimit
+/// -f`)" where the process has such a limit, else "": appended to a failed write, which
+/// HDF5 reports without the reason (EFBIG).
+std::string file_size_limit_text();
 
 /// "N bytes free" for the file system holding \p dir ("" if unknown).
 std::string free_space_text(const std::string& dir);

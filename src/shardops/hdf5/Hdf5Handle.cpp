@@ -18,6 +18,8 @@ void quiet_hdf5() {
   });
 }
 
+bool files_still_open() noexcept { return H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE) > 0; }
+
 namespace {
 // H5Ewalk2 callback: keeps the first (innermost, walking upward) description.
 herr_t take_innermost(unsigned n, const H5E_error2_t* entry, void* out) {

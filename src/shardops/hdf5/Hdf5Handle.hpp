@@ -55,6 +55,12 @@ using PropListHandle = Handle<H5Pclose>;
 using AttributeHandle = Handle<H5Aclose>;
 using GroupHandle = Handle<H5Gclose>;
 
+/// \brief Whether HDF5 still holds a file open in this process. Where a file could not be
+/// closed (its flush failed: a write past the largest file the process may write, which no
+/// truncation can undo), HDF5 tries again when MPI_Finalize ends the library, and crashes
+/// there; a program whose job failed then ends without MPI_Finalize.
+bool files_still_open() noexcept;
+
 /// \brief Switches off HDF5's automatic printing of its error stack (once per
 /// process; idempotent). Every entry point of the io layer calls it.
 void quiet_hdf5();

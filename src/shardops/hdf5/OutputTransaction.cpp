@@ -49,9 +49,10 @@ struct OutputTransaction::PendingFile {
   std::set<std::string> replaced;            ///< datasets of the existing target replaced at commit
   FileLock lock;                             ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
-  int reserve_fd = -1;     ///< the new file, for reserving space and writing rows directly
-  long long data_end = 0;  ///< where the last dataset's data ends in the new file
-  bool reserving = true;   ///< false once the file system said it cannot
+  int reserve_fd = -1;          ///< the new file, for reserving space and writing rows directly
+  long long data_end = 0;       ///< where the last dataset's data ends in the new file
+  long long planned_bytes = 0;  ///< the bytes of the datasets of fixed-size types written to the file so far
+  bool reserving = true;        ///< false once the file system said it cannot
 
   ~PendingFile() {
     undo();
@@ -463,7 +464,11 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
     // The metadata HDF5 writes when the file closes: room for it too, before it is needed.
     if (comm_.rank() == 0 && f.reserving) reserve_space(f.reserve_fd, f.data_end, kMetadataRoom, dir, what, true);
   });
-  run_agreed(comm_, [&] { check_status(f.file.close(), what + ": cannot close the temporary file '" + f.temp + "'"); });
+  run_agreed(comm_, [&] {
+    if (f.file.close() < 0)
+      throw IOError(with_hdf5_detail(what + ": cannot close the temporary file '" + f.temp + "'") +
+                    file_size_limit_text());
+  });
   run_agreed(comm_, [&] {
     // Every rank's rows written with pwrite reach the file system before rank 0 looks at
     // the file: a network file system sends them at the latest on close, and says there
@@ -642,9 +647,15 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
           std::find(f.in_place.begin(), f.in_place.end(), target.path) != f.in_place.end())
         throw InvalidArgument(what + ": the dataset is written twice by this job");
       check_target(f.file.get(), target, false, what);
-      if (output.dtype() != DType::String)
-        expect_room(std::filesystem::absolute(target.file).parent_path().string(),
-                    output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype())), what);
+      if (output.dtype() != DType::String) {
+        const long long bytes = output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype()));
+        // An existing target grows by every dataset the job adds (written in place, or
+        // copied in at the commit); a new file holds them and HDF5's metadata. A compressed
+        // dataset's size is known once written: it counts for nothing here.
+        if (storage.compression == Compression::None) f.planned_bytes += bytes;
+        const long long file_end = (f.existed ? f.original_length : 0) + f.planned_bytes + kMetadataRoom;
+        expect_room(std::filesystem::absolute(target.file).parent_path().string(), bytes, file_end, what);
+      }
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
     });

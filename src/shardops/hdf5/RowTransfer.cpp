@@ -6,6 +6,7 @@
 
 #include "shardops/core/Progress.hpp"
 #include "shardops/core/Tensor.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
 namespace shardops::io {
@@ -52,8 +53,8 @@ void transfer_round(hid_t dset, hid_t mem_type, hid_t dxpl, const RoundSelection
     const std::string rows_text = shape.rank() == 0
                                       ? std::string("the scalar")
                                       : "rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")";
-    throw IOError(with_hdf5_detail(what + ": " + (direction == Transfer::Read ? "reading " : "writing ") + rows_text +
-                                   " failed"));
+    if (direction == Transfer::Read) throw IOError(with_hdf5_detail(what + ": reading " + rows_text + " failed"));
+    throw IOError(with_hdf5_detail(what + ": writing " + rows_text + " failed") + file_size_limit_text());
   }
 }
 

@@ -176,6 +176,11 @@ void install_stop_handlers(bool print_messages) {
   sigemptyset(&bus.sa_mask);
   bus.sa_flags = SA_SIGINFO;
   if (::sigaction(SIGBUS, &bus, nullptr) != 0) throw InternalError("sigaction failed");
+  // A write past the largest file the process may write (RLIMIT_FSIZE: `ulimit -f`, which
+  // Slurm carries from the submitting shell into the job) raises SIGXFSZ, whose default
+  // action kills the rank mid-write with its temporary files left behind. Ignored, the
+  // write fails with EFBIG instead, which the output layer reports and cleans up after.
+  if (::signal(SIGXFSZ, SIG_IGN) == SIG_ERR) throw InternalError("signal(SIGXFSZ) failed");
 }
 
 void exit_quietly_on_stop(int exit_code) { g_failed_code.store(exit_code); }

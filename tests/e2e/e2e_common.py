@@ -150,14 +150,15 @@ class Shardops:
             raise SystemExit("e2e: shardops binary %s does not exist or is not executable (build target "
                              "shardops_app first)" % self.binary)
 
-    def run(self, argv, np=None, timeout=None, cwd=None, env=None, file_size_limit=None):
+    def run(self, argv, np=None, timeout=None, cwd=None, env=None, rlimits=None):
         """Runs shardops with argv on np ranks (default --np); env adds/overrides variables;
-        file_size_limit: the largest file the job may write, in bytes (`ulimit -f`)."""
+        rlimits: {resource.RLIMIT_…: value} set for the job, as `ulimit` would."""
         cmd = [self.mpiexec, "-n", str(np or self.np)] + self.flags + [self.binary] + [str(a) for a in argv]
         limit = None
-        if file_size_limit is not None:
+        if rlimits:
             def limit():
-                resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+                for which, value in rlimits.items():
+                    resource.setrlimit(which, (value, value))
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(self.env, **(env or {})),
                                 cwd=cwd, preexec_fn=limit,

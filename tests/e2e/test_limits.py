@@ -11,10 +11,13 @@
 - Exit codes and messages: a loop of symbolic links is bad input (2); a read-only
   (0444) target is left alone even for root (3); a size that overflows int64 gives the
   one-rank message at every rank count; a filter HDF5 cannot load is named.
+- Open files (`ulimit -n`): a stitch of more input files than the descriptors left runs;
+  a deck with more output files than that fails with exit 3 naming the limit, nothing left.
 """
 
 import contextlib
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -331,6 +334,52 @@ def message_cases(suite, sh, d):
     suite.case("missing_filter_named", missing_filter)
 
 
+# ---------------------------------------------------------------------------------------------
+# Open files (`ulimit -n`)
+
+INPUT_FILES = 60
+FEW_DESCRIPTORS = 48  # what mpirun and the ranks need, and a few more: fewer than the input files
+
+
+def descriptor_cases(suite, sh, d):
+    files = []
+    for k in range(INPUT_FILES):
+        path = os.path.join(d, "part%d.h5" % k)
+        write_h5(path, {"/i": np.array([INPUT_FILES - 1 - k], np.int32), "/d": np.full((1, 3), k, np.float32)},
+                 mode="w")
+        files.append(path)
+
+    def stitch_of_many_files():
+        # Each input file is opened for its indices and again for its data, while no more
+        # descriptors are left than there are files.
+        out = os.path.join(d, "stitched.h5")
+        argv = (["dynamic-stitch", "--indices"] + [ref(f, "/i") for f in files] + ["--data"] +
+                [ref(f, "/d") for f in files] + ["--out", ref(out, "/m"), "-q"])
+        res = sh.run(argv, rlimits={resource.RLIMIT_NOFILE: FEW_DESCRIPTORS})
+        suite.check(res.rc == 0, "exit code %s, expected 0" % res.rc, res)
+        if res.rc == 0:
+            with h5py.File(out, "r") as f:
+                got = f["m"][:, 0]
+            suite.check(list(got) == list(range(INPUT_FILES - 1, -1, -1)), "wrong rows: %s" % list(got), res)
+
+    suite.case("stitch_of_more_files_than_descriptors", stitch_of_many_files)
+
+    def outputs_beyond_descriptors():
+        # Each output file is held open until the job's commit: past the limit, exit 3 naming it.
+        outs = os.path.join(d, "many-outputs")
+        os.makedirs(outs, exist_ok=True)
+        steps = "".join("  - {op: dynamic_partition, data: data, partitions: p, num_partitions: 1, out: v%d}\n" % k
+                        for k in range(INPUT_FILES))
+        outputs = "".join("  v%d/0: %s:/v\n" % (k, os.path.join(outs, "o%d.h5" % k)) for k in range(INPUT_FILES))
+        deck = write_deck(d, "many_outputs", "tensors:\n  data: {value: [1, 2, 3]}\n  p: {value: [0, 0, 0]}\n"
+                          "steps:\n" + steps + "outputs:\n" + outputs)
+        res = sh.run(["run", deck], rlimits={resource.RLIMIT_NOFILE: FEW_DESCRIPTORS + 16})
+        expect_error(suite, res, 3, ["file descriptors left", "`ulimit -n`, is %d" % (FEW_DESCRIPTORS + 16)])
+        suite.check(os.listdir(outs) == [], "left %s" % os.listdir(outs), res)
+
+    suite.case("outputs_beyond_descriptors", outputs_beyond_descriptors)
+
+
 def main():
     args = parse_args(__doc__.splitlines()[0], default_np=3)
     suite = Suite("e2e_limits_np_%d" % args.np, args)
@@ -348,6 +397,7 @@ def main():
             cgroup_cases(suite, sh, d, version)
         count_and_deck_cases(suite, sh, d)
         message_cases(suite, sh, d)
+        descriptor_cases(suite, sh, d)
     rc = suite.finish(sh)
     if rc == 0 and suite.passed == 0:
         return SKIP_RC

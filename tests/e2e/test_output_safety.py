@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -183,7 +184,7 @@ def file_size_limit_case(t, sh, kind):
     out = os.path.join(t.d, "out.h5")
     before = make_existing(out, size_rows=131072) if kind == "existing" else None
     extra = ["--compression", "gzip=1"] if kind == "compressed" else []
-    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + extra, file_size_limit=FILE_SIZE_LIMIT)
+    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + extra, rlimits={resource.RLIMIT_FSIZE: FILE_SIZE_LIMIT})
     t.suite.require(not r.timed_out, "hung at the file size limit", r)
     t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
     t.suite.check("file size limit" in r.stderr, "the message does not name the file size limit", r)
@@ -199,7 +200,7 @@ def file_size_limit_fits(t, sh):
     """An output that stays within the limit is written as usual."""
     inp, expected = make_inputs(t.d, rows=4096, index_rows=1 << 16)  # 4 MB
     out = os.path.join(t.d, "out.h5")
-    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--compression", "gzip=1"], file_size_limit=FILE_SIZE_LIMIT)
+    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--compression", "gzip=1"], rlimits={resource.RLIMIT_FSIZE: FILE_SIZE_LIMIT})
     e2e.expect_success(t.suite, r)
     e2e.same_array(t.suite, "g", e2e.read_h5(out, "/g"), expected, r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)

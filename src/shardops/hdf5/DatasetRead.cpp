@@ -1,5 +1,8 @@
 #include "shardops/hdf5/DatasetRead.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -9,6 +12,7 @@
 #include "shardops/core/StringTensor.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Filters.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
@@ -168,9 +172,25 @@ InputFiles::InputFiles(const Comm& comm) : comm_(comm) {}
 InputFiles::~InputFiles() = default;
 
 hid_t InputFiles::file(const DatasetRef& ref) {
-  auto it = open_.find(ref.file);
-  if (it == open_.end()) it = open_.emplace(ref.file, open_input_file(comm_, ref.file, ref.str())).first;
-  return it->second.get();
+  const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& f) { return f.first == ref.file; });
+  if (it != open_.end()) {
+    open_.splice(open_.begin(), open_, it);
+    return open_.front().second.get();
+  }
+  // Room for this open: the least recently used files without an open object are closed
+  // first (every rank decides alike: the same calls in the same order, the fewest
+  // descriptors left on any rank). Closing is collective.
+  const auto room = [&] { return open_.size() < kMaxOpen && comm_.min(descriptors_left()) >= 2 * kDescriptorsPerOpen; };
+  for (auto victim = open_.rbegin(); victim != open_.rend() && !room();) {
+    const unsigned objects = H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR;
+    if (H5Fget_obj_count(victim->second.get(), objects) != 0) {
+      ++victim;
+      continue;
+    }
+    victim = std::make_reverse_iterator(open_.erase(std::next(victim).base()));
+  }
+  open_.emplace_front(ref.file, open_input_file(comm_, ref.file, ref.str()));
+  return open_.front().second.get();
 }
 
 DatasetInfo InputFiles::inspect(const DatasetRef& ref) { return open_dataset(comm_, file(ref), ref).info; }

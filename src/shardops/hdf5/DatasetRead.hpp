@@ -2,8 +2,10 @@
 /// \file
 /// \brief Reading datasets: their dtype and shape, and a DistTensor of their rows.
 
-#include <map>
+#include <cstddef>
+#include <list>
 #include <string>
+#include <utility>
 
 #include "shardops/core/DType.hpp"
 #include "shardops/core/Shape.hpp"
@@ -73,10 +75,13 @@ struct ReadOptions {
 DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout* layout = nullptr,
                         const ReadOptions& options = {});
 
-/// \brief The input files of a job that reads several datasets: each file is opened once
-/// (collectively, on first use) for every dataset read from it, and all are closed when this
-/// goes. inspect() and read() are those above. Every rank must make the same calls in the
-/// same order. Close it (end its scope) before the job writes into one of these files.
+/// \brief The input files of a job that reads several datasets: a file is opened
+/// (collectively, on first use) and kept open for the next dataset read from it, and all
+/// are closed when this goes. At most kMaxOpen files are kept open, the least recently used
+/// closed first: a stitch of a thousand partition files must not run out of the process's
+/// file descriptors (`ulimit -n`). inspect() and read() are those above. Every rank must
+/// make the same calls in the same order. Close it (end its scope) before the job writes
+/// into one of these files.
 class InputFiles {
  public:
   explicit InputFiles(const Comm& comm);
@@ -88,10 +93,12 @@ class InputFiles {
   DistTensor read(const DatasetRef& ref, const RowLayout* layout = nullptr, const ReadOptions& options = {});
 
  private:
+  static constexpr std::size_t kMaxOpen = 32;
+
   hid_t file(const DatasetRef& ref);
 
   const Comm& comm_;
-  std::map<std::string, FileHandle> open_;  ///< by the file's name as given
+  std::list<std::pair<std::string, FileHandle>> open_;  ///< by the file's name as given, the latest used first
 };
 
 }  // namespace shardops::io

@@ -33,7 +33,14 @@ FileHandle open_agreed(const Comm& comm, const std::string& path, unsigned flags
   run_agreed(comm, [&] {
     const hid_t id =
         create ? H5Fcreate(path.c_str(), flags, fcpl.get(), fapl.get()) : H5Fopen(path.c_str(), flags, fapl.get());
-    file = FileHandle(check_id(id, what + ": " + failure));
+    if (id < 0) {
+      // Out of file descriptors, HDF5 and MPI-IO say only that the open failed.
+      const std::string shortage = descriptor_shortage_text();
+      if (shortage.empty()) throw IOError(with_hdf5_detail(what + ": " + failure));
+      hdf5_error_detail();  // clears HDF5's error stack
+      throw IOError(what + ": cannot " + (create ? "create '" : "open '") + path + "'" + shortage);
+    }
+    file = FileHandle(id);
   });
   return file;
 }

@@ -202,6 +202,28 @@ std::string file_size_limit_text() {
          " bytes (the file size limit, `ulimit -f`)";
 }
 
+long long descriptors_left() noexcept {
+  constexpr long long kUnknown = 1LL << 40;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kUnknown;
+  std::error_code ec;
+  long long open = 0;
+  for (fs::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec)) ++open;
+  if (ec == std::errc::too_many_files_open) return 0;  // not even one left to list them
+  if (ec || open == 0) return kUnknown;
+  return static_cast<long long>(limit.rlim_cur) - (open - 1);  // less the iterator's own descriptor
+}
+
+std::string descriptor_shortage_text() {
+  const long long left = descriptors_left();
+  if (left >= kDescriptorsPerOpen) return "";
+  struct rlimit limit {};
+  static_cast<void>(::getrlimit(RLIMIT_NOFILE, &limit));
+  return "; this process has " + (left > 0 ? "only " + std::to_string(left) : std::string("no")) +
+         " file descriptors left (too many open files: the limit, `ulimit -n`, is " + std::to_string(limit.rlim_cur) +
+         ")";
+}
+
 std::string free_space_text(const std::string& dir) {
   struct statvfs st {};
   if (::statvfs(dir.c_str(), &st) != 0) return "";

@@ -68,6 +68,19 @@ void expect_room(const std::string& dir, long long bytes, long long file_end, co
 /// HDF5 reports without the reason (EFBIG).
 std::string file_size_limit_text();
 
+/// \brief How many more files this process may open (RLIMIT_NOFILE, `ulimit -n`, less the
+/// descriptors open now); a large number where that cannot be told.
+long long descriptors_left() noexcept;
+
+/// \brief The descriptors an MPI-IO open may hold at once (the file, OMPIO's shared file
+/// pointer file, HDF5's): fewer than this left, an open fails for want of them.
+constexpr long long kDescriptorsPerOpen = 8;
+
+/// \brief "; this process has only K file descriptors left (too many open files: the limit,
+/// `ulimit -n`, is N)" when fewer than kDescriptorsPerOpen are left, else "": appended to a
+/// failed open, which HDF5 and MPI-IO report without the reason (EMFILE).
+std::string descriptor_shortage_text();
+
 /// "N bytes free" for the file system holding \p dir ("" if unknown).
 std::string free_space_text(const std::string& dir);
 

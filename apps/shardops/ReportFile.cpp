@@ -69,8 +69,7 @@ ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vec
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InvalidArgument(what + " is a directory; name a file");
     const std::string target = io::resolve_output_path(path, what);
-    temp_ = fs::path(target).parent_path() /
-            ("." + fs::path(target).filename().string() + ".shardops-report." + io::unique_token());
+    temp_ = io::hidden_path_beside(target, ".shardops-report." + io::unique_token());
     const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));
     ::close(fd);

@@ -196,6 +196,20 @@ def file_size_limit_case(t, sh, kind):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def longest_file_name(t, sh):
+    """A target whose name has the most bytes a name may have: made new, then added to (in
+    place, and through the new file and the journal), each report beside it."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, LONGEST_NAME)
+    for k, extra in enumerate([[], [], ["--compression", "gzip=1"]]):
+        report = os.path.join(t.d, "r" * 250 + ".json")
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g%d" % k)) + extra + ["--report", report])
+        e2e.expect_success(t.suite, r)
+        e2e.same_array(t.suite, "g%d" % k, e2e.read_h5(out, "/g%d" % k), expected, r)
+        t.suite.check(os.path.isfile(report), "no report", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 def file_size_limit_fits(t, sh):
     """An output that stays within the limit is written as usual."""
     inp, expected = make_inputs(t.d, rows=4096, index_rows=1 << 16)  # 4 MB
@@ -386,10 +400,14 @@ def stopped_in_phase(t, sh, phase, sig, whom):
                       "no rank exited %d for %s" % (STOP_CODES[sig], sig.name), r)
 
 
-def killed_then_cleaned(t, sh, where):
+# The longest name a file may have (255 bytes): the hidden files beside it take a shorter stem.
+LONGEST_NAME = "n" * 252 + ".h5"
+
+
+def killed_then_cleaned(t, sh, where, name="target.h5"):
     """SIGKILL of a rank at the worst moments; the next job writing there cleans up."""
     inp, expected = make_inputs(t.d)
-    out = os.path.join(t.d, "target.h5")
+    out = os.path.join(t.d, name)
     before = make_existing(out)
     kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), where, 1)
     r = sh.run(gather_args(inp, e2e.ref(out, "/next")))
@@ -582,6 +600,7 @@ def main():
         for kind in ("new", "compressed", "existing"):
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
+        run_case("longest_file_name", longest_file_name)
     if everything or "concurrent" in groups:
         run_case("append_in_place", append_in_place)
         run_case("overwrite_is_bounded", overwrite_is_bounded)
@@ -603,6 +622,7 @@ def main():
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
+        run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
         run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)
         run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)
         run_case("two_files_killed_after_commit_point", two_files_killed_after_commit_point)

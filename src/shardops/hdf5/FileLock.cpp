@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 
 namespace shardops::io {
 
@@ -31,10 +32,7 @@ double lock_timeout_seconds() {
   return value;
 }
 
-std::string lock_path_of(const std::string& target) {
-  const fs::path p(target);
-  return (p.parent_path() / ("." + p.filename().string() + ".shardops-lock")).string();
-}
+std::string lock_path_of(const std::string& target) { return hidden_path_beside(target, ".shardops-lock"); }
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -129,9 +130,24 @@ std::string unique_token() {
   return std::to_string(::getpid()) + "." + std::to_string(nanos) + "." + std::to_string(counter++);
 }
 
+std::string hidden_stem(const std::string& target) {
+  const std::string name = fs::path(target).filename().string();
+  // The longest suffix (".shardops-journal." + a token) takes under 60 bytes.
+  constexpr std::size_t kLongest = 120, kKept = 80;
+  if (name.size() <= kLongest) return "." + name;
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a
+  for (const unsigned char c : name) hash = (hash ^ c) * 1099511628211ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return "." + name.substr(0, kKept) + "~" + hex;
+}
+
+std::string hidden_path_beside(const std::string& target, const std::string& suffix) {
+  return (fs::path(target).parent_path() / (hidden_stem(target) + suffix)).string();
+}
+
 std::string temp_path_beside(const std::string& target) {
-  const fs::path p(target);
-  return (p.parent_path() / ("." + p.filename().string() + ".shardops-tmp." + unique_token())).string();
+  return hidden_path_beside(target, ".shardops-tmp." + unique_token());
 }
 
 void rename_new_file(const std::string& temp, const std::string& target, bool durable, const std::string& what) {
@@ -236,8 +252,7 @@ long long file_size(const std::string& path) noexcept {
 }
 
 std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix) {
-  const fs::path p(target);
-  const std::string prefix = "." + p.filename().string() + suffix_prefix;
+  const std::string prefix = hidden_stem(target) + suffix_prefix;
   std::vector<std::string> found;
   std::error_code ec;
   for (fs::directory_iterator it(parent_dir(target), ec), end; !ec && it != end; it.increment(ec)) {

@@ -34,6 +34,15 @@ bool path_exists(const std::string& path) noexcept;
 /// "PID.NANOS.COUNTER": unique among the processes of one machine and over time.
 std::string unique_token();
 
+/// \brief The start of the hidden names of the files a job keeps beside \p target (its
+/// new file, lock, journal, notes): "." + the target's name, or, for a name too long to take
+/// a suffix within the file system's 255 bytes, "." + its first 80 bytes + "~" + a hash of
+/// the whole name (the same in every job, so that the next one finds what a killed one left).
+std::string hidden_stem(const std::string& target);
+
+/// \brief "DIR/" + hidden_stem(target) + \p suffix, DIR being \p target's folder.
+std::string hidden_path_beside(const std::string& target, const std::string& suffix);
+
 /// \brief A fresh name beside \p target: "DIR/.NAME.shardops-tmp.PID.NANOS.COUNTER".
 std::string temp_path_beside(const std::string& target);
 

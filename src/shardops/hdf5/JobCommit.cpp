@@ -27,8 +27,7 @@ constexpr const char* kRecordInfix = ".shardops-undo.";
 constexpr const char* kNoteInfix = ".shardops-member.";
 
 std::string beside(const std::string& target, const char* infix, const std::string& token) {
-  const fs::path p(target);
-  return (p.parent_path() / ("." + p.filename().string() + infix + token)).string();
+  return hidden_path_beside(target, infix + token);
 }
 
 // Fields end with a NUL byte: paths cannot hold one.

@@ -313,9 +313,7 @@ hid_t driver_id() {
 
 // ---------------------------------------------------------------------------
 
-std::string journal_prefix_of(const std::string& target) {
-  return "." + fs::path(target).filename().string() + ".shardops-journal.";
-}
+std::string journal_prefix_of(const std::string& target) { return hidden_stem(target) + ".shardops-journal."; }
 
 JournaledCommit::JournaledCommit(const std::string& target, bool durable, const std::string& what)
     : session_(std::make_unique<Session>()) {

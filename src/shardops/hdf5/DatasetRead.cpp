@@ -201,10 +201,37 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
   return InputFiles(comm).read(ref, layout, options);
 }
 
+void InputFiles::close(const std::string& file) {
+  const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& f) { return f.first == file; });
+  if (it != open_.end()) open_.erase(it);
+}
+
 DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, const ReadOptions& options) {
   const Comm& comm = comm_;
   const std::string what = ref.str();
   OpenDataset d = open_dataset(comm, file(ref), ref);
+  // HDF5 1.10 reads a virtual dataset (h5py's VirtualLayout) only from a file opened without
+  // MPI-IO ("parallel reads not supported on virtual datasets"): each rank then opens the
+  // file for itself, and HDF5 reads its rows from the source files. The file is closed here
+  // first: HDF5 would share the MPI-IO one with a second open of it.
+  bool is_virtual = false;
+  run_agreed(comm, [&] {
+    const PropListHandle dcpl(check_id(H5Dget_create_plist(d.dataset.get()), what + ": cannot read the layout"));
+    is_virtual = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
+  });
+  FileHandle own_file;  // the virtual dataset's file, opened by this rank alone
+  if (is_virtual) {
+    d.dataset.reset();
+    close(ref.file);
+    run_agreed(comm, [&] {
+      const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", ErrorKind::Internal));
+      check_status(H5Pset_fapl_sec2(fapl.get()), "H5Pset_fapl_sec2", ErrorKind::Internal);
+      own_file = FileHandle(check_id(H5Fopen(ref.file.c_str(), H5F_ACC_RDONLY, fapl.get()),
+                                     what + ": cannot open '" + ref.file + "' to read its virtual dataset"));
+      d.dataset = DatasetHandle(check_id(H5Dopen2(own_file.get(), ref.path.c_str(), H5P_DEFAULT),
+                                         what + ": cannot open the virtual dataset"));
+    });
+  }
   const Shape& shape = d.info.shape;
   const int rank = comm.rank();
   constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;

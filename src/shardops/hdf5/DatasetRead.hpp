@@ -96,6 +96,8 @@ class InputFiles {
   static constexpr std::size_t kMaxOpen = 32;
 
   hid_t file(const DatasetRef& ref);
+  /// Closes \p file if it is open (collective).
+  void close(const std::string& file);
 
   const Comm& comm_;
   std::list<std::pair<std::string, FileHandle>> open_;  ///< by the file's name as given, the latest used first

@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""End-to-end: inputs stored in the other ways h5py makes them (ctest e2e_input_layouts_np_N).
+
+Besides contiguous and chunked datasets, h5py writes virtual datasets (VirtualLayout: rows
+taken from datasets in other files, a source that is missing reading as the fill value),
+datasets whose raw data lies in a separate file (external=), compact datasets, datasets
+never written (no storage: every element the fill value), and links to datasets (soft
+links, external links into other files). shardops must read each exactly as h5py does, at
+any rank count, a row selection included. Each case runs `gather-nd` with the identity
+indices (the output is the input, read through shardops' read path) and compares the output
+with h5py's own read, byte for byte; one case also makes a virtual dataset the tensor of a
+tensor-scatter-update whose output goes into the virtual dataset's own file.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+
+from e2e_common import (Shardops, Suite, expect_success, parse_args, read_h5, ref, same_array,  # noqa: E402
+                        work_dir)
+
+ROWS, COLS = 37, 3  # no rank count divides 37: uneven blocks
+
+
+def rows_of(first, count, dtype="float32"):
+    return (np.arange(first * COLS, (first + count) * COLS) % 1000 + 1).astype(dtype).reshape(count, COLS)
+
+
+def make_virtual(d, name, missing_source=False, dtype="float32"):
+    """A virtual dataset of ROWS rows from three source files (the last one absent if asked)."""
+    parts = [(0, 12), (12, 30), (30, ROWS)]
+    layout = h5py.VirtualLayout(shape=(ROWS, COLS), dtype=dtype)
+    for k, (a, b) in enumerate(parts):
+        src = os.path.join(d, "%s_src%d.h5" % (name, k))
+        if not (missing_source and k == len(parts) - 1):
+            with h5py.File(src, "w") as f:
+                f["x"] = rows_of(a, b - a, dtype)
+        layout[a:b] = h5py.VirtualSource(os.path.basename(src), "x", shape=(b - a, COLS))
+    path = os.path.join(d, name + ".h5")
+    with h5py.File(path, "w") as f:
+        f.create_virtual_dataset("d", layout, fillvalue=-1)
+    return path
+
+
+def make_external_raw(d):
+    path = os.path.join(d, "external_raw.h5")
+    with h5py.File(path, "w") as f:
+        ds = f.create_dataset("d", shape=(ROWS, COLS), dtype="float32",
+                              external=[(os.path.join(d, "external_raw.bin"), 0, h5py.h5f.UNLIMITED)])
+        ds[...] = rows_of(0, ROWS)
+    return path
+
+
+def make_compact(d):
+    path = os.path.join(d, "compact.h5")
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        space = h5py.h5s.create_simple((ROWS, COLS))
+        ds = h5py.h5d.create(f.id, b"d", h5py.h5t.NATIVE_INT64, space, dcpl=dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, rows_of(0, ROWS, "int64"))
+    return path
+
+
+def make_never_written(d):
+    path = os.path.join(d, "never_written.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", shape=(ROWS, COLS), dtype="float64", fillvalue=2.5)
+    return path
+
+
+def make_links(d):
+    target = os.path.join(d, "link_target.h5")
+    with h5py.File(target, "w") as f:
+        f["g/x"] = rows_of(0, ROWS)
+    path = os.path.join(d, "links.h5")
+    with h5py.File(path, "w") as f:
+        f["d"] = h5py.ExternalLink(os.path.basename(target), "/g/x")
+        f["soft"] = h5py.SoftLink("/d")
+    return path
+
+
+def identity(d, count):
+    path = os.path.join(d, "iota_%d.h5" % count)
+    if not os.path.exists(path):
+        with h5py.File(path, "w") as f:
+            f["i"] = np.arange(count, dtype=np.int64).reshape(count, 1)
+    return path
+
+
+def h5py_rows(path, dataset, rows=None):
+    with h5py.File(path, "r") as f:
+        data = f[dataset][()]
+    return data if rows is None else data[rows[0]:rows[1]]
+
+
+def gather_case(suite, sh, d, name, path, dataset="/d", rows=None):
+    expected = h5py_rows(path, dataset, rows)
+    source = ref(path, dataset) + ("[%d:%d]" % rows if rows else "")
+    out = os.path.join(d, "out_%s.h5" % name)
+    res = sh.run(["gather-nd", "--params", source, "--indices", ref(identity(d, len(expected)), "/i"), "--out",
+                  ref(out, "/o"), "-q"])
+    expect_success(suite, res)
+    if res.rc == 0:
+        same_array(suite, name, read_h5(out, "o"), expected, res)
+
+
+def scatter_into_virtual_file(suite, sh, d):
+    """The virtual dataset as a tensor; the output added to the virtual dataset's own file."""
+    path = make_virtual(d, "vds_target")
+    upd = os.path.join(d, "vds_updates.h5")
+    with h5py.File(upd, "w") as f:
+        f["i"] = np.array([[3], [36], [3]], np.int32)
+        f["u"] = np.full((3, COLS), 500, np.float32)
+        f["u"][2] = 700
+    expected = h5py_rows(path, "/d")
+    expected[3] = 700
+    expected[36] = 500
+    res = sh.run(["tensor-scatter-update", "--tensor", ref(path, "/d"), "--indices", ref(upd, "/i"), "--updates",
+                  ref(upd, "/u"), "--out", ref(path, "/updated"), "-q"])
+    expect_success(suite, res)
+    if res.rc == 0:
+        same_array(suite, "updated", read_h5(path, "updated"), expected, res)
+        same_array(suite, "d", h5py_rows(path, "/d"), rows_of(0, ROWS), res)
+
+
+def main():
+    args = parse_args(__doc__.splitlines()[0], default_np=3)
+    suite = Suite("e2e_input_layouts_np_%d" % args.np, args)
+    sh = Shardops(args)
+    with work_dir(args, "layouts") as d:
+        vds = make_virtual(d, "vds")
+        suite.case("virtual", gather_case, suite, sh, d, "virtual", vds)
+        suite.case("virtual_rows", gather_case, suite, sh, d, "virtual_rows", vds, "/d", (5, 33))
+        suite.case("virtual_missing_source", gather_case, suite, sh, d, "virtual_missing_source",
+                   make_virtual(d, "vds_missing", missing_source=True))
+        suite.case("virtual_int16", gather_case, suite, sh, d, "virtual_int16",
+                   make_virtual(d, "vds_int16", dtype="int16"))
+        suite.case("virtual_as_tensor_output_beside_it", scatter_into_virtual_file, suite, sh, d)
+        suite.case("external_raw_data", gather_case, suite, sh, d, "external_raw_data", make_external_raw(d))
+        suite.case("compact", gather_case, suite, sh, d, "compact", make_compact(d))
+        suite.case("never_written_fill_value", gather_case, suite, sh, d, "never_written_fill_value",
+                   make_never_written(d))
+        links = make_links(d)
+        suite.case("external_link", gather_case, suite, sh, d, "external_link", links, "/d")
+        suite.case("soft_link_rows", gather_case, suite, sh, d, "soft_link_rows", links, "/soft", (1, 36))
+    return suite.finish(sh)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,7 +26,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_common as e2e  # noqa: E402
 
-STOP_CODES = {signal.SIGTERM: 143, signal.SIGINT: 130, signal.SIGHUP: 129}
+STOP_CODES = {signal.SIGTERM: 143, signal.SIGINT: 130, signal.SIGHUP: 129, signal.SIGUSR1: 138,
+              signal.SIGUSR2: 140, signal.SIGXCPU: 152, signal.SIGALRM: 142}
 
 
 def leftovers(d):
@@ -400,6 +401,24 @@ def stopped_in_phase(t, sh, phase, sig, whom):
                       "no rank exited %d for %s" % (STOP_CODES[sig], sig.name), r)
 
 
+def sigpipe_is_ignored(t, sh):
+    """SIGPIPE (what a write to a closed pipe raises, `… | head`) does not stop a job."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:1"})
+    reached = job.wait_for("test pause at write", count=sh.np)
+    for pid in job.ranks() if reached else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGPIPE)
+    rc = job.finish(timeout=30)
+    r = job.result(rc)
+    t.suite.require(reached, "the job never reached its write phase", r)
+    t.suite.check(rc == 0, "exit %s after SIGPIPE, expected 0" % rc, r)
+    if rc == 0:
+        e2e.same_array(t.suite, "/g", e2e.read_h5(out, "/g"), expected, r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 # The longest name a file may have (255 bytes): the hidden files beside it take a shorter stem.
 LONGEST_NAME = "n" * 252 + ".h5"
 
@@ -619,6 +638,13 @@ def main():
             run_case("sigterm_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGTERM, "mpirun")
             run_case("sigint_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGINT, "mpirun")
             run_case("sighup_to_every_rank_in_%s" % phase, stopped_in_phase, phase, signal.SIGHUP, "ranks")
+        # The other signals whose default action ends a process (Slurm's --signal sends
+        # SIGUSR1 ahead of a time limit; `ulimit -t` sends SIGXCPU): the same clean end.
+        for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU, signal.SIGALRM):
+            run_case("%s_to_every_rank_in_write" % sig.name.lower(), stopped_in_phase, "write", sig, "ranks")
+        run_case("sigusr1_to_every_rank_in_in-place", stopped_in_phase, "in-place", signal.SIGUSR1, "ranks")
+        run_case("sigusr1_to_mpirun_in_write", stopped_in_phase, "write", signal.SIGUSR1, "mpirun")
+        run_case("sigpipe_is_ignored", sigpipe_is_ignored)
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")

@@ -63,6 +63,10 @@ const char* signal_name(int sig) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
     case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGALRM: return "SIGALRM";
     default: return "a signal";
   }
 }
@@ -168,9 +172,16 @@ void install_stop_handlers(bool print_messages) {
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+  // Beyond the three a user or a scheduler stops a job with, every other signal whose
+  // default action ends the process without a core dump worth having: SIGUSR1/SIGUSR2 (what
+  // Slurm's --signal sends ahead of a time limit, unless told to send it to the batch shell
+  // alone), SIGXCPU (the CPU time limit, `ulimit -t`), SIGALRM.
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM}) {
     if (::sigaction(sig, &action, nullptr) != 0) throw InternalError("sigaction failed");
   }
+  // A closed pipe on stdout or stderr (`… | head`) makes a write fail with EPIPE instead of
+  // killing the rank mid-job.
+  if (::signal(SIGPIPE, SIG_IGN) == SIG_ERR) throw InternalError("signal(SIGPIPE) failed");
   struct sigaction bus {};
   bus.sa_sigaction = on_bus_error;
   sigemptyset(&bus.sa_mask);

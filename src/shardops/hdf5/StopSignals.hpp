@@ -2,7 +2,9 @@
 /// \file
 /// \brief What a job does when SIGTERM, SIGINT or SIGHUP stops it (Slurm's scancel and
 /// time limit, Ctrl-C, a closed terminal; Open MPI's mpirun forwards them to every rank
-/// and sends SIGKILL about a second later, so there is no time for collective clean-up).
+/// and sends SIGKILL about a second later, so there is no time for collective clean-up),
+/// or another signal whose default action would end it: SIGUSR1, SIGUSR2 (Slurm's
+/// --signal), SIGXCPU (`ulimit -t`), SIGALRM. SIGPIPE is ignored (a closed stdout).
 ///
 /// Each rank's handler cuts the existing targets it wrote past their end back to their
 /// length, removes, itself and at once, the temporary files the job registered (both
@@ -28,7 +30,8 @@ namespace shardops::io {
 /// it (SIGHUP 129, SIGINT 130, SIGTERM 143).
 constexpr int stop_exit_code(int signal) { return 128 + signal; }
 
-/// \brief Installs the handlers for SIGTERM, SIGINT and SIGHUP (once per process; a
+/// \brief Installs the handlers for the stop signals above, ignores SIGXFSZ (a write past
+/// the file size limit then fails with EFBIG) and SIGPIPE (once per process; a
 /// program that embeds shardops may choose not to). \p print_messages: this rank
 /// prints the one line (rank 0 of the job).
 void install_stop_handlers(bool print_messages);

@@ -8,6 +8,7 @@
 #include "CommandLine.hpp"
 #include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/core/Settings.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
@@ -37,17 +38,13 @@ std::int64_t global_bytes(const Comm& comm, const LazyTensor& t) {
 // Whether an op that can leave its output's rows to be made as they are written
 // (OpInfo::run_lazy) does so: SHARDOPS_STREAM_OUTPUTS=0 makes every output whole first,
 // as the ops do for decks and Python.
-bool stream_outputs() {
-  const char* setting = std::getenv("SHARDOPS_STREAM_OUTPUTS");
-  return setting == nullptr || std::string(setting) != "0";
-}
+bool stream_outputs() { return switch_setting("SHARDOPS_STREAM_OUTPUTS").value_or(true); }
 
 // How inputs are read: datasets of 1 MiB or more mapped where the file allows it
 // (io::ReadOptions says why a job that reads, runs one op and exits may).
 // SHARDOPS_MAP_INPUTS=0 copies every dataset, =all maps every one that can be.
 io::ReadOptions input_reading() {
-  const char* setting = std::getenv("SHARDOPS_MAP_INPUTS");
-  const std::string map = setting != nullptr ? setting : "";
+  const std::string map = word_setting("SHARDOPS_MAP_INPUTS").value_or("1");
   io::ReadOptions options;
   options.map_file = map != "0";
   if (map == "all") options.map_from_bytes = 0;

@@ -22,6 +22,7 @@
 #include "shardops/core/KokkosArgs.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
+#include "shardops/core/Settings.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/route/Comm.hpp"
@@ -98,6 +99,8 @@ int main(int argc, char** argv) {
       share_node_memory(comm);
       Kokkos::Timer timer;
       run_agreed(comm, [&] {
+        for (const std::string& warning : check_settings())
+          if (rank == 0) std::cerr << "shardops: warning: " << warning << std::endl;
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);
         if (!request) return;  // help or version printed
         command = request->command;

@@ -1,12 +1,15 @@
 #include "shardops/core/HostMemory.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
+
+#include "shardops/core/Error.hpp"
+#include "shardops/core/Settings.hpp"
 
 namespace shardops {
 
@@ -49,9 +55,10 @@ bool host_takes_back_free_memory() {
 
 bool huge_pages_in_use() noexcept {
   static const bool wanted = [] {
-    const char* v = std::getenv("SHARDOPS_HUGE_PAGES");
-    if (v && std::strcmp(v, "0") == 0) return false;
-    if (v && std::strcmp(v, "1") == 0) return true;
+    try {
+      if (const std::optional<bool> chosen = switch_setting("SHARDOPS_HUGE_PAGES")) return *chosen;
+    } catch (const Error&) {  // a value it does not take: check_settings() says so, as unset here
+    }
     return !host_takes_back_free_memory();
   }();
   return wanted;
@@ -225,9 +232,13 @@ void count_new_allocation(std::size_t bytes) noexcept { new_bytes().fetch_add(by
 
 std::size_t keep_limit() {
   static const std::size_t limit = [] {
-    const char* v = std::getenv("SHARDOPS_REUSE_MEMORY_MB");
-    const unsigned long long mb = v && *v ? std::strtoull(v, nullptr, 10) : 2048ULL;
-    return static_cast<std::size_t>(mb) << 20;
+    unsigned long long mb = 2048;
+    try {
+      mb = count_setting("SHARDOPS_REUSE_MEMORY_MB").value_or(mb);
+    } catch (const Error&) {  // a value it does not take: check_settings() says so, as unset here
+    }
+    return static_cast<std::size_t>(std::min<unsigned long long>(mb, std::numeric_limits<std::size_t>::max() >> 20))
+           << 20;
   }();
   return limit;
 }

@@ -15,22 +15,14 @@
 #include <utility>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/core/Settings.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 
 namespace shardops::io {
 
 namespace fs = std::filesystem;
 
-double lock_timeout_seconds() {
-  const char* text = std::getenv("SHARDOPS_LOCK_TIMEOUT");
-  if (text == nullptr || *text == '\0') return 300.0;
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(value >= 0.0)) {
-    throw InvalidArgument(std::string("SHARDOPS_LOCK_TIMEOUT='") + text + "' is not a number of seconds >= 0");
-  }
-  return value;
-}
+double lock_timeout_seconds() { return seconds_setting("SHARDOPS_LOCK_TIMEOUT").value_or(300.0); }
 
 std::string lock_path_of(const std::string& target) { return hidden_path_beside(target, ".shardops-lock"); }
 

@@ -8,6 +8,7 @@
 
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/Settings.hpp"
 
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
@@ -16,10 +17,7 @@
 namespace shardops {
 
 bool gpu_aware_mpi_enabled() {
-  if (const char* env = std::getenv("SHARDOPS_GPU_AWARE_MPI")) {
-    const std::string v(env);
-    return !(v.empty() || v == "0" || v == "false" || v == "no" || v == "off");
-  }
+  if (const std::optional<bool> chosen = switch_setting("SHARDOPS_GPU_AWARE_MPI")) return *chosen;
 #ifdef SHARDOPS_ENABLE_GPU_AWARE_MPI
   return true;
 #elif defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
@@ -29,15 +27,7 @@ bool gpu_aware_mpi_enabled() {
 #endif
 }
 
-bool mpi_staging_forced() {
-  const char* env = std::getenv("SHARDOPS_MPI_STAGING");
-  if (env == nullptr) return false;
-  const std::string v(env);
-  if (v == "host") return true;
-  if (v.empty() || v == "auto") return false;
-  throw InvalidArgument("SHARDOPS_MPI_STAGING='" + v +
-                        "': use host (always stage MPI buffers through host memory) or auto");
-}
+bool mpi_staging_forced() { return word_setting("SHARDOPS_MPI_STAGING").value_or("auto") == "host"; }
 
 bool RouteOptions::mpi_takes_memspace_pointers() const {
   if (stage_through_host) return false;

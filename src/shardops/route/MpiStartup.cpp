@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "shardops/core/Settings.hpp"
 #include "shardops/route/detail/MpiStartupRules.hpp"
 
 namespace shardops {
@@ -131,7 +132,7 @@ std::string skip_absent_mtls_or_throw() {
 #if !defined(OPEN_MPI)
   return "";
 #else
-  if (const char* v = std::getenv("SHARDOPS_SKIP_ABSENT_MTLS"); v != nullptr && std::strcmp(v, "0") == 0) return "";
+  if (!switch_setting("SHARDOPS_SKIP_ABSENT_MTLS").value_or(true)) return "";
   int started = 0;
   MPI_Initialized(&started);
   if (started) return "";

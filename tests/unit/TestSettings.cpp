@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/core/Settings.hpp"
+
+namespace {
+
+// Sets an environment variable for one test and restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (value == nullptr)
+      ::unsetenv(name);
+    else
+      ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+TEST(Settings, SwitchTakesOnOffWordsAndNothingElse) {
+  const char* name = "SHARDOPS_STREAM_OUTPUTS";
+  {
+    ScopedEnv unset(name, nullptr);
+    EXPECT_FALSE(shardops::switch_setting(name).has_value());
+  }
+  {
+    ScopedEnv empty(name, "");
+    EXPECT_FALSE(shardops::switch_setting(name).has_value());
+  }
+  for (const char* yes : {"1", "true", "yes", "on"}) {
+    ScopedEnv set(name, yes);
+    EXPECT_EQ(shardops::switch_setting(name), true) << yes;
+  }
+  for (const char* no : {"0", "false", "no", "off"}) {
+    ScopedEnv set(name, no);
+    EXPECT_EQ(shardops::switch_setting(name), false) << no;
+  }
+  for (const char* bad : {"2", "maybe", "ON ", " 1"}) {
+    ScopedEnv set(name, bad);
+    try {
+      shardops::switch_setting(name);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const shardops::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Settings, WordsCountsAndSeconds) {
+  {
+    ScopedEnv set("SHARDOPS_MAP_INPUTS", "all");
+    EXPECT_EQ(shardops::word_setting("SHARDOPS_MAP_INPUTS"), "all");
+  }
+  {
+    ScopedEnv set("SHARDOPS_MAP_INPUTS", "2");
+    EXPECT_THROW(shardops::word_setting("SHARDOPS_MAP_INPUTS"), shardops::InvalidArgument);
+  }
+  {
+    ScopedEnv set("SHARDOPS_REUSE_MEMORY_MB", "512");
+    EXPECT_EQ(shardops::count_setting("SHARDOPS_REUSE_MEMORY_MB"), 512ULL);
+  }
+  for (const char* bad : {"-1", "1.5", "12abc", "99999999999999999999999"}) {
+    ScopedEnv set("SHARDOPS_REUSE_MEMORY_MB", bad);
+    EXPECT_THROW(shardops::count_setting("SHARDOPS_REUSE_MEMORY_MB"), shardops::InvalidArgument) << bad;
+  }
+  {
+    ScopedEnv set("SHARDOPS_LOCK_TIMEOUT", "2.5");
+    EXPECT_EQ(shardops::seconds_setting("SHARDOPS_LOCK_TIMEOUT"), 2.5);
+  }
+  for (const char* bad : {"-1", "abc", "nan", "1e400", "inf"}) {
+    ScopedEnv set("SHARDOPS_LOCK_TIMEOUT", bad);
+    EXPECT_THROW(shardops::seconds_setting("SHARDOPS_LOCK_TIMEOUT"), shardops::InvalidArgument) << bad;
+  }
+}
+
+TEST(Settings, CheckRefusesBadValuesAndNamesNearMisses) {
+  {
+    ScopedEnv bad("SHARDOPS_HUGE_PAGES", "maybe");
+    EXPECT_THROW(shardops::check_settings(), shardops::InvalidArgument);
+  }
+  ScopedEnv misspelt("SHARDOPS_STREAM_OUTPUT", "0");
+  ScopedEnv unrelated("SHARDOPS_BUILD_DIR", "/tmp/build");  // the scripts' own: not a job setting
+  const std::vector<std::string> warnings = shardops::check_settings();
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(warnings[0].find("SHARDOPS_STREAM_OUTPUT is not a setting"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("did you mean SHARDOPS_STREAM_OUTPUTS?"), std::string::npos) << warnings[0];
+}
+
+}  // namespace

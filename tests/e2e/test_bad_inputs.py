@@ -112,8 +112,25 @@ def catalogue(d, good, not_h5, truncated, regular):
                                         "--num-partitions", str(n), "--out", o]
     stitch = lambda idx, data: ["dynamic-stitch", "--indices"] + [g(i) for i in idx] + ["--data"] + \
         [g(x) for x in data] + ["--out", o]
+    # An existing output file whose names are links: into an input file, within itself, dangling.
+    linked = os.path.join(d, "linked.h5")
+    with h5py.File(linked, "w") as f:
+        f["real"] = np.zeros((4, 3), np.float32)
+        f.create_group("grp")
+        f["ext"] = h5py.ExternalLink(os.path.basename(good), "/params")
+        f["soft"] = h5py.SoftLink("/real")
+        f["dangling"] = h5py.SoftLink("/nowhere")
+        f["grp_soft"] = h5py.SoftLink("/grp")
+    via = lambda path: ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"), "--out", ref(linked, path),
+                        "--overwrite"]
     C = BadCase
     return [
+        # Never written through a soft or external link, nor in a link's place.
+        C("output_through_external_link", via("/ext"), 2, ["is an external link to 'in.h5:/params'"], out=linked),
+        C("output_below_external_link", via("/ext/new"), 2, ["is an external link to 'in.h5:/params'"], out=linked),
+        C("output_in_soft_link_place", via("/soft"), 2, ["'/soft' in", "is a soft link to '/real'"], out=linked),
+        C("output_in_dangling_link_place", via("/dangling"), 2, ["is a soft link to '/nowhere'"], out=linked),
+        C("output_through_soft_linked_group", via("/grp_soft/new"), 2, ["is a soft link to '/grp'"], out=linked),
         # Indices out of range or negative (TF's texts; scatter/gather report the last bad row).
         C("gather_nd_out_of_range_two_ranks", gather("/gidx_bad"), 2,
           ["indices[7] = [10] does not index into param shape [10,3]"], datasets=[g("/gidx_bad")]),

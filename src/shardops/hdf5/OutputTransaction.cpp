@@ -226,6 +226,12 @@ constexpr long long kMetadataRoom = 1 << 20;
 // Refuses a target that cannot be (re)placed in \p file. Returns true if a dataset is
 // there and is to be replaced (overwrite).
 bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what) {
+  const std::string link = link_in_the_way(file, target.file, target.path);
+  if (!link.empty()) {
+    throw InvalidArgument(what + ": " + link +
+                          "; an output is never written through a soft or external link, nor in its place, even "
+                          "with --overwrite");
+  }
   const PathLookup found = lookup_path(file, target.path, what);
   if (found.blocked) {
     throw InvalidArgument(what + ": cannot create the dataset: '" + found.stop + "' exists in '" + target.file +

@@ -28,6 +28,13 @@ struct PathLookup {
 /// \throws IOError naming \p what if HDF5 cannot read the links (damaged file).
 PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what);
 
+/// \brief The first link on \p path that an output must not be written through or in
+/// place of: an external link (into another file, which the job's commit does not cover)
+/// or a soft link (whose target HDF5 resolves differently as the commit deletes and copies
+/// objects), anywhere on it. "'/d' in 'F' is an external link to 'G:/x'", or "" if every
+/// component is a hard link (or the path is missing from there on).
+std::string link_in_the_way(hid_t file, const std::string& file_name, const std::string& path);
+
 /// "a group", "a dataset", "a named datatype", for messages.
 const char* object_kind_name(ObjectKind kind) noexcept;
 

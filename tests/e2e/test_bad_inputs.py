@@ -121,6 +121,7 @@ def catalogue(d, good, not_h5, truncated, regular):
         f["soft"] = h5py.SoftLink("/real")
         f["dangling"] = h5py.SoftLink("/nowhere")
         f["grp_soft"] = h5py.SoftLink("/grp")
+        f["ext_missing"] = h5py.ExternalLink("missing.h5", "/x")
     via = lambda path: ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"), "--out", ref(linked, path),
                         "--overwrite"]
     C = BadCase
@@ -131,6 +132,13 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("output_in_soft_link_place", via("/soft"), 2, ["'/soft' in", "is a soft link to '/real'"], out=linked),
         C("output_in_dangling_link_place", via("/dangling"), 2, ["is a soft link to '/nowhere'"], out=linked),
         C("output_through_soft_linked_group", via("/grp_soft/new"), 2, ["is a soft link to '/grp'"], out=linked),
+        # An input named through a link that leads nowhere: the link is named.
+        C("input_through_dangling_soft_link", ["gather-nd", "--params", ref(linked, "/dangling"), "--indices",
+                                               g("/gidx_ok"), "--out", o], 2,
+          ["no such dataset: '/dangling' in", "is a soft link to '/nowhere', which leads to nothing"]),
+        C("input_through_external_link_to_missing_file", ["gather-nd", "--params", ref(linked, "/ext_missing"),
+                                                          "--indices", g("/gidx_ok"), "--out", o], 2,
+          ["is an external link to 'missing.h5:/x', which leads to nothing"]),
         # Indices out of range or negative (TF's texts; scatter/gather report the last bad row).
         C("gather_nd_out_of_range_two_ranks", gather("/gidx_bad"), 2,
           ["indices[7] = [10] does not index into param shape [10,3]"], datasets=[g("/gidx_bad")]),

@@ -65,6 +65,11 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
                             ", not a group");
     }
     if (found.kind == ObjectKind::Missing) {
+      // A link there that leads nowhere (a dangling soft link, an external link to a file
+      // or object that is not there) is named as such.
+      const std::string link = link_in_the_way(file, ref.file, found.stop);
+      if (link.rfind("'" + found.stop + "'", 0) == 0)
+        throw InvalidArgument(what + ": no such dataset: " + link + ", which leads to nothing");
       throw InvalidArgument(what + ": no such dataset in '" + ref.file + "'" +
                             (found.stop != ref.path ? " (its group '" + found.stop + "' does not exist)" : ""));
     }

@@ -43,6 +43,7 @@ void run_list_command(const Comm& comm, const Request& r) {
       os << "  filters ";
       for (std::size_t i = 0; i < d.filters.size(); ++i) os << (i ? ", " : "") << d.filters[i];
     }
+    if (!d.link.empty()) os << "  (" << d.link << ")";
     os << "\n";
     for (const auto& [name, value] : d.attributes) os << "    @" << name << " = " << value << "\n";
   }

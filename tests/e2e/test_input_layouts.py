@@ -9,7 +9,8 @@ links, external links into other files). shardops must read each exactly as h5py
 any rank count, a row selection included. Each case runs `gather-nd` with the identity
 indices (the output is the input, read through shardops' read path) and compares the output
 with h5py's own read, byte for byte; one case also makes a virtual dataset the tensor of a
-tensor-scatter-update whose output goes into the virtual dataset's own file.
+tensor-scatter-update whose output goes into the virtual dataset's own file; `shardops ls`
+lists the datasets links lead to, each with its link.
 """
 
 import os
@@ -128,6 +129,19 @@ def scatter_into_virtual_file(suite, sh, d):
         same_array(suite, "d", h5py_rows(path, "/d"), rows_of(0, ROWS), res)
 
 
+def listing_shows_links(suite, sh, d, links):
+    """`shardops ls` lists the datasets links lead to (a master file's data), with each link."""
+    res = sh.run(["ls", links], np=1)
+    expect_success(suite, res)
+    lines = [line.split() for line in res.stdout.splitlines()]
+    by_path = {words[0]: " ".join(words[1:]) for words in lines if words}
+    suite.check(by_path.get("/d", "").startswith("[%d,%d] float32" % (ROWS, COLS)),
+                "/d is not listed with its shape: %r" % res.stdout, res)
+    suite.check("(an external link to 'link_target.h5:/g/x')" in by_path.get("/d", ""),
+                "/d's external link is not shown: %r" % res.stdout, res)
+    suite.check("(a soft link to '/d')" in by_path.get("/soft", ""), "/soft's link is not shown: %r" % res.stdout, res)
+
+
 def main():
     args = parse_args(__doc__.splitlines()[0], default_np=3)
     suite = Suite("e2e_input_layouts_np_%d" % args.np, args)
@@ -148,6 +162,7 @@ def main():
         links = make_links(d)
         suite.case("external_link", gather_case, suite, sh, d, "external_link", links, "/d")
         suite.case("soft_link_rows", gather_case, suite, sh, d, "soft_link_rows", links, "/soft", (1, 36))
+        suite.case("listing_shows_links", listing_shows_links, suite, sh, d, links)
     return suite.finish(sh)
 
 

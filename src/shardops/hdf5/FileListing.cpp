@@ -131,6 +131,37 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
   return 0;
 }
 
+struct LinkVisit {
+  std::string prefix;
+  bool attributes;
+  std::vector<DatasetListing>* out;
+};
+
+// Soft and external links that lead to a dataset (H5Lvisit does not follow them, so each
+// is seen once, where it is).
+herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
+  auto* v = static_cast<LinkVisit*>(data);
+  if (info->type == H5L_TYPE_HARD) return 0;
+  if (H5Oexists_by_name(group, name, H5P_DEFAULT) <= 0) {
+    hdf5_error_detail();  // a link that leads to nothing: not a dataset
+    return 0;
+  }
+  H5O_info_t object;
+  if (H5Oget_info_by_name2(group, name, &object, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || object.type != H5O_TYPE_DATASET) {
+    hdf5_error_detail();
+    return 0;
+  }
+  const DatasetHandle d(H5Dopen2(group, name, H5P_DEFAULT));
+  if (!d.valid()) {
+    hdf5_error_detail();
+    return 0;
+  }
+  DatasetListing listing = describe(d.get(), v->prefix + name, v->attributes);
+  listing.link = link_text(group, name);
+  v->out->push_back(std::move(listing));
+  return 0;
+}
+
 }  // namespace
 
 std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes) {
@@ -149,6 +180,7 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   if (found.kind == ObjectKind::Dataset) {
     const DatasetHandle d(check_id(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
     out.push_back(describe(d.get(), path, attributes));
+    out.back().link = link_text(f.get(), path);
     return out;
   }
   const GroupHandle g(check_id(H5Gopen2(f.get(), path.c_str(), H5P_DEFAULT), what + ": cannot open the group"));
@@ -161,6 +193,8 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   hdf5_error_detail();
   check_status(H5Ovisit2(g.get(), index, H5_ITER_INC, on_object, &visit, H5O_INFO_BASIC),
                what + ": cannot walk the file");
+  LinkVisit links{visit.prefix, attributes, &out};
+  check_status(H5Lvisit(g.get(), index, H5_ITER_INC, on_link, &links), what + ": cannot walk the file's links");
   return out;
 }
 

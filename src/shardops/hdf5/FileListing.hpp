@@ -18,10 +18,13 @@ struct DatasetListing {
   std::vector<std::int64_t> chunks;  ///< empty when not chunked
   std::vector<std::string> filters;  ///< HDF5's names, in pipeline order
   std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value as text (when asked)
+  std::string link;  ///< for a dataset reached through a soft or external link: "external link to 'F:/x'"
 };
 
 /// \brief Every dataset at or below \p path in \p file (a dataset path lists that one), in
-/// the order h5py lists them (creation order where tracked, else by name). Serial: one
+/// the order h5py lists them (creation order where tracked, else by name), then the soft
+/// and external links there that lead to a dataset (a detector's master file reaches its
+/// data through external links), each with its link. Serial: one
 /// process opens the file read-only. \throws InvalidArgument if the file or the path does
 /// not exist; IOError if the file is not HDF5 or damaged.
 std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes);

@@ -47,35 +47,40 @@ PathLookup lookup_path(hid_t file, const std::string& path, const std::string& w
   return result;
 }
 
+std::string link_text(hid_t loc, const std::string& name) {
+  H5L_info_t info;
+  if (H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type == H5L_TYPE_HARD) {
+    hdf5_error_detail();  // clears what a failed call left
+    return "";
+  }
+  std::string value(info.u.val_size, '\0');
+  if (info.u.val_size == 0 || H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0) value.clear();
+  std::string to;
+  if (info.type == H5L_TYPE_SOFT) {
+    to = value.c_str();
+  } else if (info.type == H5L_TYPE_EXTERNAL) {
+    unsigned flags = 0;
+    const char* other_file = nullptr;
+    const char* other_path = nullptr;
+    if (!value.empty() && H5Lunpack_elink_val(value.data(), value.size(), &flags, &other_file, &other_path) >= 0 &&
+        other_file && other_path)
+      to = std::string(other_file) + ":" + other_path;
+  }
+  hdf5_error_detail();
+  const char* kind = info.type == H5L_TYPE_SOFT       ? "a soft link"
+                     : info.type == H5L_TYPE_EXTERNAL ? "an external link"
+                                                      : "a user-defined link";
+  return std::string(kind) + (to.empty() ? "" : " to '" + to + "'");
+}
+
 std::string link_in_the_way(hid_t file, const std::string& file_name, const std::string& path) {
   std::string prefix;
-  const auto parts = path_components(path);
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    prefix += "/" + parts[i];
+  for (const std::string& part : path_components(path)) {
+    prefix += "/" + part;
     // Earlier components are hard links to groups here: the lookup stays in this file.
     if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) break;
-    H5L_info_t info;
-    if (H5Lget_info(file, prefix.c_str(), &info, H5P_DEFAULT) < 0) break;
-    if (info.type == H5L_TYPE_HARD) continue;
-    std::string value(info.u.val_size, '\0');
-    if (info.u.val_size == 0 || H5Lget_val(file, prefix.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0)
-      value.clear();
-    std::string to;
-    if (info.type == H5L_TYPE_SOFT) {
-      to = value.c_str();
-    } else if (info.type == H5L_TYPE_EXTERNAL) {
-      unsigned flags = 0;
-      const char* other_file = nullptr;
-      const char* other_path = nullptr;
-      if (!value.empty() && H5Lunpack_elink_val(value.data(), value.size(), &flags, &other_file, &other_path) >= 0 &&
-          other_file && other_path)
-        to = std::string(other_file) + ":" + other_path;
-    }
-    hdf5_error_detail();  // clears what a failed call left
-    const char* kind = info.type == H5L_TYPE_SOFT       ? "a soft link"
-                       : info.type == H5L_TYPE_EXTERNAL ? "an external link"
-                                                        : "a user-defined link";
-    return "'" + prefix + "' in '" + file_name + "' is " + kind + (to.empty() ? "" : " to '" + to + "'");
+    const std::string link = link_text(file, prefix);
+    if (!link.empty()) return "'" + prefix + "' in '" + file_name + "' is " + link;
   }
   hdf5_error_detail();
   return "";

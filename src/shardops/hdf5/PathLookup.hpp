@@ -28,6 +28,10 @@ struct PathLookup {
 /// \throws IOError naming \p what if HDF5 cannot read the links (damaged file).
 PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what);
 
+/// \brief "a soft link to '/x'", "an external link to 'F:/x'" for the link \p name (relative to
+/// \p loc, or absolute); "" for a hard link or none.
+std::string link_text(hid_t loc, const std::string& name);
+
 /// \brief The first link on \p path that an output must not be written through or in
 /// place of: an external link (into another file, which the job's commit does not cover)
 /// or a soft link (whose target HDF5 resolves differently as the commit deletes and copies

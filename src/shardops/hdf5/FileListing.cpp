@@ -131,16 +131,10 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
   return 0;
 }
 
-struct LinkVisit {
-  std::string prefix;
-  bool attributes;
-  std::vector<DatasetListing>* out;
-};
-
 // Soft and external links that lead to a dataset (H5Lvisit does not follow them, so each
 // is seen once, where it is).
 herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
-  auto* v = static_cast<LinkVisit*>(data);
+  auto* v = static_cast<Visit*>(data);
   if (info->type == H5L_TYPE_HARD) return 0;
   if (H5Oexists_by_name(group, name, H5P_DEFAULT) <= 0) {
     hdf5_error_detail();  // a link that leads to nothing: not a dataset
@@ -193,8 +187,7 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   hdf5_error_detail();
   check_status(H5Ovisit2(g.get(), index, H5_ITER_INC, on_object, &visit, H5O_INFO_BASIC),
                what + ": cannot walk the file");
-  LinkVisit links{visit.prefix, attributes, &out};
-  check_status(H5Lvisit(g.get(), index, H5_ITER_INC, on_link, &links), what + ": cannot walk the file's links");
+  check_status(H5Lvisit(g.get(), index, H5_ITER_INC, on_link, &visit), what + ": cannot walk the file's links");
   return out;
 }
 

@@ -28,9 +28,10 @@ namespace {
 // An open input dataset (its file stays open in the InputFiles that opened it).
 struct OpenDataset {
   DatasetHandle dataset;
-  DatasetInfo info;        ///< shape: the rows selected
-  Shape file_shape;        ///< the dataset's own shape
-  std::int64_t first = 0;  ///< the first row selected
+  DatasetInfo info;         ///< shape: the rows selected
+  Shape file_shape;         ///< the dataset's own shape
+  std::int64_t first = 0;   ///< the first row selected
+  bool is_virtual = false;  ///< h5py's VirtualLayout: rows taken from other datasets
 };
 
 Shape shape_of(hid_t space, const std::string& what) {
@@ -83,6 +84,8 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
     if (d.info.dtype == DType::String) d.info.strings = string_format_of(type.get(), what);
     const DataspaceHandle space(check_id(H5Dget_space(d.dataset.get()), what + ": cannot read the dataspace"));
     d.file_shape = shape_of(space.get(), what);
+    const PropListHandle dcpl(check_id(H5Dget_create_plist(d.dataset.get()), what + ": cannot read the layout"));
+    d.is_virtual = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
     d.info.shape = d.file_shape;
     if (!ref.rows.empty()) {
       if (d.file_shape.rank() == 0) throw InvalidArgument(what + ": a scalar dataset has no rows to select");
@@ -176,23 +179,30 @@ InputFiles::InputFiles(const Comm& comm) : comm_(comm) {}
 
 InputFiles::~InputFiles() = default;
 
+InputFiles::Open::iterator InputFiles::find(const std::string& file) {
+  return std::find_if(open_.begin(), open_.end(), [&](const auto& f) { return f.first == file; });
+}
+
 hid_t InputFiles::file(const DatasetRef& ref) {
-  const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& f) { return f.first == ref.file; });
+  const auto it = find(ref.file);
   if (it != open_.end()) {
     open_.splice(open_.begin(), open_, it);
     return open_.front().second.get();
   }
-  // Room for this open: the least recently used files without an open object are closed
-  // first (every rank decides alike: the same calls in the same order, the fewest
-  // descriptors left on any rank). Closing is collective.
-  const auto room = [&] { return open_.size() < kMaxOpen && comm_.min(descriptors_left()) >= 2 * kDescriptorsPerOpen; };
-  for (auto victim = open_.rbegin(); victim != open_.rend() && !room();) {
+  if (!open_.empty()) {
+    // Room for this open: the least recently used files without an open object are closed
+    // first, down to kMaxOpen - 1, or all of them when few descriptors are left on some
+    // rank (every rank decides alike: the same calls in the same order). Closing is
+    // collective.
+    const bool short_of_descriptors = comm_.min(descriptors_left()) < 2 * kDescriptorsPerOpen;
+    const std::size_t keep = short_of_descriptors ? 0 : kMaxOpen - 1;
     const unsigned objects = H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR;
-    if (H5Fget_obj_count(victim->second.get(), objects) != 0) {
-      ++victim;
-      continue;
+    for (auto victim = open_.rbegin(); victim != open_.rend() && open_.size() > keep;) {
+      if (H5Fget_obj_count(victim->second.get(), objects) != 0)
+        ++victim;
+      else
+        victim = std::make_reverse_iterator(open_.erase(std::next(victim).base()));
     }
-    victim = std::make_reverse_iterator(open_.erase(std::next(victim).base()));
   }
   open_.emplace_front(ref.file, open_input_file(comm_, ref.file, ref.str()));
   return open_.front().second.get();
@@ -206,11 +216,6 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
   return InputFiles(comm).read(ref, layout, options);
 }
 
-void InputFiles::close(const std::string& file) {
-  const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& f) { return f.first == file; });
-  if (it != open_.end()) open_.erase(it);
-}
-
 DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, const ReadOptions& options) {
   const Comm& comm = comm_;
   const std::string what = ref.str();
@@ -219,20 +224,13 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   // MPI-IO ("parallel reads not supported on virtual datasets"): each rank then opens the
   // file for itself, and HDF5 reads its rows from the source files. The file is closed here
   // first: HDF5 would share the MPI-IO one with a second open of it.
-  bool is_virtual = false;
-  run_agreed(comm, [&] {
-    const PropListHandle dcpl(check_id(H5Dget_create_plist(d.dataset.get()), what + ": cannot read the layout"));
-    is_virtual = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
-  });
   FileHandle own_file;  // the virtual dataset's file, opened by this rank alone
-  if (is_virtual) {
+  if (d.is_virtual) {
     d.dataset.reset();
-    close(ref.file);
+    const auto open = find(ref.file);
+    if (open != open_.end()) open_.erase(open);  // collective, as every rank found it virtual
     run_agreed(comm, [&] {
-      const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate", ErrorKind::Internal));
-      check_status(H5Pset_fapl_sec2(fapl.get()), "H5Pset_fapl_sec2", ErrorKind::Internal);
-      own_file = FileHandle(check_id(H5Fopen(ref.file.c_str(), H5F_ACC_RDONLY, fapl.get()),
-                                     what + ": cannot open '" + ref.file + "' to read its virtual dataset"));
+      own_file = open_serial(ref.file, H5F_ACC_RDONLY, what + ": cannot open '" + ref.file + "' to read its rows");
       d.dataset = DatasetHandle(check_id(H5Dopen2(own_file.get(), ref.path.c_str(), H5P_DEFAULT),
                                          what + ": cannot open the virtual dataset"));
     });

@@ -94,13 +94,13 @@ class InputFiles {
 
  private:
   static constexpr std::size_t kMaxOpen = 32;
+  using Open = std::list<std::pair<std::string, FileHandle>>;
 
   hid_t file(const DatasetRef& ref);
-  /// Closes \p file if it is open (collective).
-  void close(const std::string& file);
+  Open::iterator find(const std::string& file);
 
   const Comm& comm_;
-  std::list<std::pair<std::string, FileHandle>> open_;  ///< by the file's name as given, the latest used first
+  Open open_;  ///< by the file's name as given, the latest used first
 };
 
 }  // namespace shardops::io

@@ -52,6 +52,16 @@ FileHandle open_input_file(const Comm& comm, const std::string& file, const std:
                      "cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
 }
 
+FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure) {
+  quiet_hdf5();
+  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
+  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
+  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
+#endif
+  return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
+}
+
 FileHandle create_output_file(const Comm& comm, const std::string& path, const std::string& what) {
   return open_agreed(comm, path, H5F_ACC_EXCL, true, kCollectiveReadsOfNewFiles, what,
                      "cannot create the temporary output file '" + path + "'");

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// \brief Opening and creating HDF5 files with the MPI-IO driver on a Comm.
+/// \brief Opening and creating HDF5 files: with the MPI-IO driver on a Comm, or by one
+/// process alone (open_serial).
 ///
-/// Every function here is collective over the Comm and agreed: when a step fails
+/// Every function on a Comm is collective over it and agreed: when a step fails
 /// on any rank, every rank throws the same error (never a hang, never a rank left
 /// holding an open file the others closed).
 
@@ -23,6 +24,13 @@ PropListHandle mpio_file_access(const Comm& comm, bool collective_reads);
 /// \throws InvalidArgument if the file does not exist; IOError if it is not a
 /// readable HDF5 file (not HDF5, truncated, corrupt).
 FileHandle open_input_file(const Comm& comm, const std::string& file, const std::string& what);
+
+/// \brief Not collective: opens \p path with \p flags in this process alone (the serial
+/// driver), without HDF5's own file lock, as the MPI-IO driver takes none (and some
+/// parallel file systems refuse locks): the job's own new file, a virtual dataset's file
+/// (HDF5 1.10 reads those through no other driver), `shardops ls`.
+/// \throws IOError \p failure, with HDF5's detail.
+FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure);
 
 /// \brief Collective: creates the new file \p path (fails if it exists) for writing.
 /// \throws IOError naming \p what.

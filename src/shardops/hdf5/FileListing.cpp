@@ -6,6 +6,7 @@
 
 #include "shardops/core/DType.hpp"
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
@@ -161,10 +162,8 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
 std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes) {
   const std::string what = file + ":" + path;
   check_input_file(file, what);
-  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), what, ErrorKind::Internal));
-  check_status(H5Pset_fapl_sec2(fapl.get()), what, ErrorKind::Internal);
-  const FileHandle f(check_id(H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get()),
-                              what + ": cannot open '" + file + "' as HDF5 (truncated or corrupt file?)"));
+  const FileHandle f =
+      open_serial(file, H5F_ACC_RDONLY, what + ": cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
   const PathLookup found = lookup_path(f.get(), path, what);
   if (path != "/" && found.kind == ObjectKind::Missing) {
     throw InvalidArgument(what + ": '" + (found.stop.empty() ? path : found.stop) + "' does not exist in '" + file +

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <utility>
@@ -19,8 +18,6 @@
 #include "shardops/hdf5/FileSystem.hpp"
 
 namespace shardops::io {
-
-namespace fs = std::filesystem;
 
 double lock_timeout_seconds() { return seconds_setting("SHARDOPS_LOCK_TIMEOUT").value_or(300.0); }
 

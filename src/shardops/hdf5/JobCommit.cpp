@@ -26,10 +26,6 @@ constexpr const char* kNoteMagic = "SHOPJOB1";
 constexpr const char* kRecordInfix = ".shardops-undo.";
 constexpr const char* kNoteInfix = ".shardops-member.";
 
-std::string beside(const std::string& target, const char* infix, const std::string& token) {
-  return hidden_path_beside(target, infix + token);
-}
-
 // Fields end with a NUL byte: paths cannot hold one.
 std::string encode(const std::vector<std::string>& fields) {
   std::string out;
@@ -84,7 +80,7 @@ void remove_record_if_unreferenced(const std::string& record) noexcept {
     const std::string token = token_of(record);
     if (!fields.empty() && fields[0] == kRecordMagic && !token.empty()) {
       for (std::size_t i = 1; i < fields.size(); ++i) {
-        if (path_exists(beside(fields[i], kNoteInfix, token))) return;
+        if (path_exists(hidden_path_beside(fields[i], kNoteInfix + token))) return;
       }
     }
     remove_quietly(record);
@@ -97,7 +93,7 @@ void remove_record_if_unreferenced(const std::string& record) noexcept {
 JobCommit::JobCommit(std::vector<std::string> targets, bool durable, const std::string& what)
     : targets_(std::move(targets)), token_(unique_token()), what_(what), durable_(durable), notes_(targets_.size()) {
   if (targets_.empty()) throw InternalError("JobCommit without targets");
-  record_ = beside(targets_[0], kRecordInfix, token_);
+  record_ = hidden_path_beside(targets_[0], kRecordInfix + token_);
   std::vector<std::string> fields{kRecordMagic};
   fields.insert(fields.end(), targets_.begin(), targets_.end());
   write_new(record_, encode(fields), durable_, what_);
@@ -112,7 +108,7 @@ JobCommit::~JobCommit() {
 
 void JobCommit::write_note(std::size_t i, Note note) {
   if (i >= targets_.size()) throw InternalError("JobCommit: no target " + std::to_string(i));
-  note.path = beside(targets_[i], kNoteInfix, token_);
+  note.path = hidden_path_beside(targets_[i], kNoteInfix + token_);
   write_new(
       note.path,
       encode({kNoteMagic, record_, note.kind, note.file, std::to_string(static_cast<unsigned long long>(note.device)),

@@ -51,7 +51,7 @@ struct OutputTransaction::PendingFile {
   CleanupPath temp_on_stop, lock_on_stop;
   int reserve_fd = -1;          ///< the new file, for reserving space and writing rows directly
   long long data_end = 0;       ///< where the last dataset's data ends in the new file
-  long long planned_bytes = 0;  ///< the bytes of the datasets of fixed-size types written to the file so far
+  long long planned_bytes = 0;  ///< the bytes of the uncompressed fixed-size datasets written to the file so far
   bool reserving = true;        ///< false once the file system said it cannot
 
   ~PendingFile() {
@@ -193,12 +193,7 @@ void write_block_serially(const std::string& temp, const std::string& path, hid_
                           std::size_t elements, const Shape& shape, std::int64_t first, std::int64_t rows,
                           const std::string& what) {
   const std::string failure = what + ": writing its rows failed";
-  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
-  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
-#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
-  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
-#endif
-  FileHandle file(check_id(H5Fopen(temp.c_str(), H5F_ACC_RDWR, fapl.get()), failure));
+  FileHandle file = open_serial(temp, H5F_ACC_RDWR, failure);
   DatasetHandle dataset(check_id(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), failure));
   const DataspaceHandle file_space(check_id(H5Dget_space(dataset.get()), failure));
   if (shape.rank() > 0) {
@@ -247,17 +242,6 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
                           ": the dataset already exists; replace it with --overwrite (overwrite=True in Python)");
   }
   return true;
-}
-
-// Opens a file of this job's own (its new file) with the serial driver, without HDF5's
-// own file lock (some parallel file systems refuse locks).
-FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure) {
-  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
-  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
-#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
-  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
-#endif
-  return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
 }
 
 // HDF5 locks a file while a program has it open (shared for readers, exclusive for

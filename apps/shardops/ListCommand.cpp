@@ -37,6 +37,12 @@ void run_list_command(const Comm& comm, const Request& r) {
   for (const auto& d : found) wide = std::max(wide, d.path.size());
   std::ostringstream os;
   for (const auto& d : found) {
+    if (!d.problem.empty()) {
+      os << d.path << std::string(wide + 2 - d.path.size(), ' ') << d.problem;
+      if (!d.link.empty()) os << "  (" << d.link << ")";
+      os << "\n";
+      continue;
+    }
     os << d.path << std::string(wide + 2 - d.path.size(), ' ') << dims_text(d.shape) << "  " << d.dtype;
     if (!d.chunks.empty()) os << "  chunks " << dims_text(d.chunks);
     if (!d.filters.empty()) {

@@ -100,10 +100,11 @@ struct Output {
   LazyTensor tensor;
 };
 
-void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>& outputs, RunRecord& record) {
+void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>& outputs, io::InputWatch& inputs,
+                   RunRecord& record) {
   ScopedPhase phase("write");
   const io::Attributes attrs{{"op", r.command}, {"options", record.options}, {"inputs", record.inputs}};
-  io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
+  io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage, &inputs});
   for (const Output& o : outputs) {
     const bool streamed = file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));
@@ -188,9 +189,12 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
     check_tensor_count(comm, list_tensors,
                        std::to_string(pairs) + (lists.size() == 2 ? " pairs of " : " sets of ") + names + " inputs");
   }
+  // The inputs' files must not change until the commit: the op and a streamed output read
+  // rows mapped from their pages.
+  io::InputWatch watch(comm);
   {
     ScopedPhase phase("read");
-    io::InputFiles files(comm);  // closed before the op: an input's file may take an output
+    io::InputFiles files(comm, &watch);  // closed before the op: an input's file may take an output
     const std::string whole = replicated_input(comm, files, op, r, args.options);
     for (const OpInput* in : read_order(op)) {
       const std::vector<std::string>& datasets = r.inputs.at(in->name);
@@ -219,7 +223,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
     outputs.push_back({out, results.at(0)});
   }
   record.bytes_sent_local = stats.bytes_sent;
-  write_outputs(comm, r, outputs, record);
+  write_outputs(comm, r, outputs, watch, record);
 }
 
 }  // namespace app

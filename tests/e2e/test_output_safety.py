@@ -179,13 +179,21 @@ FILE_SIZE_LIMIT = 20 << 20
 def file_size_limit_case(t, sh, kind):
     """new: a 32 MB output, refused before anything is written; compressed: random rows that
     gzip cannot shrink, found too large only as they are written; existing: a dataset that
-    would grow an existing 8 MB file past the limit. Each exits 3 naming the limit, with no
-    crash at the end, nothing left behind and an existing target byte-identical."""
+    would grow an existing 8 MB file past the limit; strings, fixed_strings: string outputs
+    (variable-length ones keep their bytes in HDF5's heap). Each exits 3 naming the limit, with
+    no crash at the end, nothing left behind and an existing target byte-identical."""
     inp, _ = make_inputs(t.d, rows=4096, index_rows=1 << 19)
     out = os.path.join(t.d, "out.h5")
     before = make_existing(out, size_rows=131072) if kind == "existing" else None
     extra = ["--compression", "gzip=1"] if kind == "compressed" else []
-    r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + extra, rlimits={resource.RLIMIT_FSIZE: FILE_SIZE_LIMIT})
+    argv = gather_args(inp, e2e.ref(out, "/g"))
+    if kind.endswith("strings"):
+        words = np.array([b"%d:" % k + b"x" * 60 for k in range(4096)], dtype=object).reshape(-1, 1)
+        if kind == "fixed_strings":
+            words = words.astype("S70")
+        e2e.write_h5(inp, {"/words": words})
+        argv[argv.index("--params") + 1] = e2e.ref(inp, "/words")
+    r = sh.run(argv + extra, rlimits={resource.RLIMIT_FSIZE: FILE_SIZE_LIMIT})
     t.suite.require(not r.timed_out, "hung at the file size limit", r)
     t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
     t.suite.check("file size limit" in r.stderr, "the message does not name the file size limit", r)
@@ -333,6 +341,71 @@ def lock_timeout(t, sh):
     finally:
         os.unlink(lock_path)
         os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a file that another program writes
+
+
+def reader_waits_for_writer(t, sh):
+    """A job reading a file that another job is writing waits for its commit, then reads the new state."""
+    inp, v2 = make_inputs(t.d)  # the writer's /p: the gather of in.h5 (2048 rows)
+    shared = os.path.join(t.d, "shared.h5")
+    e2e.write_h5(shared, {"/p": np.zeros_like(v2), "/b": np.arange(100, dtype=np.int64)}, mode="w")
+    idx = np.arange(v2.shape[0] - 1, -1, -3, dtype=np.int64).reshape(-1, 1)
+    e2e.write_h5(os.path.join(t.d, "idx.h5"), {"/i": idx}, mode="w")
+    writer = Job(sh, gather_args(inp, e2e.ref(shared, "/p")) + ["--overwrite"], sh.np,
+                 env={"SHARDOPS_TEST_PAUSE": "commit:2"})
+    t.suite.require(writer.wait_for("test pause at commit"), "the writer never reached its commit",
+                    writer.result(writer.finish()))
+    out = os.path.join(t.d, "read.h5")
+    reader = Job(sh, ["gather-nd", "--params", e2e.ref(shared, "/p"), "--indices",
+                      e2e.ref(os.path.join(t.d, "idx.h5"), "/i"), "--out", e2e.ref(out, "/g"), "-q"], sh.np)
+    rc_reader = reader.finish()
+    rc_writer = writer.finish()
+    t.suite.check(rc_writer == 0, "the writer exited %s" % rc_writer, writer.result(rc_writer))
+    t.suite.check(rc_reader == 0, "the reader exited %s" % rc_reader, reader.result(rc_reader))
+    if rc_reader == 0:
+        e2e.same_array(t.suite, "the reader's output (the writer's /p)", e2e.read_h5(out, "/g"), v2[idx[:, 0]])
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def input_changed_while_read(t, sh):
+    """An input that another program changes while the job uses it: exit 3, nothing written."""
+    inp, _ = make_inputs(t.d, rows=1 << 16)  # 4 MiB of params: mapped, read until the commit
+    out = os.path.join(t.d, "out.h5")
+    before = make_existing(out)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:1.5"})
+    reached = job.wait_for("test pause at write", count=sh.np)
+    if reached:
+        e2e.write_h5(inp, {"/added": np.arange(10)})  # h5py, while the job is paused
+    rc = job.finish()
+    r = job.result(rc)
+    t.suite.require(reached, "the job never reached its write phase", r)
+    t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
+    t.suite.check("'%s' changed while this job read it" % inp in r.stderr, "the message does not say why", r)
+    t.suite.check(e2e.file_state(out) == before, "the output file changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def input_open_for_writing(t, sh):
+    """An input h5py holds open for writing is not read (HDF5's rule); one held for reading is."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "out.h5")
+    with e2e.h5py.File(inp, "r+"):
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+        t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+        t.suite.check("is open for writing in another program" in r.stderr, "the message does not say why", r)
+        t.suite.check(not os.path.exists(out), "an output was written", r)
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")), env={"HDF5_USE_FILE_LOCKING": "FALSE"})
+        t.suite.check(r.rc == 0, "with HDF5_USE_FILE_LOCKING=FALSE: exit %s" % r.rc, r)
+    os.remove(out)
+    with e2e.h5py.File(inp, "r"):
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+        t.suite.check(r.rc == 0, "held for reading: exit %s" % r.rc, r)
+    if r.rc == 0:
+        e2e.same_array(t.suite, "/g", e2e.read_h5(out, "/g"), expected)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,7 +689,7 @@ def main():
             run_case("disk_small_output_fits", fits_exactly_enough)
         else:
             suite.skip("disk_full_*", "needs root to mount a small tmpfs")
-        for kind in ("new", "compressed", "existing"):
+        for kind in ("new", "compressed", "existing", "strings", "fixed_strings"):
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
         run_case("longest_file_name", longest_file_name)
@@ -628,6 +701,9 @@ def main():
         run_case("concurrent_writers_new_file", concurrent_writers, False)
         run_case("lock_timeout", lock_timeout)
         run_case("open_in_another_program", open_in_another_program)
+        run_case("reader_waits_for_writer", reader_waits_for_writer)
+        run_case("input_changed_while_read", input_changed_while_read)
+        run_case("input_open_for_writing", input_open_for_writing)
         run_case("report_rules", report_rules)
         run_case("two_files_written_together", two_files_written_together)
         run_case("two_files_fail_together", two_files_fail_together)

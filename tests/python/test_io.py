@@ -4,6 +4,7 @@ ragged blocks, balanced reads (row_block), provenance attributes, overwrite refu
 without overwrite=True (the file left as it was), and I/O errors on every rank."""
 
 import os
+import resource
 
 import h5py
 import numpy as np
@@ -128,6 +129,28 @@ def test_io_errors_on_every_rank(shared_dir):
     for t in texts:
         assert len(set(t)) == 1, t
 
+
+def test_strings_past_the_file_size_limit(shared_dir):
+    """Strings too large for the file size limit (`ulimit -f`): an IOError naming the limit
+    before anything is written, and no crash when MPI ends (HDF5 cannot close a file after a
+    write past the limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    limit = 1 << 20
+    if hard != resource.RLIM_INFINITY and hard < limit:
+        pytest.skip("the hard file size limit is below %d bytes" % limit)
+    variable = np.array([b"%d" % k + b"x" * 80 for k in range(30000)], dtype=object)
+    counts = ragged_counts(len(variable), SIZE, "fsize")
+    outputs = [{os.path.join(shared_dir, "vlen.h5") + ":/s": block(variable, counts, RANK)},
+               {os.path.join(shared_dir, "fixed.h5") + ":/s": block(variable.astype("S90"), counts, RANK)}]
+    WORLD.Barrier()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        errors = outcomes([lambda o=o: shardops.write(o, comm=WORLD) for o in outputs])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    for e in errors:
+        assert isinstance(e, shardops.IOError) and "file size limit" in str(e), e
+    assert not [n for n in os.listdir(shared_dir) if n.startswith(("vlen", "fixed", ".vlen", ".fixed"))]
 
 def test_row_block():
     blocks = WORLD.allgather(shardops.row_block(10, WORLD))

@@ -175,7 +175,8 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
 
 }  // namespace
 
-InputFiles::InputFiles(const Comm& comm) : comm_(comm) {}
+InputFiles::InputFiles(const Comm& comm, InputWatch* watch)
+    : comm_(comm), own_watch_(comm), watch_(watch != nullptr ? watch : &own_watch_) {}
 
 InputFiles::~InputFiles() = default;
 
@@ -204,6 +205,7 @@ hid_t InputFiles::file(const DatasetRef& ref) {
         victim = std::make_reverse_iterator(open_.erase(std::next(victim).base()));
     }
   }
+  run_agreed(comm_, [&] { watch_->opening(ref.file, ref.str()); });
   open_.emplace_front(ref.file, open_input_file(comm_, ref.file, ref.str()));
   return open_.front().second.get();
 }
@@ -250,7 +252,9 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     const std::int64_t rows = chosen.count(rank);
     const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
     const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
-    return DistTensor(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
+    DistTensor t(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
+    watch_->verify(ref.file);
+    return t;
   }
   Tensor local;
   std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
@@ -311,6 +315,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     run_agreed(comm,
                [&] { local = Tensor::from_host_bytes(d.info.dtype, local_shape, staging.data(), staging.size()); });
   }
+  watch_->verify(ref.file);
   return DistTensor(local, shape, chosen, rank);
 }
 

@@ -12,6 +12,7 @@
 #include "shardops/core/StringPool.hpp"
 #include "shardops/hdf5/DatasetRef.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/InputWatch.hpp"
 #include "shardops/route/Comm.hpp"
 #include "shardops/route/DistTensor.hpp"
 #include "shardops/route/RowLayout.hpp"
@@ -82,9 +83,15 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
 /// file descriptors (`ulimit -n`). inspect() and read() are those above. Every rank must
 /// make the same calls in the same order. Close it (end its scope) before the job writes
 /// into one of these files.
+///
+/// Each file is watched (InputWatch) from before its first open: a file another program is
+/// writing is not read, and read() fails (IOError, every rank) if the file changed while its
+/// rows were read. Rows mapped from the file's pages (ReadOptions::map_file) are read from
+/// the file until the tensor goes: the job checks those files again before its commit, through
+/// the \p watch it passes here and to its OutputTransaction (OutputOptions::inputs).
 class InputFiles {
  public:
-  explicit InputFiles(const Comm& comm);
+  explicit InputFiles(const Comm& comm, InputWatch* watch = nullptr);
   ~InputFiles();
   InputFiles(const InputFiles&) = delete;
   InputFiles& operator=(const InputFiles&) = delete;
@@ -100,7 +107,9 @@ class InputFiles {
   Open::iterator find(const std::string& file);
 
   const Comm& comm_;
-  Open open_;  ///< by the file's name as given, the latest used first
+  InputWatch own_watch_;
+  InputWatch* watch_;  ///< the job's, or own_watch_
+  Open open_;          ///< by the file's name as given, the latest used first
 };
 
 }  // namespace shardops::io

@@ -127,7 +127,14 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
   auto* v = static_cast<Visit*>(data);
   if (info->type != H5O_TYPE_DATASET) return 0;
   const DatasetHandle d(H5Dopen2(group, name, H5P_DEFAULT));
-  if (!d.valid()) return 0;
+  if (!d.valid()) {
+    // Listed all the same: a dataset left out would look like one that is not there.
+    DatasetListing listing;
+    listing.path = v->prefix + name;
+    listing.problem = with_hdf5_detail("cannot be opened");
+    v->out->push_back(std::move(listing));
+    return 0;
+  }
   v->out->push_back(describe(d.get(), v->prefix + name, v->attributes));
   return 0;
 }
@@ -147,11 +154,13 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
     return 0;
   }
   const DatasetHandle d(H5Dopen2(group, name, H5P_DEFAULT));
-  if (!d.valid()) {
-    hdf5_error_detail();
-    return 0;
+  DatasetListing listing;
+  if (d.valid()) {
+    listing = describe(d.get(), v->prefix + name, v->attributes);
+  } else {
+    listing.path = v->prefix + name;
+    listing.problem = with_hdf5_detail("cannot be opened");
   }
-  DatasetListing listing = describe(d.get(), v->prefix + name, v->attributes);
   listing.link = link_text(group, name);
   v->out->push_back(std::move(listing));
   return 0;

@@ -18,7 +18,8 @@ struct DatasetListing {
   std::vector<std::int64_t> chunks;  ///< empty when not chunked
   std::vector<std::string> filters;  ///< HDF5's names, in pipeline order
   std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value as text (when asked)
-  std::string link;  ///< for a dataset reached through a soft or external link: "external link to 'F:/x'"
+  std::string link;     ///< for a dataset reached through a soft or external link: "external link to 'F:/x'"
+  std::string problem;  ///< why the dataset cannot be opened ("" when it can; nothing else is known then)
 };
 
 /// \brief Every dataset at or below \p path in \p file (a dataset path lists that one), in

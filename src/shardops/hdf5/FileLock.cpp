@@ -91,6 +91,29 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
   }
 }
 
+std::string shardops_writer_of(const std::string& file) {
+  std::string lock;
+  try {
+    lock = lock_path_of(resolved_path(file, file));
+  } catch (const Error&) {
+    return "";  // a loop of links: opening the file reports it
+  }
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  int status;
+  do {
+    status = ::flock(fd, LOCK_SH | LOCK_NB);
+  } while (status != 0 && errno == EINTR);
+  const std::string holder = status != 0 && errno == EWOULDBLOCK ? holder_of(fd) : std::string();
+  ::close(fd);
+  return holder;
+}
+
+bool hdf5_file_locking() {
+  const char* use = std::getenv("HDF5_USE_FILE_LOCKING");
+  return use == nullptr || (std::strcmp(use, "FALSE") != 0 && std::strcmp(use, "0") != 0);
+}
+
 FileLock::FileLock(FileLock&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {

@@ -43,4 +43,12 @@ class FileLock {
 /// The lock file of \p target: "DIR/.NAME.shardops-lock".
 std::string lock_path_of(const std::string& target);
 
+/// \brief "shardops pid P on host H" if a shardops job holds the write lock of \p file
+/// (as named, links resolved), else "". Takes no lock.
+std::string shardops_writer_of(const std::string& file);
+
+/// \brief Whether HDF5 programs lock the files they open: false where
+/// HDF5_USE_FILE_LOCKING is FALSE (or 0), which turns HDF5's locks off.
+bool hdf5_file_locking();
+
 }  // namespace shardops::io

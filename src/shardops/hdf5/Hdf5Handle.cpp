@@ -33,6 +33,12 @@ std::string hdf5_error_detail() {
   std::string text;
   if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, take_innermost, &text) < 0) return std::string();
   H5Eclear2(H5E_DEFAULT);
+  // HDF5's words for a part of the file in a format newer than it reads: what h5py on a later
+  // HDF5 (a pip wheel) writes with libver='latest' (bool and complex datasets, for instance).
+  if (text.rfind("bad version number", 0) == 0) {
+    text += "; the file was written by a newer HDF5 than this one (" H5_VERSION
+            "): h5py writes such files with libver='latest', and readable ones with its default libver";
+  }
   return text;
 }
 

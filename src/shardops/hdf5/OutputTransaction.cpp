@@ -51,7 +51,7 @@ struct OutputTransaction::PendingFile {
   CleanupPath temp_on_stop, lock_on_stop;
   int reserve_fd = -1;          ///< the new file, for reserving space and writing rows directly
   long long data_end = 0;       ///< where the last dataset's data ends in the new file
-  long long planned_bytes = 0;  ///< the bytes of the uncompressed fixed-size datasets written to the file so far
+  long long planned_bytes = 0;  ///< the bytes of the datasets written to the file so far, where known before
   bool reserving = true;        ///< false once the file system said it cannot
 
   ~PendingFile() {
@@ -127,7 +127,14 @@ DatasetHandle create_dataset(hid_t file, const std::string& path, const Shape& s
 struct StringOutput {
   std::vector<std::string> values;  ///< this rank's block, row-major
   StringFormat format;              ///< fixed-length width: wide enough for every string
+  /// The dataset's bytes in the file (all ranks): its elements, and for variable-length
+  /// strings also HDF5's global heap that holds their bytes (never compressed).
+  long long element_bytes = 0, heap_bytes = 0;
 };
+
+// A variable-length string in HDF5's global heap: a 16-byte object header and its bytes,
+// padded to 8; the dataset holds a 16-byte reference to it.
+constexpr long long kHeapObjectHeader = 16, kVlenReference = 16;
 
 // Fixed-length strings [from, from + n) of \p strings, NUL-padded to the width, into \p buffer.
 void pad_strings(const StringOutput& strings, std::int64_t from, std::int64_t n, unsigned char* buffer) {
@@ -147,13 +154,14 @@ void pad_strings(const StringOutput& strings, std::int64_t from, std::int64_t n,
 // refused (HDF5's variable-length strings end at the first NUL).
 StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const std::string& what) {
   StringOutput out;
-  std::int64_t longest = 0, first_nul = -1;
+  std::int64_t longest = 0, first_nul = -1, heap = 0;
   run_agreed(comm, [&] {
     out.values = string_values(tensor.local());
     const std::int64_t base = tensor.is_scalar() ? 0 : tensor.row_offset() * tensor.row_elements();
     for (std::size_t i = 0; i < out.values.size(); ++i) {
       const std::string& v = out.values[i];
       longest = std::max(longest, static_cast<std::int64_t>(v.size()));
+      heap += kHeapObjectHeader + (static_cast<std::int64_t>(v.size()) + 7) / 8 * 8;
       if (first_nul < 0 && v.find('\0') != std::string::npos) first_nul = base + static_cast<std::int64_t>(i);
     }
   });
@@ -161,8 +169,8 @@ StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const s
   const bool has_rows = tensor.local().num_elements() > 0;
   const std::vector<std::int64_t> all =
       comm.allgather(std::vector<std::int64_t>{has_rows ? 1 : 0, mine.fixed_length ? 1 : 0, mine.utf8 ? 1 : 0,
-                                               mine.fixed_length ? mine.width : 0, longest, first_nul});
-  constexpr std::size_t kFields = 6;
+                                               mine.fixed_length ? mine.width : 0, longest, first_nul, heap});
+  constexpr std::size_t kFields = 7;
   const int p = comm.size();
   int decider = 0;
   for (int r = p - 1; r >= 0; --r) {
@@ -177,6 +185,11 @@ StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const s
     if (nul_at < 0) nul_at = field(r, 5);
   }
   out.format.width = out.format.fixed_length ? width : 0;
+  const long long elements = tensor.shape().num_elements();
+  out.element_bytes = elements * (out.format.fixed_length ? width : kVlenReference);
+  if (!out.format.fixed_length) {
+    for (int r = 0; r < p; ++r) out.heap_bytes += field(r, 6);
+  }
   if (!out.format.fixed_length && nul_at >= 0) {
     throw InvalidArgument(what + ": string element " + std::to_string(nul_at) +
                           " holds a NUL byte, which a variable-length HDF5 string cannot hold (it would end "
@@ -248,8 +261,7 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
 // writers). The commit changes the file in place, so it would fail at the end: say so
 // before any work instead. HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off.
 void refuse_if_open_elsewhere(const std::string& target, const std::string& what) {
-  const char* use = std::getenv("HDF5_USE_FILE_LOCKING");
-  if (use != nullptr && (std::strcmp(use, "FALSE") == 0 || std::strcmp(use, "0") == 0)) return;
+  if (!hdf5_file_locking()) return;
   const int fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;  // opening it as HDF5 reports why
   const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -355,6 +367,17 @@ std::vector<std::string> OutputTransaction::temp_paths() const {
   return paths;
 }
 
+namespace {
+// Counts \p planned more bytes into \p f's file and checks (expect_room) that a dataset of
+// \p bytes fits on its disk and, with the file's other datasets, within the file size limit.
+void plan_bytes(OutputTransaction::PendingFile& f, const DatasetRef& target, long long planned, long long bytes,
+                const std::string& what) {
+  f.planned_bytes += planned;
+  const long long file_end = (f.existed ? f.original_length : 0) + f.planned_bytes + kMetadataRoom;
+  expect_room(std::filesystem::absolute(target.file).parent_path().string(), bytes, file_end, what);
+}
+}  // namespace
+
 OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref) {
   const std::string what = ref.str();
   std::string target;
@@ -370,6 +393,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   on_root_agreed(comm_, [&] {
     f->lock = FileLock(target, lock_timeout_seconds(), what);
     f->lock_on_stop = CleanupPath(f->lock.path());
+    if (options_.inputs != nullptr) options_.inputs->writing(target);
     clean_up_after_dead_jobs(target);
     f->temp = temp_path_beside(target);
     f->existed = path_exists(target);
@@ -642,9 +666,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
         // An existing target grows by every dataset the job adds (written in place, or
         // copied in at the commit); a new file holds them and HDF5's metadata. A compressed
         // dataset's size is known once written: it counts for nothing here.
-        if (storage.compression == Compression::None) f.planned_bytes += bytes;
-        const long long file_end = (f.existed ? f.original_length : 0) + f.planned_bytes + kMetadataRoom;
-        expect_room(std::filesystem::absolute(target.file).parent_path().string(), bytes, file_end, what);
+        plan_bytes(f, target, storage.compression == Compression::None ? bytes : 0, bytes, what);
       }
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
@@ -653,7 +675,15 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
 
     const bool strings = output.dtype() == DType::String;
     StringOutput string_output;
-    if (strings) string_output = prepare_strings(comm_, output.tensor(), what);
+    if (strings) {
+      string_output = prepare_strings(comm_, output.tensor(), what);
+      // Checked as for numbers above, now that the strings' bytes are known.
+      run_agreed(comm_, [&] {
+        const long long bytes =
+            string_output.heap_bytes + (storage.compression == Compression::None ? string_output.element_bytes : 0);
+        plan_bytes(f, target, bytes, bytes, what);
+      });
+    }
 
     DatasetHandle dataset;
     TypeHandle mem_type;
@@ -752,6 +782,8 @@ void OutputTransaction::commit() {
     CommitWindow window;
     ScopedPhase phase("commit");
     on_root_agreed(comm_, [&] {
+      // Rows mapped from an input's pages were read until now.
+      if (options_.inputs != nullptr) options_.inputs->check_unchanged();
       if (files_.empty()) return;
       if (files_.size() > 1) {
         commit_together(files_, options_.durable);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/InputWatch.hpp"
 #include "shardops/hdf5/Provenance.hpp"
 #include "shardops/hdf5/StorageLayout.hpp"
 #include "shardops/route/Comm.hpp"
@@ -25,6 +26,9 @@ struct OutputOptions {
   bool durable = true;
   /// How datasets are stored unless a write() says otherwise.
   StorageOptions storage = {};
+  /// The job's input files (InputFiles' watch): the commit fails, nothing committed, if one
+  /// changed while the job used it; an input the job writes into is checked before it does.
+  InputWatch* inputs = nullptr;
 };
 
 /// \brief A set of output datasets that appear together or not at all.

@@ -370,22 +370,53 @@ def reader_waits_for_writer(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
-def input_changed_while_read(t, sh):
-    """An input that another program changes while the job uses it: exit 3, nothing written."""
-    inp, _ = make_inputs(t.d, rows=1 << 16)  # 4 MiB of params: mapped, read until the commit
+def input_changed_while_read(t, sh, how):
+    """The input file changes while the job uses its rows (mapped from the file until the
+    commit). appended: another program adds a dataset: no harm, the job succeeds. overwritten:
+    another job writes the dataset read anew (HDF5 puts it in the old one's place): exit 3,
+    nothing written."""
+    inp, expected = make_inputs(t.d, rows=1 << 16)  # 4 MiB of params: mapped, read until the commit
     out = os.path.join(t.d, "out.h5")
     before = make_existing(out)
-    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:1.5"})
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:2"})
     reached = job.wait_for("test pause at write", count=sh.np)
-    if reached:
-        e2e.write_h5(inp, {"/added": np.arange(10)})  # h5py, while the job is paused
+    if reached and how == "appended":
+        e2e.write_h5(inp, {"/added": np.arange(10)})
+    elif reached:
+        rows = 1 << 16
+        e2e.write_h5(os.path.join(t.d, "reverse.h5"),
+                     {"/i": np.arange(rows - 1, -1, -1, dtype=np.int64).reshape(-1, 1)}, mode="w")
+        other = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices",
+                        e2e.ref(os.path.join(t.d, "reverse.h5"), "/i"), "--out", e2e.ref(inp, "/params"),
+                        "--overwrite", "-q"], np=1)
+        e2e.expect_success(t.suite, other)
     rc = job.finish()
     r = job.result(rc)
     t.suite.require(reached, "the job never reached its write phase", r)
-    t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
-    t.suite.check("'%s' changed while this job read it" % inp in r.stderr, "the message does not say why", r)
-    t.suite.check(e2e.file_state(out) == before, "the output file changed", r)
+    if how == "appended":
+        e2e.expect_success(t.suite, r)
+        if rc == 0:
+            e2e.same_array(t.suite, "/g", e2e.read_h5(out, "/g"), expected, r)
+    else:
+        t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
+        t.suite.check("'%s:/params' was written anew" % inp in r.stderr, "the message does not say why", r)
+        t.suite.check(e2e.file_state(out) == before, "the output file changed", r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def adding_to_the_file_read(t, sh):
+    """Two jobs read one file and add a dataset each to it, at overlapping times: both succeed."""
+    inp, expected = make_inputs(t.d, rows=1 << 16)
+    first = Job(sh, gather_args(inp, e2e.ref(inp, "/one")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:1.5"})
+    t.suite.require(first.wait_for("test pause at write", count=sh.np), "the first job never reached its write phase",
+                    first.result(first.finish()))
+    second = sh.run(gather_args(inp, e2e.ref(inp, "/two")))
+    rc = first.finish()
+    e2e.expect_success(t.suite, second)
+    e2e.expect_success(t.suite, first.result(rc))
+    for name in ("/one", "/two"):
+        e2e.same_array(t.suite, name, e2e.read_h5(inp, name), expected)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
 def input_open_for_writing(t, sh):
@@ -702,7 +733,9 @@ def main():
         run_case("lock_timeout", lock_timeout)
         run_case("open_in_another_program", open_in_another_program)
         run_case("reader_waits_for_writer", reader_waits_for_writer)
-        run_case("input_changed_while_read", input_changed_while_read)
+        run_case("input_appended_while_read", input_changed_while_read, "appended")
+        run_case("input_overwritten_while_read", input_changed_while_read, "overwritten")
+        run_case("adding_to_the_file_read", adding_to_the_file_read)
         run_case("input_open_for_writing", input_open_for_writing)
         run_case("report_rules", report_rules)
         run_case("two_files_written_together", two_files_written_together)

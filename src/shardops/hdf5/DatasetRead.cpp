@@ -243,6 +243,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
 
   // The whole dataset's size first, so that the message does not depend on the rank count.
   run_agreed(comm, [&] {
+    watch_->reading(ref.file, ref.path, d.dataset.get());
     tensor_bytes(shape, d.info.dtype, "reading " + what);
     check_filters_available(d.dataset.get(), what);
   });

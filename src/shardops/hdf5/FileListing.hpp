@@ -3,6 +3,8 @@
 /// \brief What `shardops ls` shows: the datasets below a group of a file, with what a user
 /// checks before naming them as inputs (shape, TF dtype, chunks, filters, attributes).
 
+#include <hdf5.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -21,6 +23,11 @@ struct DatasetListing {
   std::string link;     ///< for a dataset reached through a soft or external link: "external link to 'F:/x'"
   std::string problem;  ///< why the dataset cannot be opened ("" when it can; nothing else is known then)
 };
+
+/// \brief The value of the open attribute \p attr as text: a string as it is, numbers as
+/// numbers (several in brackets), else its type class ("(H5T_COMPOUND)"); "(unreadable)" if
+/// reading it fails.
+std::string attribute_text(hid_t attr);
 
 /// \brief Every dataset at or below \p path in \p file (a dataset path lists that one), in
 /// the order h5py lists them (creation order where tracked, else by name), then the soft

@@ -13,19 +13,17 @@
 #include <thread>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileAccess.hpp"
+#include "shardops/hdf5/FileListing.hpp"
 #include "shardops/hdf5/FileLock.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/Provenance.hpp"
 
 namespace shardops::io {
 
 namespace {
 
-long long nanoseconds(const struct timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
-
-std::optional<struct stat> stat_of(const std::string& file) {
-  struct stat s {};
-  if (::stat(file.c_str(), &s) != 0) return std::nullopt;
-  return s;
-}
+long long nanoseconds(const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
 
 // Whether some process holds an exclusive lock on \p file (a writer, in HDF5's scheme);
 // false where it cannot be told (no such file, a file system without locks).
@@ -41,78 +39,138 @@ bool locked_for_writing(const std::string& file) {
   return busy;
 }
 
+// Waits while \p file is locked for writing by a shardops job; throws if by another program.
+void wait_for_writers(const std::string& file, const std::string& what) {
+  if (!hdf5_file_locking()) return;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const double timeout = lock_timeout_seconds();
+  // A writer that ends its commit drops HDF5's lock and its own a moment apart: another
+  // program's lock is one still held when the job's has been gone for a while.
+  constexpr double kSettle = 1.0;
+  auto job_seen = Clock::now();
+  while (locked_for_writing(file)) {
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    const std::string writer = shardops_writer_of(file);
+    if (!writer.empty()) {
+      job_seen = Clock::now();
+      if (waited >= timeout) {
+        throw IOError(what + ": '" + file + "' is being written by " + writer + "; gave up waiting after " +
+                      std::to_string(static_cast<long long>(waited)) +
+                      " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)");
+      }
+    } else if (std::chrono::duration<double>(Clock::now() - job_seen).count() >= kSettle) {
+      throw IOError(what + ": '" + file +
+                    "' is open for writing in another program (HDF5's file lock is held by a writer), so what it "
+                    "holds may be half-written; close it there and run again (HDF5_USE_FILE_LOCKING=FALSE reads it "
+                    "anyway)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 }  // namespace
 
 void InputWatch::opening(const std::string& file, const std::string& what) {
   if (comm_.rank() != 0) return;
-  if (std::any_of(noted_.begin(), noted_.end(), [&](const Identity& n) { return n.file == file; })) return;
-  if (hdf5_file_locking()) {
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
-    const double timeout = lock_timeout_seconds();
-    // A writer that ends its commit drops HDF5's lock and its own a moment apart: another
-    // program's lock is one still held when the job's has been gone for a while.
-    constexpr double kSettle = 1.0;
-    auto job_gone_since = Clock::now();
-    while (locked_for_writing(file)) {
-      const double waited = std::chrono::duration<double>(Clock::now() - start).count();
-      const std::string writer = shardops_writer_of(file);
-      if (!writer.empty()) {
-        job_gone_since = Clock::now();
-        if (waited >= timeout) {
-          throw IOError(what + ": '" + file + "' is being written by " + writer + "; gave up waiting after " +
-                        std::to_string(static_cast<long long>(waited)) +
-                        " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)");
+  if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
+  wait_for_writers(file, what);
+  struct stat s {};
+  if (::stat(file.c_str(), &s) != 0) return;  // the open reports why
+  watched_.push_back(
+      Watched{file,
+              Identity{static_cast<unsigned long long>(s.st_dev), static_cast<unsigned long long>(s.st_ino),
+                       static_cast<long long>(s.st_size), nanoseconds(s.st_mtim), nanoseconds(s.st_ctim)},
+              {}});
+}
+
+InputWatch::Mark InputWatch::mark_of(const std::string& path, hid_t dataset) {
+  Mark m;
+  m.path = path;
+  H5O_info_t info;
+  if (H5Oget_info2(dataset, &info, H5O_INFO_BASIC) >= 0) m.object = info.addr;
+  m.data = H5Dget_offset(dataset);
+  m.bytes = H5Dget_storage_size(dataset);
+  if (H5Aexists(dataset, kWrittenAttribute) > 0) {
+    const AttributeHandle attr(H5Aopen(dataset, kWrittenAttribute, H5P_DEFAULT));
+    if (attr.valid()) m.written = attribute_text(attr.get());
+  }
+  hdf5_error_detail();  // clear the stack (a contiguous offset of a chunked dataset, say)
+  return m;
+}
+
+void InputWatch::reading(const std::string& file, const std::string& path, hid_t dataset) {
+  if (comm_.rank() != 0) return;
+  for (Watched& w : watched_) {
+    if (w.file != file) continue;
+    Mark m = mark_of(path, dataset);
+    if (std::find(w.marks.begin(), w.marks.end(), m) == w.marks.end()) w.marks.push_back(std::move(m));
+  }
+}
+
+void InputWatch::check(Watched& w) {
+  struct stat s {};
+  const bool exists = ::stat(w.file.c_str(), &s) == 0;
+  const Identity now{static_cast<unsigned long long>(s.st_dev), static_cast<unsigned long long>(s.st_ino),
+                     static_cast<long long>(s.st_size), nanoseconds(s.st_mtim), nanoseconds(s.st_ctim)};
+  if (exists && now == w.identity) return;
+  const std::string after =
+      " while this job read it (another job or program wrote it), so what the job read may mix old and new data; "
+      "nothing was written: run the job again";
+  if (!exists) throw IOError("the input file '" + w.file + "' was removed" + after);
+  if (now.device != w.identity.device || now.inode != w.identity.inode)
+    throw IOError("the input file '" + w.file + "' was replaced by another file" + after);
+  // Changed in place: another job may have added datasets, which harms none read. A commit
+  // being applied at this moment may show half-written metadata: a few tries.
+  std::string problem;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    problem.clear();
+    try {
+      const FileHandle f = open_serial(w.file, H5F_ACC_RDONLY, "cannot open it again");
+      for (const Mark& m : w.marks) {
+        const DatasetHandle d(H5Dopen2(f.get(), m.path.c_str(), H5P_DEFAULT));
+        if (!d.valid()) {
+          hdf5_error_detail();
+          problem = "the input dataset '" + w.file + ":" + m.path + "' was removed";
+          break;
         }
-      } else if (std::chrono::duration<double>(Clock::now() - job_gone_since).count() >= kSettle) {
-        throw IOError(what + ": '" + file +
-                      "' is open for writing in another program (HDF5's file lock is held by a writer), so what "
-                      "it holds may be half-written; close it there and run again (HDF5_USE_FILE_LOCKING=FALSE "
-                      "reads it anyway)");
+        const Mark found = mark_of(m.path, d.get());
+        if (!(found == m)) {
+          problem = "the input dataset '" + w.file + ":" + m.path + "' was written anew" +
+                    (found.written.empty() ? std::string() : " (by the job of " + found.written + ")");
+          break;
+        }
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } catch (const Error& e) {
+      problem = "the input file '" + w.file + "' changed and " + e.what();
+    }
+    if (problem.empty()) {
+      w.identity = now;
+      return;
     }
   }
-  const std::optional<struct stat> s = stat_of(file);
-  if (!s) return;  // the open reports why
-  noted_.push_back(Identity{file, static_cast<unsigned long long>(s->st_dev),
-                            static_cast<unsigned long long>(s->st_ino), static_cast<long long>(s->st_size),
-                            nanoseconds(s->st_mtim), nanoseconds(s->st_ctim)});
+  throw IOError(problem + after);
 }
 
-void InputWatch::check(const Identity& noted) {
-  const std::optional<struct stat> s = stat_of(noted.file);
-  const Identity now = s ? Identity{noted.file,
-                                    static_cast<unsigned long long>(s->st_dev),
-                                    static_cast<unsigned long long>(s->st_ino),
-                                    static_cast<long long>(s->st_size),
-                                    nanoseconds(s->st_mtim),
-                                    nanoseconds(s->st_ctim)}
-                         : Identity{noted.file};
-  if (now == noted) return;
-  throw IOError("the input file '" + noted.file + "' " + (s ? "changed" : "was removed") +
-                " while this job read it (another program wrote it), so what the job read may be inconsistent; "
-                "nothing was written: run the job again");
-}
-
-void InputWatch::check_unchanged(const std::string& file) const {
-  for (const Identity& n : noted_) {
-    if (file.empty() || n.file == file) check(n);
+void InputWatch::check_unchanged(const std::string& file) {
+  for (Watched& w : watched_) {
+    if (file.empty() || w.file == file) check(w);
   }
 }
 
-void InputWatch::verify(const std::string& file) const {
+void InputWatch::verify(const std::string& file) {
   run_agreed(comm_, [&] { check_unchanged(file); });
 }
 
 void InputWatch::writing(const std::string& target) {
-  const std::optional<struct stat> t = stat_of(target);
-  if (!t) return;
-  for (auto it = noted_.begin(); it != noted_.end();) {
-    if (it->device == static_cast<unsigned long long>(t->st_dev) &&
-        it->inode == static_cast<unsigned long long>(t->st_ino)) {
+  struct stat t {};
+  if (::stat(target.c_str(), &t) != 0) return;
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    if (it->identity.device == static_cast<unsigned long long>(t.st_dev) &&
+        it->identity.inode == static_cast<unsigned long long>(t.st_ino)) {
       check(*it);
-      it = noted_.erase(it);
+      it = watched_.erase(it);
     } else {
       ++it;
     }

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// \brief The input files of a job, kept from changing under it: a file another program
-/// is writing is not read half-written, and a file changed while the job used it fails
-/// the job before its commit instead of giving a wrong output.
+/// is writing is not read half-written, and a dataset that another job replaces while this
+/// one uses it fails the job before its commit instead of giving a wrong output.
 ///
 /// HDF5 programs lock a file while they have it open (shared for readers, exclusive for
 /// writers; h5py's HDF5 does, and a shardops job writing into an existing file holds the
@@ -10,12 +10,20 @@
 /// that reads inputs takes no lock. So, on rank 0: before a file is first opened, its lock
 /// is tried; a file that a shardops job is writing is waited for (as long as that job's
 /// lock, SHARDOPS_LOCK_TIMEOUT), one that another program has open for writing is an error
-/// at once, as HDF5 would make it. The file's identity (inode, size, times of change) is
-/// noted then and compared again once its rows are read, and at the job's commit for a
-/// file whose pages the job maps (its rows are read from the file's pages until then). A
-/// lock is not held meanwhile: a job may read more files than it may keep descriptors
-/// open (`ulimit -n`), and a held lock would keep the user's own h5py from writing the
-/// file after a `shardops.read` in Python.
+/// at once, as HDF5 would make it. The file's identity (inode, size, times of change) and,
+/// for each dataset read, its place in the file and its kWrittenAttribute are noted. Once a
+/// dataset's rows are read, and at the job's commit for rows mapped from the file's pages
+/// (read from the file until then), a file whose identity changed is opened again: another
+/// job adding datasets to it is no harm, but a dataset read that is gone, moved or written
+/// anew (an --overwrite, which HDF5 puts in the old one's place) is an error.
+///
+/// No lock is held meanwhile: a job may read more files than it may keep descriptors open
+/// (`ulimit -n`), and a held lock would keep the user's own h5py from writing the file
+/// after a `shardops.read` in Python. A program other than shardops that opens the file
+/// for writing only after the job opened it, and writes into a dataset in its place, is
+/// not noticed.
+
+#include <hdf5.h>
 
 #include <string>
 #include <vector>
@@ -36,21 +44,24 @@ class InputWatch {
   /// the open that follows to report.
   void opening(const std::string& file, const std::string& what);
 
-  /// \brief Collective: \throws IOError on every rank if a file noted by opening() (only
-  /// \p file, where it is not empty) changed since.
-  void verify(const std::string& file = "") const;
+  /// \brief Rank 0 (others: nothing): notes where \p dataset (\p path in \p file, open) lies
+  /// and which job wrote it, before its rows are read.
+  void reading(const std::string& file, const std::string& path, hid_t dataset);
+
+  /// \brief Collective: \throws IOError on every rank if a dataset noted by reading() (in
+  /// \p file only, where it is not empty) is gone or not the one read.
+  void verify(const std::string& file = "");
   /// \brief verify() on this rank alone (rank 0 checks, the others have nothing to), for a
   /// caller already inside an agreed step on rank 0.
-  void check_unchanged(const std::string& file = "") const;
+  void check_unchanged(const std::string& file = "");
 
   /// \brief Rank 0, about to write into \p target (a resolved path) and holding its write
-  /// lock: \throws IOError if \p target is an input of this job that changed since it was
-  /// opened, then stops watching it (its changes from here on are the job's own).
+  /// lock: check_unchanged() for \p target, then stops watching it (its changes from here on
+  /// are the job's own).
   void writing(const std::string& target);
 
  private:
   struct Identity {
-    std::string file;  ///< as the job named it
     unsigned long long device = 0, inode = 0;
     long long size = 0, modified_ns = 0, changed_ns = 0;
     bool operator==(const Identity& o) const {
@@ -58,11 +69,27 @@ class InputWatch {
              changed_ns == o.changed_ns;
     }
   };
-  /// Throws IOError if \p noted's file is no longer as noted.
-  static void check(const Identity& noted);
+  struct Mark {
+    std::string path;
+    haddr_t object = HADDR_UNDEF, data = HADDR_UNDEF;  ///< its object header and (contiguous) data
+    hsize_t bytes = 0;                                 ///< its data's bytes in the file
+    std::string written;                               ///< its kWrittenAttribute, if any
+    bool operator==(const Mark& o) const {
+      return path == o.path && object == o.object && data == o.data && bytes == o.bytes && written == o.written;
+    }
+  };
+  struct Watched {
+    std::string file;  ///< as the job named it
+    Identity identity;
+    std::vector<Mark> marks;
+  };
+  /// Throws IOError if a dataset \p w noted is gone or another one; else takes the file's
+  /// present identity as the one to compare with next.
+  static void check(Watched& w);
+  static Mark mark_of(const std::string& path, hid_t dataset);
 
   Comm comm_;
-  std::vector<Identity> noted_;  ///< rank 0 only
+  std::vector<Watched> watched_;  ///< rank 0 only
 };
 
 }  // namespace shardops::io

@@ -443,6 +443,13 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   return added;
 }
 
+Attributes OutputTransaction::stamped(const Attributes& provenance) {
+  if (written_.empty()) written_ = comm_.broadcast(comm_.rank() == 0 ? written_stamp() : std::string(), 0);
+  Attributes all = provenance;
+  all.insert_or_assign(kWrittenAttribute, AttributeValue(written_));
+  return all;
+}
+
 void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what) {
   const bool reserving = comm_.min(f.reserving ? 1 : 0) != 0;
   if (!reserving) return;
@@ -649,6 +656,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
   }
   try {
     PendingFile& f = pending_for(target);
+    const Attributes with_stamp = stamped(provenance);
     run_agreed(comm_, [&] {
       if (output.layout().nranks() != comm_.size()) {
         throw InternalError(what + ": the tensor is laid out over " + std::to_string(output.layout().nranks()) +
@@ -671,7 +679,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
     });
-    if (write_in_place(f, target, output, provenance, storage)) return !output.held();
+    if (write_in_place(f, target, output, with_stamp, storage)) return !output.held();
 
     const bool strings = output.dtype() == DType::String;
     StringOutput string_output;
@@ -694,7 +702,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       mem_type = strings ? string_file_type(string_output.format) : memory_type(output.dtype());
       const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(output.dtype());
       dataset = create_dataset(f.file.get(), target.path, output.shape(), type.get(), storage, what);
-      write_provenance(dataset.get(), provenance, what);
+      write_provenance(dataset.get(), with_stamp, what);
     });
     reserve(f, dataset.get(), output, what);
     // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel IO

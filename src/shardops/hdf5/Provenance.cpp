@@ -1,5 +1,10 @@
 #include "shardops/hdf5/Provenance.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+
 #include "shardops/Version.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
@@ -24,6 +29,20 @@ void write_one(hid_t object, hid_t type, const std::string& name, const Attribut
   check_status(H5Awrite(attr.get(), type, texts.empty() ? &none : texts.data()), failure);
 }
 }  // namespace
+
+std::string written_stamp() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  tm utc{};
+  ::gmtime_r(&now.tv_sec, &utc);
+  char when[64] = {};
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &utc);
+  char nanos[16] = {};
+  std::snprintf(nanos, sizeof nanos, ".%09ldZ", static_cast<long>(now.tv_nsec));
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
+  return std::string(when) + nanos + ", pid " + std::to_string(::getpid()) + " on host " + host;
+}
 
 void write_provenance(hid_t object, const Attributes& attributes, const std::string& what) {
   const TypeHandle type(check_id(H5Tcopy(H5T_C_S1), "H5Tcopy(H5T_C_S1)", ErrorKind::Internal));

@@ -27,6 +27,15 @@ using Attributes = std::map<std::string, AttributeValue>;
 /// Name of the attribute holding the shardops version that wrote a dataset.
 inline constexpr const char* kVersionAttribute = "shardops_version";
 
+/// \brief Name of the attribute saying when and by which job a dataset was written
+/// ("2026-12-05T09:10:11.123456789Z, pid P on host H"), different for every dataset written
+/// anew: a job reading the dataset meanwhile tells a replacement (an --overwrite that HDF5
+/// put in the old one's place) from the dataset it read (InputWatch).
+inline constexpr const char* kWrittenAttribute = "shardops_written";
+
+/// \brief The value of kWrittenAttribute for a job writing now, on this process.
+std::string written_stamp();
+
 /// \brief Writes every entry of \p attributes, plus shardops_version (always the
 /// running version, whatever \p attributes says), as a variable-length UTF-8 string
 /// attribute on \p object: a scalar for a text, 1-D for a list (h5py reads them as str

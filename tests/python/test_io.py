@@ -152,6 +152,28 @@ def test_strings_past_the_file_size_limit(shared_dir):
         assert isinstance(e, shardops.IOError) and "file size limit" in str(e), e
     assert not [n for n in os.listdir(shared_dir) if n.startswith(("vlen", "fixed", ".vlen", ".fixed"))]
 
+def test_read_while_own_h5py_writes(shared_dir):
+    """A file this process's own h5py holds open for writing is read (the program orders its
+    own calls); only another program's writer is refused."""
+    path = os.path.join(shared_dir, "own.h5")
+    data = np.arange(20, dtype=np.float32).reshape(10, 2)
+
+    def make():
+        with h5py.File(path, "w") as f:
+            f["x"] = data
+
+    on_rank0(make)
+    held = h5py.File(path, "a") if RANK == 0 else None
+    try:
+        errors = outcomes([lambda: shardops.read(path + ":/x", comm=WORLD)])
+        got = shardops.read(path + ":/x", comm=WORLD) if errors[0] is None else None
+    finally:
+        if held is not None:
+            held.close()
+    assert errors[0] is None, errors[0]
+    counts = WORLD.allgather(0 if got is None else len(got))
+    assert np.array_equal(got, block(data, counts, RANK)), got
+
 def test_row_block():
     blocks = WORLD.allgather(shardops.row_block(10, WORLD))
     assert blocks[0][0] == 0 and blocks[-1][1] == 10

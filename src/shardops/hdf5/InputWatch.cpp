@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <optional>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -39,9 +42,32 @@ bool locked_for_writing(const std::string& file) {
   return busy;
 }
 
+// Whether this very process holds an exclusive flock on \p file: a Python program's own h5py
+// with the file open for writing, which orders its own calls. /proc/locks names each lock's
+// process and file ("1: FLOCK  ADVISORY  WRITE PID MAJOR:MINOR:INODE 0 EOF", in hex but
+// the inode).
+bool locked_by_this_process(const std::string& file) {
+  struct stat s {};
+  if (::stat(file.c_str(), &s) != 0) return false;
+  char where[64] = {};
+  std::snprintf(where, sizeof where, "%02x:%02x:%llu", major(s.st_dev), minor(s.st_dev),
+                static_cast<unsigned long long>(s.st_ino));
+  const std::string pid = std::to_string(::getpid());
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream words(line);
+    std::string id, kind, advisory, mode, holder, file_id;
+    if (words >> id >> kind >> advisory >> mode >> holder >> file_id && kind == "FLOCK" && mode == "WRITE" &&
+        holder == pid && file_id == where)
+      return true;
+  }
+  return false;
+}
+
 // Waits while \p file is locked for writing by a shardops job; throws if by another program.
 void wait_for_writers(const std::string& file, const std::string& what) {
-  if (!hdf5_file_locking()) return;
+  if (!hdf5_file_locking() || (locked_for_writing(file) && locked_by_this_process(file))) return;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const double timeout = lock_timeout_seconds();

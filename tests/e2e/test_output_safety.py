@@ -370,6 +370,28 @@ def reader_waits_for_writer(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def reader_lock_timeout(t, sh):
+    """An input that a job holds for writing longer than SHARDOPS_LOCK_TIMEOUT: exit 3 naming the
+    holder, nothing written."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "out.h5")
+    lock_path = os.path.join(t.d, ".in.h5.shardops-lock")
+    lock = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    data = os.open(inp, os.O_RDONLY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        os.write(lock, b"the test's pid %d\n" % os.getpid())
+        fcntl.flock(data, fcntl.LOCK_EX)  # HDF5's lock, as a writer holds it
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")), env={"SHARDOPS_LOCK_TIMEOUT": "1"})
+        t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+        t.suite.check("is being written by the test's pid" in r.stderr, "the message does not name the holder", r)
+        t.suite.check(not os.path.exists(out), "an output was written", r)
+    finally:
+        os.unlink(lock_path)
+        os.close(data)
+        os.close(lock)
+
+
 def input_changed_while_read(t, sh, how):
     """The input file changes while the job uses its rows (mapped from the file until the
     commit). appended: another program adds a dataset: no harm, the job succeeds. overwritten:
@@ -733,6 +755,7 @@ def main():
         run_case("lock_timeout", lock_timeout)
         run_case("open_in_another_program", open_in_another_program)
         run_case("reader_waits_for_writer", reader_waits_for_writer)
+        run_case("reader_lock_timeout", reader_lock_timeout)
         run_case("input_appended_while_read", input_changed_while_read, "appended")
         run_case("input_overwritten_while_read", input_changed_while_read, "overwritten")
         run_case("adding_to_the_file_read", adding_to_the_file_read)

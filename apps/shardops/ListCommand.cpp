@@ -52,6 +52,7 @@ void run_list_command(const Comm& comm, const Request& r) {
     if (!d.link.empty()) os << "  (" << d.link << ")";
     os << "\n";
     for (const auto& [name, value] : d.attributes) os << "    @" << name << " = " << value << "\n";
+    if (!d.comment.empty()) os << "    # " << d.comment << "\n";
   }
   if (found.empty()) os << "(no datasets in " << r.listing << ")\n";
   std::cout << os.str() << std::flush;

@@ -153,8 +153,7 @@ def write(outputs, *, comm=None, overwrite=False, attributes=None):
     """Writes ``{"FILE:/path": array}`` (each rank its row block) as the command line
     does: all datasets of a file appear together or not at all, existing datasets are
     refused unless ``overwrite``, and every dataset gets provenance attributes (``op``,
-    ``writer``, ``shardops_version``, ``shardops_written`` and the string pairs of
-    ``attributes``)."""
+    ``writer``, ``shardops_version`` and the string pairs of ``attributes``)."""
     return _shardops.write(dict(outputs), comm, bool(overwrite), dict(attributes or {}))
 
 

@@ -438,6 +438,13 @@ def adding_to_the_file_read(t, sh):
     e2e.expect_success(t.suite, first.result(rc))
     for name in ("/one", "/two"):
         e2e.same_array(t.suite, name, e2e.read_h5(inp, name), expected)
+    with e2e.h5py.File(inp, "r") as f:
+        comments = [f.id.get_comment(name.encode()).decode() for name in ("/one", "/two")]
+        attributes = [dict(f[name].attrs) for name in ("/one", "/two")]
+    # Each job's datasets say which job wrote them; their attributes do not change from job to job.
+    t.suite.check(all(c.startswith("shardops: written ") for c in comments) and comments[0] != comments[1],
+                  "the datasets' comments do not tell the jobs apart: %r" % comments)
+    t.suite.check(str(attributes[0]) == str(attributes[1]), "the attributes differ: %r" % attributes)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 

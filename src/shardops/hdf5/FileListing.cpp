@@ -10,10 +10,30 @@
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
+#include "shardops/hdf5/Provenance.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
 
 namespace shardops::io {
 
+namespace {
+
+std::vector<std::int64_t> dims_of(hid_t space) {
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  return std::vector<std::int64_t>(dims.begin(), dims.end());
+}
+
+std::string dtype_text(hid_t type) {
+  try {
+    return dtype_name(dtype_from_hdf5(type, ""));
+  } catch (const Error&) {
+    hdf5_error_detail();  // clear the stack
+    return std::string("unsupported (") + type_class_name(H5Tget_class(type)) + ")";
+  }
+}
+
+// An attribute's value as text: strings as they are, numbers as numbers, else its class.
 std::string attribute_text(hid_t attr) {
   const TypeHandle type(H5Aget_type(attr));
   const DataspaceHandle space(H5Aget_space(attr));
@@ -63,24 +83,6 @@ std::string attribute_text(hid_t attr) {
   return os.str();
 }
 
-namespace {
-
-std::vector<std::int64_t> dims_of(hid_t space) {
-  const int rank = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
-  if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  return std::vector<std::int64_t>(dims.begin(), dims.end());
-}
-
-std::string dtype_text(hid_t type) {
-  try {
-    return dtype_name(dtype_from_hdf5(type, ""));
-  } catch (const Error&) {
-    hdf5_error_detail();  // clear the stack
-    return std::string("unsupported (") + type_class_name(H5Tget_class(type)) + ")";
-  }
-}
-
 DatasetListing describe(hid_t dataset, const std::string& path, bool attributes) {
   DatasetListing d;
   d.path = path;
@@ -103,6 +105,7 @@ DatasetListing describe(hid_t dataset, const std::string& path, bool attributes)
     d.filters.push_back(name[0] != '\0' ? std::string(name) : "filter " + std::to_string(id));
   }
   if (attributes) {
+    d.comment = comment_of(dataset);
     const int count = H5Aget_num_attrs(dataset);
     for (int k = 0; k < count; ++k) {
       const AttributeHandle attr(

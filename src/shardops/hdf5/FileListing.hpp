@@ -3,8 +3,6 @@
 /// \brief What `shardops ls` shows: the datasets below a group of a file, with what a user
 /// checks before naming them as inputs (shape, TF dtype, chunks, filters, attributes).
 
-#include <hdf5.h>
-
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -20,14 +18,10 @@ struct DatasetListing {
   std::vector<std::int64_t> chunks;  ///< empty when not chunked
   std::vector<std::string> filters;  ///< HDF5's names, in pipeline order
   std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value as text (when asked)
+  std::string comment;  ///< the dataset's HDF5 comment (when attributes are asked for)
   std::string link;     ///< for a dataset reached through a soft or external link: "external link to 'F:/x'"
   std::string problem;  ///< why the dataset cannot be opened ("" when it can; nothing else is known then)
 };
-
-/// \brief The value of the open attribute \p attr as text: a string as it is, numbers as
-/// numbers (several in brackets), else its type class ("(H5T_COMPOUND)"); "(unreadable)" if
-/// reading it fails.
-std::string attribute_text(hid_t attr);
 
 /// \brief Every dataset at or below \p path in \p file (a dataset path lists that one), in
 /// the order h5py lists them (creation order where tracked, else by name), then the soft

@@ -17,7 +17,6 @@
 
 #include "shardops/core/Error.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
-#include "shardops/hdf5/FileListing.hpp"
 #include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/hdf5/Provenance.hpp"
@@ -117,10 +116,7 @@ InputWatch::Mark InputWatch::mark_of(const std::string& path, hid_t dataset) {
   if (H5Oget_info2(dataset, &info, H5O_INFO_BASIC) >= 0) m.object = info.addr;
   m.data = H5Dget_offset(dataset);
   m.bytes = H5Dget_storage_size(dataset);
-  if (H5Aexists(dataset, kWrittenAttribute) > 0) {
-    const AttributeHandle attr(H5Aopen(dataset, kWrittenAttribute, H5P_DEFAULT));
-    if (attr.valid()) m.written = attribute_text(attr.get());
-  }
+  m.written = comment_of(dataset);
   hdf5_error_detail();  // clear the stack (a contiguous offset of a chunked dataset, say)
   return m;
 }
@@ -164,7 +160,7 @@ void InputWatch::check(Watched& w) {
         const Mark found = mark_of(m.path, d.get());
         if (!(found == m)) {
           problem = "the input dataset '" + w.file + ":" + m.path + "' was written anew" +
-                    (found.written.empty() ? std::string() : " (by the job of " + found.written + ")");
+                    (found.written.empty() ? std::string() : " (" + found.written + ")");
           break;
         }
       }

@@ -11,7 +11,7 @@
 /// is tried; a file that a shardops job is writing is waited for (as long as that job's
 /// lock, SHARDOPS_LOCK_TIMEOUT), one that another program has open for writing is an error
 /// at once, as HDF5 would make it. The file's identity (inode, size, times of change) and,
-/// for each dataset read, its place in the file and its kWrittenAttribute are noted. Once a
+/// for each dataset read, its place in the file and its written_comment() are noted. Once a
 /// dataset's rows are read, and at the job's commit for rows mapped from the file's pages
 /// (read from the file until then), a file whose identity changed is opened again: another
 /// job adding datasets to it is no harm, but a dataset read that is gone, moved or written
@@ -73,7 +73,7 @@ class InputWatch {
     std::string path;
     haddr_t object = HADDR_UNDEF, data = HADDR_UNDEF;  ///< its object header and (contiguous) data
     hsize_t bytes = 0;                                 ///< its data's bytes in the file
-    std::string written;                               ///< its kWrittenAttribute, if any
+    std::string written;                               ///< its written_comment(), if any
     bool operator==(const Mark& o) const {
       return path == o.path && object == o.object && data == o.data && bytes == o.bytes && written == o.written;
     }

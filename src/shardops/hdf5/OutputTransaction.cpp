@@ -443,11 +443,9 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   return added;
 }
 
-Attributes OutputTransaction::stamped(const Attributes& provenance) {
-  if (written_.empty()) written_ = comm_.broadcast(comm_.rank() == 0 ? written_stamp() : std::string(), 0);
-  Attributes all = provenance;
-  all.insert_or_assign(kWrittenAttribute, AttributeValue(written_));
-  return all;
+const std::string& OutputTransaction::comment() {
+  if (comment_.empty()) comment_ = comm_.broadcast(comm_.rank() == 0 ? written_comment() : std::string(), 0);
+  return comment_;
 }
 
 void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what) {
@@ -608,7 +606,7 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
     if (check_value(H5Tequal(mem.get(), type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
     DatasetHandle dataset =
         create_dataset(f.existing.get(), target.path, tensor.shape(), type.get(), storage, what, true);
-    write_provenance(dataset.get(), provenance, what);
+    write_provenance(dataset.get(), provenance, what, comment_);
     const Extent extent = contiguous_extent(dataset.get());
     check_status(dataset.close(), what + ": cannot close the dataset");
     if (extent.offset < 0 || extent.offset < f.original_length) {
@@ -656,7 +654,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
   }
   try {
     PendingFile& f = pending_for(target);
-    const Attributes with_stamp = stamped(provenance);
+    comment();  // collective: made here, where every rank comes
     run_agreed(comm_, [&] {
       if (output.layout().nranks() != comm_.size()) {
         throw InternalError(what + ": the tensor is laid out over " + std::to_string(output.layout().nranks()) +
@@ -679,7 +677,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
         f.replaced.insert(target.path);
     });
-    if (write_in_place(f, target, output, with_stamp, storage)) return !output.held();
+    if (write_in_place(f, target, output, provenance, storage)) return !output.held();
 
     const bool strings = output.dtype() == DType::String;
     StringOutput string_output;
@@ -702,7 +700,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       mem_type = strings ? string_file_type(string_output.format) : memory_type(output.dtype());
       const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(output.dtype());
       dataset = create_dataset(f.file.get(), target.path, output.shape(), type.get(), storage, what);
-      write_provenance(dataset.get(), with_stamp, what);
+      write_provenance(dataset.get(), provenance, what, comment_);
     });
     reserve(f, dataset.get(), output, what);
     // Parallel HDF5 1.10 cannot write variable-length data through MPI-IO ("Parallel IO

@@ -135,12 +135,12 @@ class OutputTransaction {
   void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);
   void close_and_verify(PendingFile& f);
 
-  /// Collective: \p provenance with this transaction's kWrittenAttribute (agreed by all ranks).
-  Attributes stamped(const Attributes& provenance);
+  /// Collective: the written_comment() of this transaction's datasets (rank 0's, on every rank).
+  const std::string& comment();
 
   Comm comm_;
   OutputOptions options_;
-  std::string written_;  ///< kWrittenAttribute's value, made at the first write
+  std::string comment_;  ///< comment()'s, made at the first write
   std::vector<std::unique_ptr<PendingFile>> files_;
   bool committed_ = false;
   bool failed_ = false;

@@ -30,7 +30,7 @@ void write_one(hid_t object, hid_t type, const std::string& name, const Attribut
 }
 }  // namespace
 
-std::string written_stamp() {
+std::string written_comment() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   tm utc{};
@@ -41,16 +41,28 @@ std::string written_stamp() {
   std::snprintf(nanos, sizeof nanos, ".%09ldZ", static_cast<long>(now.tv_nsec));
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
-  return std::string(when) + nanos + ", pid " + std::to_string(::getpid()) + " on host " + host;
+  return std::string("shardops: written ") + when + nanos + ", pid " + std::to_string(::getpid()) + " on host " + host;
 }
 
-void write_provenance(hid_t object, const Attributes& attributes, const std::string& what) {
+std::string comment_of(hid_t object) {
+  const ssize_t size = H5Oget_comment(object, nullptr, 0);
+  if (size <= 0) return "";
+  std::string text(static_cast<std::size_t>(size) + 1, '\0');
+  if (H5Oget_comment(object, text.data(), text.size()) < 0) return "";
+  text.resize(static_cast<std::size_t>(size));
+  return text;
+}
+
+void write_provenance(hid_t object, const Attributes& attributes, const std::string& what, const std::string& comment) {
   const TypeHandle type(check_id(H5Tcopy(H5T_C_S1), "H5Tcopy(H5T_C_S1)", ErrorKind::Internal));
   check_status(H5Tset_size(type.get(), H5T_VARIABLE), "H5Tset_size(H5T_VARIABLE)", ErrorKind::Internal);
   check_status(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset(H5T_CSET_UTF8)", ErrorKind::Internal);
   Attributes all = attributes;
   all.insert_or_assign(kVersionAttribute, AttributeValue(SHARDOPS_VERSION_STRING));
   for (const auto& [name, value] : all) write_one(object, type.get(), name, value, what);
+  if (!comment.empty()) {
+    check_status(H5Oset_comment(object, comment.c_str()), what + ": cannot write the dataset's comment");
+  }
 }
 
 }  // namespace shardops::io

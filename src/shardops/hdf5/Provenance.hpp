@@ -27,20 +27,24 @@ using Attributes = std::map<std::string, AttributeValue>;
 /// Name of the attribute holding the shardops version that wrote a dataset.
 inline constexpr const char* kVersionAttribute = "shardops_version";
 
-/// \brief Name of the attribute saying when and by which job a dataset was written
-/// ("2026-12-05T09:10:11.123456789Z, pid P on host H"), different for every dataset written
-/// anew: a job reading the dataset meanwhile tells a replacement (an --overwrite that HDF5
-/// put in the old one's place) from the dataset it read (InputWatch).
-inline constexpr const char* kWrittenAttribute = "shardops_written";
+/// \brief The object comment that says when and by which job shardops wrote a dataset:
+/// "shardops: written 2026-12-05T09:10:11.123456789Z, pid P on host H". It differs from job to
+/// job, so a job reading the dataset meanwhile tells a replacement (an --overwrite, which HDF5
+/// puts exactly where the old one was) from the dataset it read (InputWatch). A comment
+/// (H5Oset_comment), not an attribute: the attributes stay the same from run to run, so two
+/// runs' outputs compare equal, attributes and all (h5py's attrs, h5diff).
+std::string written_comment();
 
-/// \brief The value of kWrittenAttribute for a job writing now, on this process.
-std::string written_stamp();
+/// \brief The comment of the open \p object, "" if it has none.
+std::string comment_of(hid_t object);
 
 /// \brief Writes every entry of \p attributes, plus shardops_version (always the
 /// running version, whatever \p attributes says), as a variable-length UTF-8 string
 /// attribute on \p object: a scalar for a text, 1-D for a list (h5py reads them as str
-/// and as an array of str). An attribute of the same name is replaced.
+/// and as an array of str). An attribute of the same name is replaced. A \p comment that is
+/// not empty (written_comment()) becomes the object's comment.
 /// \param what the dataset's name (FILE:/path), for messages. \throws IOError.
-void write_provenance(hid_t object, const Attributes& attributes, const std::string& what);
+void write_provenance(hid_t object, const Attributes& attributes, const std::string& what,
+                      const std::string& comment = "");
 
 }  // namespace shardops::io

@@ -10,7 +10,8 @@
 /// that reads inputs takes no lock. So, on rank 0: before a file is first opened, its lock
 /// is tried; a file that a shardops job is writing is waited for (as long as that job's
 /// lock, SHARDOPS_LOCK_TIMEOUT), one that another program has open for writing is an error
-/// at once, as HDF5 would make it. The file's identity (inode, size, times of change) and,
+/// at once, as HDF5 would make it (this very process's own writer, a Python program's h5py,
+/// is not another program: it orders its own calls). The file's identity (inode, size, times of change) and,
 /// for each dataset read, its place in the file and its written_comment() are noted. Once a
 /// dataset's rows are read, and at the job's commit for rows mapped from the file's pages
 /// (read from the file until then), a file whose identity changed is opened again: another

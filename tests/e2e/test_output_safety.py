@@ -402,8 +402,13 @@ def input_changed_while_read(t, sh, how):
     before = make_existing(out)
     job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:2"})
     reached = job.wait_for("test pause at write", count=sh.np)
+    held = None
     if reached and how == "appended":
         e2e.write_h5(inp, {"/added": np.arange(10)})
+    elif reached and how == "written_in_place":
+        held = e2e.h5py.File(inp, "r+")  # h5py writes a row where it lies, and keeps the file open
+        held["/params"][0] = np.full(held["/params"].shape[1], 99, np.float32)
+        held.flush()
     elif reached:
         rows = 1 << 16
         e2e.write_h5(os.path.join(t.d, "reverse.h5"),
@@ -412,10 +417,18 @@ def input_changed_while_read(t, sh, how):
                         e2e.ref(os.path.join(t.d, "reverse.h5"), "/i"), "--out", e2e.ref(inp, "/params"),
                         "--overwrite", "-q"], np=1)
         e2e.expect_success(t.suite, other)
-    rc = job.finish()
+    try:
+        rc = job.finish()
+    finally:
+        if held is not None:
+            held.close()
     r = job.result(rc)
     t.suite.require(reached, "the job never reached its write phase", r)
-    if how == "appended":
+    if how == "written_in_place":
+        t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
+        t.suite.check("is open for writing in another program" in r.stderr, "the message does not say why", r)
+        t.suite.check(e2e.file_state(out) == before, "the output file changed", r)
+    elif how == "appended":
         e2e.expect_success(t.suite, r)
         if rc == 0:
             e2e.same_array(t.suite, "/g", e2e.read_h5(out, "/g"), expected, r)
@@ -765,6 +778,7 @@ def main():
         run_case("reader_lock_timeout", reader_lock_timeout)
         run_case("input_appended_while_read", input_changed_while_read, "appended")
         run_case("input_overwritten_while_read", input_changed_while_read, "overwritten")
+        run_case("input_written_in_place_while_read", input_changed_while_read, "written_in_place")
         run_case("adding_to_the_file_read", adding_to_the_file_read)
         run_case("input_open_for_writing", input_open_for_writing)
         run_case("report_rules", report_rules)

@@ -64,8 +64,9 @@ bool locked_by_this_process(const std::string& file) {
   return false;
 }
 
-// Waits while \p file is locked for writing by a shardops job; throws if by another program.
-void wait_for_writers(const std::string& file, const std::string& what) {
+// Waits while \p file is locked for writing by a shardops job (returns at once instead if not
+// \p wait_for_jobs); throws if by another program.
+void wait_for_writers(const std::string& file, const std::string& what, bool wait_for_jobs) {
   if (!hdf5_file_locking() || (locked_for_writing(file) && locked_by_this_process(file))) return;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -78,6 +79,7 @@ void wait_for_writers(const std::string& file, const std::string& what) {
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     const std::string writer = shardops_writer_of(file);
     if (!writer.empty()) {
+      if (!wait_for_jobs) return;
       job_seen = Clock::now();
       if (waited >= timeout) {
         throw IOError(what + ": '" + file + "' is being written by " + writer + "; gave up waiting after " +
@@ -99,7 +101,7 @@ void wait_for_writers(const std::string& file, const std::string& what) {
 void InputWatch::opening(const std::string& file, const std::string& what) {
   if (comm_.rank() != 0) return;
   if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
-  wait_for_writers(file, what);
+  wait_for_writers(file, what, true);
   struct stat s {};
   if (::stat(file.c_str(), &s) != 0) return;  // the open reports why
   watched_.push_back(
@@ -142,6 +144,10 @@ void InputWatch::check(Watched& w) {
   if (!exists) throw IOError("the input file '" + w.file + "' was removed" + after);
   if (now.device != w.identity.device || now.inode != w.identity.inode)
     throw IOError("the input file '" + w.file + "' was replaced by another file" + after);
+  // A program that is writing the file now may have written into a dataset where it lies,
+  // which no comparison below can see. A shardops job is not waited for here: this job may
+  // hold the lock of a file that job waits to read.
+  wait_for_writers(w.file, "the input file '" + w.file + "' changed while this job read it", false);
   // Changed in place: another job may have added datasets, which harms none read. A commit
   // being applied at this moment may show half-written metadata: a few tries.
   std::string problem;

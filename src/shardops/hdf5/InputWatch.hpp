@@ -20,9 +20,10 @@
 ///
 /// No lock is held meanwhile: a job may read more files than it may keep descriptors open
 /// (`ulimit -n`), and a held lock would keep the user's own h5py from writing the file
-/// after a `shardops.read` in Python. A program other than shardops that opens the file
-/// for writing only after the job opened it, and writes into a dataset in its place, is
-/// not noticed.
+/// after a `shardops.read` in Python. A changed file that another program still holds open for
+/// writing is an error (it may have written into a dataset in its place, which no comparison
+/// sees); such a program that opened the file after the job did and closed it again before
+/// the check is not noticed.
 
 #include <hdf5.h>
 

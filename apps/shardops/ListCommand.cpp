@@ -37,17 +37,16 @@ void run_list_command(const Comm& comm, const Request& r) {
   for (const auto& d : found) wide = std::max(wide, d.path.size());
   std::ostringstream os;
   for (const auto& d : found) {
+    os << d.path << std::string(wide + 2 - d.path.size(), ' ');
     if (!d.problem.empty()) {
-      os << d.path << std::string(wide + 2 - d.path.size(), ' ') << d.problem;
-      if (!d.link.empty()) os << "  (" << d.link << ")";
-      os << "\n";
-      continue;
-    }
-    os << d.path << std::string(wide + 2 - d.path.size(), ' ') << dims_text(d.shape) << "  " << d.dtype;
-    if (!d.chunks.empty()) os << "  chunks " << dims_text(d.chunks);
-    if (!d.filters.empty()) {
-      os << "  filters ";
-      for (std::size_t i = 0; i < d.filters.size(); ++i) os << (i ? ", " : "") << d.filters[i];
+      os << d.problem;  // nothing else is known of it
+    } else {
+      os << dims_text(d.shape) << "  " << d.dtype;
+      if (!d.chunks.empty()) os << "  chunks " << dims_text(d.chunks);
+      if (!d.filters.empty()) {
+        os << "  filters ";
+        for (std::size_t i = 0; i < d.filters.size(); ++i) os << (i ? ", " : "") << d.filters[i];
+      }
     }
     if (!d.link.empty()) os << "  (" << d.link << ")";
     os << "\n";

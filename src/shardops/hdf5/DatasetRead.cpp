@@ -254,7 +254,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
     const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
     DistTensor t(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
-    watch_->verify(ref.file);
+    watch_->read_done(ref.file, ref.path);
     return t;
   }
   Tensor local;
@@ -316,7 +316,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     run_agreed(comm,
                [&] { local = Tensor::from_host_bytes(d.info.dtype, local_shape, staging.data(), staging.size()); });
   }
-  watch_->verify(ref.file);
+  watch_->read_done(ref.file, ref.path);
   return DistTensor(local, shape, chosen, rank);
 }
 

@@ -85,10 +85,11 @@ DistTensor read_dataset(const Comm& comm, const DatasetRef& ref, const RowLayout
 /// into one of these files.
 ///
 /// Each file is watched (InputWatch) from before its first open: a file another program is
-/// writing is not read, and read() fails (IOError, every rank) if the file changed while its
-/// rows were read. Rows mapped from the file's pages (ReadOptions::map_file) are read from
-/// the file until the tensor goes: the job checks those files again before its commit, through
-/// the \p watch it passes here and to its OutputTransaction (OutputOptions::inputs).
+/// writing is not read, and read() fails (IOError, every rank) if the dataset was written
+/// anew while its rows were read. Rows mapped from the file's pages (ReadOptions::map_file)
+/// are read from the file until the tensor goes: the job checks those again before its
+/// commit, through the \p watch it passes here and to its OutputTransaction
+/// (OutputOptions::inputs).
 class InputFiles {
  public:
   explicit InputFiles(const Comm& comm, InputWatch* watch = nullptr);

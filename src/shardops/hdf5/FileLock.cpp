@@ -34,12 +34,6 @@ std::string holder_of(int fd) {
   return text.empty() ? std::string("another process") : text;
 }
 
-std::string this_holder() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "?");
-  return "shardops pid " + std::to_string(::getpid()) + " on host " + host;
-}
-
 // True if \p path still names the inode open as \p fd.
 bool still_named(int fd, const std::string& path) {
   struct stat by_fd {
@@ -85,28 +79,33 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
     }
     ::close(fd);  // the holder removed it as we waited: lock the new one
   }
-  const std::string holder = this_holder() + "\n";
+  const std::string holder = "shardops " + this_process_text() + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) < 0) {
     // Only the message of a waiter depends on it.
   }
 }
 
-std::string shardops_writer_of(const std::string& file) {
-  std::string lock;
-  try {
-    lock = lock_path_of(resolved_path(file, file));
-  } catch (const Error&) {
-    return "";  // a loop of links: opening the file reports it
-  }
-  const int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
+bool lock_held_elsewhere(const std::string& path, bool exclusive, std::string* holder) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
   int status;
   do {
-    status = ::flock(fd, LOCK_SH | LOCK_NB);
+    status = ::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB);
   } while (status != 0 && errno == EINTR);
-  const std::string holder = status != 0 && errno == EWOULDBLOCK ? holder_of(fd) : std::string();
-  ::close(fd);
-  return holder;
+  const bool held = status != 0 && errno == EWOULDBLOCK;
+  if (held && holder != nullptr) *holder = holder_of(fd);
+  ::close(fd);  // drops the lock, if it was taken
+  return held;
+}
+
+std::string shardops_writer_of(const std::string& file) {
+  std::string holder;
+  try {
+    if (lock_held_elsewhere(lock_path_of(resolved_path(file, file)), false, &holder)) return holder;
+  } catch (const Error&) {
+    // a loop of links: opening the file reports it
+  }
+  return "";
 }
 
 bool hdf5_file_locking() {

@@ -43,6 +43,13 @@ class FileLock {
 /// The lock file of \p target: "DIR/.NAME.shardops-lock".
 std::string lock_path_of(const std::string& target);
 
+/// \brief Whether another open file holds an flock on \p path that a lock of this kind
+/// (\p exclusive: any lock is in its way; shared: an exclusive one is) would wait for, tried
+/// without waiting and dropped at once. False if \p path cannot be opened or its file system
+/// has no locks. \p holder, if given, gets what the holder wrote into the file (a lock file's
+/// "shardops pid P on host H").
+bool lock_held_elsewhere(const std::string& path, bool exclusive, std::string* holder = nullptr);
+
 /// \brief "shardops pid P on host H" if a shardops job holds the write lock of \p file
 /// (as named, links resolved), else "". Takes no lock.
 std::string shardops_writer_of(const std::string& file);

@@ -130,6 +130,12 @@ std::string unique_token() {
   return std::to_string(::getpid()) + "." + std::to_string(nanos) + "." + std::to_string(counter++);
 }
 
+std::string this_process_text() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "?");
+  return "pid " + std::to_string(::getpid()) + " on host " + host;
+}
+
 std::string hidden_stem(const std::string& target) {
   const std::string name = fs::path(target).filename().string();
   // The longest suffix (".shardops-journal." + a token) takes under 60 bytes.

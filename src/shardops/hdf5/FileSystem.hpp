@@ -34,6 +34,9 @@ bool path_exists(const std::string& path) noexcept;
 /// "PID.NANOS.COUNTER": unique among the processes of one machine and over time.
 std::string unique_token();
 
+/// "pid P on host H": this process, for messages and marks other processes read.
+std::string this_process_text();
+
 /// \brief The start of the hidden names of the files a job keeps beside \p target (its
 /// new file, lock, journal, notes): "." + the target's name, or, for a name too long to take
 /// a suffix within the file system's 255 bytes, "." + its first 80 bytes + "~" + a hash of

@@ -1,7 +1,5 @@
 #include "shardops/hdf5/InputWatch.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -26,20 +24,6 @@ namespace shardops::io {
 namespace {
 
 long long nanoseconds(const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
-
-// Whether some process holds an exclusive lock on \p file (a writer, in HDF5's scheme);
-// false where it cannot be told (no such file, a file system without locks).
-bool locked_for_writing(const std::string& file) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  int status;
-  do {
-    status = ::flock(fd, LOCK_SH | LOCK_NB);
-  } while (status != 0 && errno == EINTR);
-  const bool busy = status != 0 && errno == EWOULDBLOCK;
-  ::close(fd);  // drops the shared lock, if taken
-  return busy;
-}
 
 // Whether this very process holds an exclusive flock on \p file: a Python program's own h5py
 // with the file open for writing, which orders its own calls. /proc/locks names each lock's
@@ -67,7 +51,7 @@ bool locked_by_this_process(const std::string& file) {
 // Waits while \p file is locked for writing by a shardops job (returns at once instead if not
 // \p wait_for_jobs); throws if by another program.
 void wait_for_writers(const std::string& file, const std::string& what, bool wait_for_jobs) {
-  if (!hdf5_file_locking() || (locked_for_writing(file) && locked_by_this_process(file))) return;
+  if (!hdf5_file_locking() || (lock_held_elsewhere(file, false) && locked_by_this_process(file))) return;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const double timeout = lock_timeout_seconds();
@@ -75,7 +59,7 @@ void wait_for_writers(const std::string& file, const std::string& what, bool wai
   // program's lock is one still held when the job's has been gone for a while.
   constexpr double kSettle = 1.0;
   auto job_seen = Clock::now();
-  while (locked_for_writing(file)) {
+  while (lock_held_elsewhere(file, false)) {
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     const std::string writer = shardops_writer_of(file);
     if (!writer.empty()) {
@@ -102,13 +86,16 @@ void InputWatch::opening(const std::string& file, const std::string& what) {
   if (comm_.rank() != 0) return;
   if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
   wait_for_writers(file, what, true);
+  Identity identity;
+  if (identity_of(file, identity)) watched_.push_back(Watched{file, identity, {}});  // else the open reports why
+}
+
+bool InputWatch::identity_of(const std::string& file, Identity& out) {
   struct stat s {};
-  if (::stat(file.c_str(), &s) != 0) return;  // the open reports why
-  watched_.push_back(
-      Watched{file,
-              Identity{static_cast<unsigned long long>(s.st_dev), static_cast<unsigned long long>(s.st_ino),
-                       static_cast<long long>(s.st_size), nanoseconds(s.st_mtim), nanoseconds(s.st_ctim)},
-              {}});
+  if (::stat(file.c_str(), &s) != 0) return false;
+  out = Identity{static_cast<unsigned long long>(s.st_dev), static_cast<unsigned long long>(s.st_ino),
+                 static_cast<long long>(s.st_size), nanoseconds(s.st_mtim), nanoseconds(s.st_ctim)};
+  return true;
 }
 
 InputWatch::Mark InputWatch::mark_of(const std::string& path, hid_t dataset) {
@@ -133,11 +120,10 @@ void InputWatch::reading(const std::string& file, const std::string& path, hid_t
 }
 
 void InputWatch::check(Watched& w) {
-  struct stat s {};
-  const bool exists = ::stat(w.file.c_str(), &s) == 0;
-  const Identity now{static_cast<unsigned long long>(s.st_dev), static_cast<unsigned long long>(s.st_ino),
-                     static_cast<long long>(s.st_size), nanoseconds(s.st_mtim), nanoseconds(s.st_ctim)};
-  if (exists && now == w.identity) return;
+  Identity now;
+  const bool exists = identity_of(w.file, now);
+  // Nothing read from it is still in use (rows read are checked and let go: read_done).
+  if (w.marks.empty() || (exists && now == w.identity)) return;
   const std::string after =
       " while this job read it (another job or program wrote it), so what the job read may mix old and new data; "
       "nothing was written: run the job again";
@@ -181,22 +167,27 @@ void InputWatch::check(Watched& w) {
   throw IOError(problem + after);
 }
 
-void InputWatch::check_unchanged(const std::string& file) {
-  for (Watched& w : watched_) {
-    if (file.empty() || w.file == file) check(w);
-  }
+void InputWatch::check_unchanged() {
+  for (Watched& w : watched_) check(w);
 }
 
-void InputWatch::verify(const std::string& file) {
-  run_agreed(comm_, [&] { check_unchanged(file); });
+void InputWatch::read_done(const std::string& file, const std::string& path) {
+  run_agreed(comm_, [&] {
+    for (Watched& w : watched_) {
+      if (w.file != file) continue;
+      check(w);
+      // Its rows are in memory now: a later change to the file no longer matters to them.
+      w.marks.erase(std::remove_if(w.marks.begin(), w.marks.end(), [&](const Mark& m) { return m.path == path; }),
+                    w.marks.end());
+    }
+  });
 }
 
 void InputWatch::writing(const std::string& target) {
-  struct stat t {};
-  if (::stat(target.c_str(), &t) != 0) return;
+  Identity t;
+  if (!identity_of(target, t)) return;
   for (auto it = watched_.begin(); it != watched_.end();) {
-    if (it->identity.device == static_cast<unsigned long long>(t.st_dev) &&
-        it->identity.inode == static_cast<unsigned long long>(t.st_ino)) {
+    if (it->identity.device == t.device && it->identity.inode == t.inode) {
       check(*it);
       it = watched_.erase(it);
     } else {

@@ -13,8 +13,9 @@
 /// at once, as HDF5 would make it (this very process's own writer, a Python program's h5py,
 /// is not another program: it orders its own calls). The file's identity (inode, size, times of change) and,
 /// for each dataset read, its place in the file and its written_comment() are noted. Once a
-/// dataset's rows are read, and at the job's commit for rows mapped from the file's pages
-/// (read from the file until then), a file whose identity changed is opened again: another
+/// dataset's rows are read into memory (read_done), and at the job's commit for rows mapped
+/// from the file's pages (read from the file until then: check_unchanged), a file whose
+/// identity changed is opened again: another
 /// job adding datasets to it is no harm, but a dataset read that is gone, moved or written
 /// anew (an --overwrite, which HDF5 puts in the old one's place) is an error.
 ///
@@ -50,16 +51,19 @@ class InputWatch {
   /// and which job wrote it, before its rows are read.
   void reading(const std::string& file, const std::string& path, hid_t dataset);
 
-  /// \brief Collective: \throws IOError on every rank if a dataset noted by reading() (in
-  /// \p file only, where it is not empty) is gone or not the one read.
-  void verify(const std::string& file = "");
-  /// \brief verify() on this rank alone (rank 0 checks, the others have nothing to), for a
-  /// caller already inside an agreed step on rank 0.
-  void check_unchanged(const std::string& file = "");
+  /// \brief Collective, once the rows of \p path in \p file are read into memory:
+  /// \throws IOError on every rank if a dataset of \p file noted by reading() is gone or not
+  /// the one read; then forgets \p path (a later change cannot reach its rows). Rows mapped
+  /// from the file are not read yet: their dataset is left for check_unchanged().
+  void read_done(const std::string& file, const std::string& path);
+  /// \brief Rank 0 (the others have nothing to check), inside an agreed step, once the rows
+  /// mapped from inputs are no longer read (the job's commit): read_done()'s check for every
+  /// dataset still noted.
+  void check_unchanged();
 
   /// \brief Rank 0, about to write into \p target (a resolved path) and holding its write
-  /// lock: check_unchanged() for \p target, then stops watching it (its changes from here on
-  /// are the job's own).
+  /// lock: the check of check_unchanged() for \p target, then stops watching it (its changes
+  /// from here on are the job's own).
   void writing(const std::string& target);
 
  private:
@@ -86,8 +90,11 @@ class InputWatch {
     std::vector<Mark> marks;
   };
   /// Throws IOError if a dataset \p w noted is gone or another one; else takes the file's
-  /// present identity as the one to compare with next.
+  /// present identity as the one to compare with next. Nothing to do for a file none of whose
+  /// datasets is still noted.
   static void check(Watched& w);
+  /// false if \p file cannot be read
+  static bool identity_of(const std::string& file, Identity& out);
   static Mark mark_of(const std::string& path, hid_t dataset);
 
   Comm comm_;

@@ -261,12 +261,7 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
 // writers). The commit changes the file in place, so it would fail at the end: say so
 // before any work instead. HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off.
 void refuse_if_open_elsewhere(const std::string& target, const std::string& what) {
-  if (!hdf5_file_locking()) return;
-  const int fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;  // opening it as HDF5 reports why
-  const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  if (busy) throw IOError(what + ": " + kOpenElsewhere);
+  if (hdf5_file_locking() && lock_held_elsewhere(target, true)) throw IOError(what + ": " + kOpenElsewhere);
 }
 
 // Rank 0, holding the lock of \p target: undoes what jobs that died while writing it
@@ -681,21 +676,19 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
 
     const bool strings = output.dtype() == DType::String;
     StringOutput string_output;
-    if (strings) {
-      string_output = prepare_strings(comm_, output.tensor(), what);
-      // Checked as for numbers above, now that the strings' bytes are known.
-      run_agreed(comm_, [&] {
-        const long long bytes =
-            string_output.heap_bytes + (storage.compression == Compression::None ? string_output.element_bytes : 0);
-        plan_bytes(f, target, bytes, bytes, what);
-      });
-    }
+    if (strings) string_output = prepare_strings(comm_, output.tensor(), what);
 
     DatasetHandle dataset;
     TypeHandle mem_type;
     std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
     const void* data = nullptr;
     run_agreed(comm_, [&] {
+      if (strings) {
+        // Checked as for numbers above, now that the strings' bytes are known.
+        const long long bytes =
+            string_output.heap_bytes + (storage.compression == Compression::None ? string_output.element_bytes : 0);
+        plan_bytes(f, target, bytes, bytes, what);
+      }
       // String types have no byte order: the file type is the memory type.
       mem_type = strings ? string_file_type(string_output.format) : memory_type(output.dtype());
       const TypeHandle type = strings ? string_file_type(string_output.format) : file_type(output.dtype());

@@ -26,8 +26,9 @@ struct OutputOptions {
   bool durable = true;
   /// How datasets are stored unless a write() says otherwise.
   StorageOptions storage = {};
-  /// The job's input files (InputFiles' watch): the commit fails, nothing committed, if one
-  /// changed while the job used it; an input the job writes into is checked before it does.
+  /// The job's input files (InputFiles' watch): the commit fails, nothing committed, if a
+  /// dataset whose rows the job still read from the file (mapped) was written anew; an input
+  /// the job writes into is checked before it does.
   InputWatch* inputs = nullptr;
 };
 

@@ -1,11 +1,10 @@
 #include "shardops/hdf5/Provenance.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <ctime>
 
 #include "shardops/Version.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
 #include <vector>
@@ -39,9 +38,7 @@ std::string written_comment() {
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &utc);
   char nanos[16] = {};
   std::snprintf(nanos, sizeof nanos, ".%09ldZ", static_cast<long>(now.tv_nsec));
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
-  return std::string("shardops: written ") + when + nanos + ", pid " + std::to_string(::getpid()) + " on host " + host;
+  return std::string("shardops: written ") + when + nanos + ", " + this_process_text();
 }
 
 std::string comment_of(hid_t object) {

@@ -1,7 +1,6 @@
 #include "shardops/hdf5/OutputTransaction.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -396,13 +396,23 @@ def input_changed_while_read(t, sh, how):
     """The input file changes while the job uses its rows (mapped from the file until the
     commit). appended: another program adds a dataset: no harm, the job succeeds. overwritten:
     another job writes the dataset read anew (HDF5 puts it in the old one's place): exit 3,
-    nothing written."""
+    nothing written. read_twice: the same, where the job also read a few rows of that dataset
+    into memory (which must not end the watch on the rows still mapped)."""
     # 4 MiB of params: mapped, read until the commit; 256 KiB (read_in_memory): read at once
     rows = 1 << 12 if how == "read_in_memory" else 1 << 16
     inp, expected = make_inputs(t.d, rows=rows)
     out = os.path.join(t.d, "out.h5")
     before = make_existing(out)
-    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "write:2"})
+    argv = gather_args(inp, e2e.ref(out, "/g"))
+    if how == "read_twice":
+        # The params' first rows scattered back where they are: the output is the params.
+        first = 64
+        e2e.write_h5(os.path.join(t.d, "first.h5"), {"/i": np.arange(first, dtype=np.int64).reshape(-1, 1)}, mode="w")
+        argv = ["tensor-scatter-update", "--tensor", e2e.ref(inp, "/params"), "--indices",
+                e2e.ref(os.path.join(t.d, "first.h5"), "/i"), "--updates", e2e.ref(inp, "/params") + "[0:%d]" % first,
+                "--out", e2e.ref(out, "/g"), "-q"]
+        how = "overwritten"
+    job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "write:2"})
     reached = job.wait_for("test pause at write", count=sh.np)
     held = None
     if reached and how == "appended":
@@ -781,6 +791,7 @@ def main():
         run_case("input_overwritten_while_read", input_changed_while_read, "overwritten")
         run_case("input_written_in_place_while_read", input_changed_while_read, "written_in_place")
         run_case("input_overwritten_after_it_was_read", input_changed_while_read, "read_in_memory")
+        run_case("input_overwritten_while_also_read_in_memory", input_changed_while_read, "read_twice")
         run_case("adding_to_the_file_read", adding_to_the_file_read)
         run_case("input_open_for_writing", input_open_for_writing)
         run_case("report_rules", report_rules)

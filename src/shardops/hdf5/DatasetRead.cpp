@@ -290,6 +290,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     // Every rank maps or none does: the read below is collective.
     if (replicated || comm.min(mappable_at >= 0 && (rows == 0 || mapped) ? 1 : 0) == 1) {
       note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
+      watch_->mapped(ref.file, ref.path);
       const DistTensor t(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
       return replicated ? t.with_replica(*all) : t;
     }

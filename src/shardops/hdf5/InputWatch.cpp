@@ -23,6 +23,11 @@ namespace shardops::io {
 
 namespace {
 
+// How every "changed while read" error ends.
+constexpr const char* kReadAgain =
+    " while this job read it (another job or program wrote it), so what the job read may mix old and new data; "
+    "nothing was written: run the job again";
+
 long long nanoseconds(const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
 
 // Whether this very process holds an exclusive flock on \p file: a Python program's own h5py
@@ -115,7 +120,24 @@ void InputWatch::reading(const std::string& file, const std::string& path, hid_t
   for (Watched& w : watched_) {
     if (w.file != file) continue;
     Mark m = mark_of(path, dataset);
-    if (std::find(w.marks.begin(), w.marks.end(), m) == w.marks.end()) w.marks.push_back(std::move(m));
+    const auto before =
+        std::find_if(w.marks.begin(), w.marks.end(), [&](const Mark& noted) { return noted.path == path; });
+    if (before == w.marks.end()) {
+      w.marks.push_back(std::move(m));
+    } else if (*before == m) {
+      before->in_use = true;
+    } else {
+      throw IOError("the input dataset '" + file + ":" + path + "' was written anew" +
+                    (m.written.empty() ? std::string() : " (" + m.written + ")") + kReadAgain);
+    }
+  }
+}
+
+void InputWatch::mapped(const std::string& file, const std::string& path) {
+  for (Watched& w : watched_) {
+    if (w.file != file) continue;
+    for (Mark& m : w.marks)
+      if (m.path == path) m.is_mapped = true;
   }
 }
 
@@ -123,10 +145,9 @@ void InputWatch::check(Watched& w) {
   Identity now;
   const bool exists = identity_of(w.file, now);
   // Nothing read from it is still in use (rows read are checked and let go: read_done).
-  if (w.marks.empty() || (exists && now == w.identity)) return;
-  const std::string after =
-      " while this job read it (another job or program wrote it), so what the job read may mix old and new data; "
-      "nothing was written: run the job again";
+  const bool in_use = std::any_of(w.marks.begin(), w.marks.end(), [](const Mark& m) { return m.in_use; });
+  if (!in_use || (exists && now == w.identity)) return;
+  const std::string after = kReadAgain;
   if (!exists) throw IOError("the input file '" + w.file + "' was removed" + after);
   if (now.device != w.identity.device || now.inode != w.identity.inode)
     throw IOError("the input file '" + w.file + "' was replaced by another file" + after);
@@ -143,6 +164,7 @@ void InputWatch::check(Watched& w) {
     try {
       const FileHandle f = open_serial(w.file, H5F_ACC_RDONLY, "cannot open it again");
       for (const Mark& m : w.marks) {
+        if (!m.in_use) continue;
         const DatasetHandle d(H5Dopen2(f.get(), m.path.c_str(), H5P_DEFAULT));
         if (!d.valid()) {
           hdf5_error_detail();
@@ -177,8 +199,8 @@ void InputWatch::read_done(const std::string& file, const std::string& path) {
       if (w.file != file) continue;
       check(w);
       // Its rows are in memory now: a later change to the file no longer matters to them.
-      w.marks.erase(std::remove_if(w.marks.begin(), w.marks.end(), [&](const Mark& m) { return m.path == path; }),
-                    w.marks.end());
+      for (Mark& m : w.marks)
+        if (m.path == path && !m.is_mapped) m.in_use = false;
     }
   });
 }

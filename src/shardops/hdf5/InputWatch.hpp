@@ -49,12 +49,20 @@ class InputWatch {
 
   /// \brief Rank 0 (others: nothing): notes where \p dataset (\p path in \p file, open) lies
   /// and which job wrote it, before its rows are read.
+  /// \throws IOError if this job read \p path before and it has been written anew since
+  /// (the job would mix the two); call it inside an agreed step.
   void reading(const std::string& file, const std::string& path, hid_t dataset);
+
+  /// \brief Rank 0 (others: nothing): the rows of \p path in \p file are mapped from the
+  /// file's pages, read from it until the commit: check_unchanged() checks the dataset then,
+  /// whatever other reads of it finish before (read_done).
+  void mapped(const std::string& file, const std::string& path);
 
   /// \brief Collective, once the rows of \p path in \p file are read into memory:
   /// \throws IOError on every rank if a dataset of \p file noted by reading() is gone or not
-  /// the one read; then forgets \p path (a later change cannot reach its rows). Rows mapped
-  /// from the file are not read yet: their dataset is left for check_unchanged().
+  /// the one read; from then on a change to \p path no longer reaches these rows (a later
+  /// read of it is compared by reading()). Rows mapped from the file are not read yet: their
+  /// dataset is left for check_unchanged().
   void read_done(const std::string& file, const std::string& path);
   /// \brief Rank 0 (the others have nothing to check), inside an agreed step, once the rows
   /// mapped from inputs are no longer read (the job's commit): read_done()'s check for every
@@ -80,6 +88,11 @@ class InputWatch {
     haddr_t object = HADDR_UNDEF, data = HADDR_UNDEF;  ///< its object header and (contiguous) data
     hsize_t bytes = 0;                                 ///< its data's bytes in the file
     std::string written;                               ///< its written_comment(), if any
+    /// Its rows are still read from the file (being read, or mapped): check() compares it.
+    /// Else they are in memory, and the mark is kept only for a later read of the dataset.
+    bool in_use = true;
+    bool is_mapped = false;  ///< some of its rows are mapped: in use until the commit
+    /// The same dataset in the same place (whatever the rows' use).
     bool operator==(const Mark& o) const {
       return path == o.path && object == o.object && data == o.data && bytes == o.bytes && written == o.written;
     }

@@ -11,8 +11,10 @@ other ranks get an empty array).
 """
 
 import atexit
+import builtins as _builtins
 import inspect
 import json
+import warnings as _warnings
 
 import numpy as _np
 
@@ -38,6 +40,11 @@ def op_registry():
 # The inputs of one dtype (TensorFlow's type attr T): the rest are indices or partition ids.
 _VALUE_ROLES = ("data", "tensor", "params", "updates")
 _INT32 = _np.iinfo(_np.int32)
+_INT64 = _np.iinfo(_np.int64)
+_UINT64 = _np.iinfo(_np.uint64)
+_STRING_KINDS = "SUO"
+# TensorFlow's names of the dtypes whose NumPy names differ, as its conversion errors print them.
+_TF_NAMES = {"float16": "half", "float32": "float", "float64": "double"}
 
 
 def _python_value(value):
@@ -46,66 +53,226 @@ def _python_value(value):
     return not isinstance(value, (_np.ndarray, _np.generic)) and not hasattr(value, "__array__")
 
 
+def _python_array(value):
+    """A plain Python value as NumPy holds it, refused as TensorFlow refuses it: a ragged
+    sequence, or an integer outside int64 and uint64 (NumPy would keep it as an object)."""
+    try:
+        a = _np.asarray(value)
+    except ValueError:  # NumPy's "inhomogeneous shape"
+        raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+    if a.dtype == object and a.size:
+        items = a.ravel().tolist()
+        if any(isinstance(x, (list, tuple)) for x in items):
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
+        if any(isinstance(x, int) and not isinstance(x, bool) and not _INT64.min <= x <= _UINT64.max for x in items):
+            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+    if a.dtype.kind == "f" and _big_int_in(value):  # NumPy made [2**63, 1] floats
+        raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+    return a
+
+
+def _big_int_in(value):
+    """Whether a Python value holds an integer outside int64 (NumPy holds one as uint64, or
+    turns its list into floats)."""
+    if isinstance(value, (list, tuple)):
+        return any(_big_int_in(x) for x in value)
+    return isinstance(value, (int, _np.integer)) and not isinstance(value, bool) and int(value) > _INT64.max
+
+
 def _tf_default(value, index):
-    """``value`` as TensorFlow converts a Python value of no given dtype: integers to int32
-    (int64 when one does not fit), floats to float32; bools, complex numbers and strings as
-    NumPy makes them. An empty index list is int32 (a rank's empty block of indices). A list
-    of NumPy floats (arrays or scalars) keeps their dtype, as TensorFlow keeps it; its
-    integers still become int32 where they fit, as TensorFlow makes them."""
-    a = _np.asarray(value)
-    if a.dtype.kind in "iu" and a.size and (a.min() < _INT32.min or a.max() > _INT32.max):
-        return a.astype(_np.int64)
-    if index and a.size == 0:
-        return a.astype(_np.int32)
+    """The dtype TensorFlow gives a Python value of no given dtype: integers int32 (int64 when
+    one does not fit; none may lie outside int64), floats float32; bools, complex numbers and
+    strings as NumPy makes them. A list of NumPy floats (arrays or scalars) keeps their dtype,
+    as TensorFlow keeps it; its integers still become int32 where they fit. An empty value:
+    None (it takes the other ranks' dtype; index_default() where none has one)."""
+    a = _python_array(value)
+    if a.size == 0:
+        return None
+    kind = a.dtype.kind
+    if kind in "iu":
+        if int(a.max()) > _INT64.max:
+            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+        return _np.dtype(_np.int64 if a.min() < _INT32.min or a.max() > _INT32.max else _np.int32)
     if isinstance(value, (list, tuple)) and any(isinstance(x, (_np.ndarray, _np.generic)) for x in value):
-        return a.astype(_np.int32) if a.dtype.kind in "iu" else a
-    return a.astype({"i": _np.int32, "u": _np.int32, "f": _np.float32}.get(a.dtype.kind, a.dtype))
+        return a.dtype
+    return _np.dtype(_np.float32) if kind == "f" else a.dtype
 
 
-def _to_dtype(value, dtype):
-    """A Python value as an array of ``dtype`` (the op's dtype, set by an earlier input), as
-    TensorFlow converts it; a value that would change is left in NumPy's dtype (which is
-    then the op's dtype error)."""
-    a = _np.asarray(value)
-    if a.dtype.kind in "SUO" or dtype.kind in "SUO" or dtype == a.dtype:
+def _empty_default(index):
+    """TensorFlow's dtype of an empty Python value: float32; int32 for indices and partition
+    ids (a rank's empty block of them)."""
+    return _np.dtype(_np.int32 if index else _np.float32)
+
+
+def _wider(a, b):
+    """The dtype of a Python value whose ranks' blocks gave ``a`` and ``b``, as TensorFlow
+    would give it to the whole: the later kind of bool, integer, float, complex, the wider
+    size within a kind; strings and numbers do not mix (left to the op's dtype check)."""
+    if a == b or a.kind in _STRING_KINDS or b.kind in _STRING_KINDS:
         return a
+    order = "biufc"
+    ka, kb = order.index(a.kind), order.index(b.kind)
+    if ka != kb:
+        return a if ka > kb else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def _cannot_convert(value, dtype):
+    return TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, _TF_NAMES.get(dtype.name, dtype.name)))
+
+
+def _python_to(value, dtype):
+    """A Python value as TensorFlow converts it to ``dtype``: integers wrap into any integer
+    dtype, and bools and integers into floats and complex numbers; floats go into floats
+    (rounded) and complex numbers; anything else is TensorFlow's TypeError. Strings are left
+    as they are (the op checks them)."""
+    a = _python_array(value)
+    if dtype.kind in _STRING_KINDS or a.dtype.kind in _STRING_KINDS or a.dtype == dtype:
+        if a.dtype.kind in _STRING_KINDS and dtype.kind not in _STRING_KINDS and a.size:
+            raise _cannot_convert(value, dtype)
+        return a
+    takes = {"b": "b", "i": "biu", "u": "biu", "f": "biuf", "c": "biufc"}.get(dtype.kind, "")
+    if a.size and a.dtype.kind not in takes:
+        raise _cannot_convert(value, dtype)
     with _np.errstate(all="ignore"):
-        converted = a.astype(dtype)
-        kept = (a.dtype.kind != "c" or dtype.kind == "c") and bool(
-            _np.all((converted == a) | ((converted != converted) & (a != a))))
-    return converted if kept else a
+        return a.astype(dtype)
 
 
-def _convert_python_values(spec, values):
-    """TensorFlow's conversion of the op's inputs that are plain Python values, in the op's
-    input order: the first of the value inputs (data, tensor, params, updates) sets the dtype
-    the later ones are converted to; a Python value that comes first takes TensorFlow's default
-    dtype; indices and partition ids become int32 (int64 where one does not fit). Arrays are
-    never converted: a mismatch among them is the op's error, as in TensorFlow. Nothing here
-    raises: a value NumPy cannot take is left to the extension, whose conversion errors every
-    rank of a distributed call agrees on (raising here, on one rank, would leave the others
-    waiting in the call)."""
-    dtype = None
+def _array_to(value, dtype):
+    """An array as TensorFlow converts one to ``dtype`` (NumPy's cast: any number into any
+    number); strings are left as they are (the op checks them)."""
+    a = _np.asarray(value)
+    if a.dtype == dtype or a.dtype.kind in _STRING_KINDS or dtype.kind in _STRING_KINDS:
+        return a
+    with _np.errstate(all="ignore"), _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", _np.ComplexWarning)  # TensorFlow drops the imaginary parts too
+        return a.astype(dtype)
+
+
+def _inputs_of(spec, values):
+    """(input spec, value) for every tensor the op takes, in its input order (a list input's
+    elements one by one)."""
     for i in spec["inputs"]:
-        name, value_role = i["name"], i["role"] in _VALUE_ROLES
-        items = values[name] if i["list"] else [values[name]]
+        for v in values[i["name"]] if i["list"] else [values[i["name"]]]:
+            yield i, v
+
+
+_EMPTY = "empty"  # an empty Python value's entry in _python_dtypes
+
+
+def _python_dtypes(spec, values):
+    """This rank's default dtype of each tensor the op takes that is a Python value (_EMPTY
+    for an empty one; None where it is an array): what the ranks agree on before converting
+    (_agreed_dtypes)."""
+    return [(_tf_default(v, i["role"] not in _VALUE_ROLES) or _EMPTY) if _python_value(v) else None
+            for i, v in _inputs_of(spec, values)]
+
+
+def _agreed_dtypes(spec, values, every):
+    """The default dtype of each Python value, from every rank's _python_dtypes: a rank's
+    empty block takes the others' dtype, and int32 on one rank with int64 on another is
+    int64, as TensorFlow would type the whole. Ranks whose calls differ in the number of
+    tensors keep their own (the op refuses the call)."""
+    mine = [None if d == _EMPTY else d for d in _python_dtypes(spec, values)]
+    agreed = list(mine)
+    for rank_dtypes in every:
+        if rank_dtypes is None or len(rank_dtypes) != len(mine):
+            return mine
+        for k, d in enumerate(rank_dtypes):
+            if d is not None and d != _EMPTY:
+                agreed[k] = d if agreed[k] is None else _wider(agreed[k], d)
+    return agreed
+
+
+def _convert(spec, values, defaults):
+    """TensorFlow's conversion of the op's inputs (its eager op wrappers'), in the op's input
+    order: the first value input (data, tensor, params, updates) sets the op's dtype, its own
+    (an array's) or its default (a Python value: ``defaults``); the later value inputs are
+    converted to it, arrays by NumPy's cast, Python values as TensorFlow converts them.
+    Partition ids and DynamicStitch's indices are int32 inputs, converted likewise; the other
+    indices keep an array's dtype or take a Python value's default. Raises TensorFlow's
+    TypeError or ValueError for a value it cannot convert."""
+    dtype = None
+    k = 0
+    for i in spec["inputs"]:
+        value_role = i["role"] in _VALUE_ROLES
+        fixed_int32 = not value_role and not spec["tindices"]
+        items = values[i["name"]] if i["list"] else [values[i["name"]]]
         out = []
         for v in items:
-            if _python_value(v):
-                try:
-                    v = _to_dtype(v, dtype) if value_role and dtype is not None else _tf_default(v, not value_role)
-                except Exception:  # noqa: B902 - the extension reports it, on every rank
-                    pass
-            if value_role and dtype is None and isinstance(v, (_np.ndarray, _np.generic)):
-                dtype = v.dtype
+            python = _python_value(v)
+            target = dtype if value_role else _np.dtype(_np.int32) if fixed_int32 else None
+            if target is not None:
+                v = _python_to(v, target) if python else _array_to(v, target)
+            elif python:
+                default = defaults[k]
+                v = _python_to(v, default if isinstance(default, _np.dtype) else _empty_default(not value_role))
+            if value_role and dtype is None:
+                dtype = _np.asarray(v).dtype
             out.append(v)
-        values[name] = out if i["list"] else out[0]
+            k += 1
+        values[i["name"]] = out if i["list"] else out[0]
+
+
+def _make_int(value, name):
+    """An int attribute as TensorFlow's eager ops take it: int(value), never a string."""
+    try:
+        if not isinstance(value, (str, bytes)):
+            return int(value)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    raise TypeError("Expected int for argument '%s' not %r." % (name, value))
+
+
+def _exception_like(name, message):
+    """An exception of the class named ``name`` (one of shardops' or a built-in one) with
+    ``message``: another rank's error raised here."""
+    own = {c.__name__: c for c in (Error, InvalidArgumentError, IOError, InternalError)}
+    cls = own.get(name) or getattr(_builtins, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        cls = InvalidArgumentError
+    try:
+        return cls(message)
+    except Exception:  # noqa: B902 - a class that takes other arguments
+        return InvalidArgumentError(message)
+
+
+def _distributed(comm):
+    """Whether ``comm`` is an mpi4py intracommunicator of several ranks (a call on it is
+    collective); anything else the extension takes or refuses alike on every rank."""
+    from mpi4py import MPI  # started by the extension already
+
+    try:
+        return isinstance(comm, MPI.Comm) and comm != MPI.COMM_NULL and not comm.Is_inter() and comm.Get_size() > 1
+    except Exception:  # noqa: B902 - a freed communicator: the extension says so
+        return False
+
+
+def _agreed(comm, error, payload=None):
+    """Collective on a communicator of several ranks (one allgather): every rank's
+    ``payload``, or, where a rank had an ``error`` preparing its call, the lowest such rank's
+    error raised on every rank (its own exception there, one of the same class and message
+    elsewhere), so that no rank is left waiting in a call the others never make. Without
+    one, ``error`` is raised or ``[payload]`` returned."""
+    if not _distributed(comm):
+        if error is not None:
+            raise error
+        return [payload]
+    every = comm.allgather((None if error is None else (type(error).__name__, str(error)), payload))
+    for rank, (failed, _) in enumerate(every):
+        if failed is not None:
+            if rank == comm.Get_rank():
+                raise error
+            raise _exception_like(*failed)
+    return [p for _, p in every]
 
 
 def _make_op(spec):
     """The Python function of one op of the registry: its inputs and attributes in order
     (positional or keyword), then the keywords ``comm`` and, where TensorFlow's op has a
-    bad_indices_policy, ``bad_indices``."""
+    bad_indices_policy, ``bad_indices``. The arguments are bound and converted before the
+    extension runs the op, and the ranks of a distributed call agree on that first
+    (_agreed): a mistake on one rank is an error on all."""
     run = getattr(_shardops, spec["python"])
     lists = [i["name"] for i in spec["inputs"] if i["list"]]
     P = inspect.Parameter
@@ -117,12 +284,35 @@ def _make_op(spec):
     signature = inspect.Signature(params)
 
     def op(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        values = dict(bound.arguments)
-        for name in lists:
-            values[name] = list(values[name])
-        _convert_python_values(spec, values)
+        comm = kwargs.get("comm")
+        values, dtypes, error, converted = None, None, None, False
+        try:
+            values = dict(signature.bind(*args, **kwargs).arguments)
+            for p in params:
+                values.setdefault(p.name, p.default)
+            for name in lists:
+                values[name] = list(values[name])
+            if spec["bad_indices"] and not isinstance(values["bad_indices"], str):
+                raise TypeError("bad_indices must be a str, not %s" % type(values["bad_indices"]).__name__)
+            for a in spec["attrs"]:
+                if a["kind"] == "int":
+                    values[a["name"]] = _make_int(values[a["name"]], a["name"])
+            dtypes = _python_dtypes(spec, values)
+            if all(d is None for d in dtypes):  # arrays only: converted now, agreed below
+                _convert(spec, values, dtypes)
+                converted = True
+        except Exception as e:  # noqa: B902 - raised on every rank by _agreed
+            error = e
+        every = _agreed(comm, error, dtypes)
+        # Python values take dtypes the ranks agree on; their conversion is agreed in turn.
+        if any(d is not None for rank_dtypes in every for d in rank_dtypes or []):
+            error = None
+            try:
+                if not converted:
+                    _convert(spec, values, _agreed_dtypes(spec, values, every))
+            except Exception as e:  # noqa: B902
+                error = e
+            _agreed(comm, error)
         return run(*[values[p.name] for p in params])
 
     op.__name__ = op.__qualname__ = spec["python"]
@@ -149,12 +339,29 @@ def read(dataset, *, comm=None):
     return _shardops.read(str(dataset), comm)
 
 
+# The attributes write() sets on every dataset itself.
+_PROVENANCE = ("op", "writer", "shardops_version")
+
+
 def write(outputs, *, comm=None, overwrite=False, attributes=None):
     """Writes ``{"FILE:/path": array}`` (each rank its row block) as the command line
     does: all datasets of a file appear together or not at all, existing datasets are
     refused unless ``overwrite``, and every dataset gets provenance attributes (``op``,
-    ``writer``, ``shardops_version`` and the string pairs of ``attributes``)."""
-    return _shardops.write(dict(outputs), comm, bool(overwrite), dict(attributes or {}))
+    ``writer``, ``shardops_version``) and the string pairs of ``attributes``, whose names
+    must not be those."""
+    error = None
+    try:
+        outputs = dict(outputs)
+        attributes = dict(attributes or {})
+        for key, value in attributes.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise TypeError("attributes: names and values must be str, got %r: %r" % (key, value))
+            if key in _PROVENANCE:
+                raise ValueError("attributes: %r is set by shardops itself (%s)" % (key, ", ".join(_PROVENANCE)))
+    except Exception as e:  # noqa: B902 - raised on every rank by _agreed
+        error = e
+    _agreed(comm, error)
+    return _shardops.write(outputs, comm, bool(overwrite), attributes)
 
 
 # Rows of the ops' usual widths (16 float32 = 64 bytes) each fill one cache line only when the
@@ -169,8 +376,11 @@ def empty(shape, dtype):
     take, the buffer is one the library allocates as it does its outputs' (a large one on
     huge pages, which random row reads need: NumPy's own large buffers get 4 KiB pages here)."""
     dtype = _np.dtype(dtype)
-    shape = tuple(int(n) for n in (shape if _np.iterable(shape) else (shape,)))
-    if not dtype.hasobject and dtype.kind not in "SUV":
+    # NumPy's own checks of the shape (no negative or non-integer sizes), with no memory.
+    shape = _np.empty(shape, dtype=_np.dtype([])).shape
+    if dtype.hasobject:
+        return _np.empty(shape, dtype)  # references: no rows for the ops to read
+    if dtype.kind not in "SUV" and dtype.isnative:
         try:
             return _shardops.empty(list(shape), dtype)
         except InvalidArgumentError:
@@ -194,5 +404,6 @@ def aligned(array):
 
 def row_block(num_rows, comm=None):
     """``(start, stop)`` of this rank's rows in the balanced layout of ``num_rows`` rows
-    (the layout ``read`` returns and DynamicStitch and ScatterNd produce)."""
-    return _shardops.row_block(int(num_rows), comm)
+    (the layout ``read`` returns and DynamicStitch and ScatterNd produce). Not collective."""
+    size, rank = (1, 0) if comm is None else (comm.Get_size(), comm.Get_rank())
+    return _shardops.row_block(int(num_rows), size, rank)

@@ -17,6 +17,21 @@
 
 namespace shardops::python {
 
+/// \brief The GIL given up for as long as it lives, as py::gil_scoped_release does, but
+/// taken back in a destructor that may throw: in a daemon thread while the interpreter
+/// exits, taking the GIL back ends the thread (pthread_exit, which unwinds its stack), and
+/// an unwind out of py::gil_scoped_release's noexcept destructor aborts the whole process.
+class ReleasedGil {
+ public:
+  ReleasedGil() : state_(PyEval_SaveThread()) {}
+  ~ReleasedGil() noexcept(false) { PyEval_RestoreThread(state_); }
+  ReleasedGil(const ReleasedGil&) = delete;
+  ReleasedGil& operator=(const ReleasedGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
 /// \brief Held by a call from Python for as long as it runs: calls from several Python
 /// threads take turns in the library. Kokkos' execution spaces take one caller at a time,
 /// and parallel HDF5 (Debian's) is built without HDF5's thread-safe option: two threads
@@ -26,7 +41,7 @@ class LibraryTurn {
  public:
   LibraryTurn() : lock_(mutex(), std::try_to_lock) {
     if (lock_.owns_lock()) return;
-    py::gil_scoped_release release;
+    ReleasedGil release;
     lock_.lock();
   }
 
@@ -62,7 +77,7 @@ class Call {
         throw InvalidArgument(e.what());
       }
     });
-    py::gil_scoped_release release;
+    ReleasedGil release;
     agree_on_signature(*comm_, inputs_.signature());
   }
 

@@ -30,7 +30,21 @@ Comm cached_comm(MPI_Comm parent) {
   return *comm;
 }
 
+// MPI must be running for any call that moves data between ranks or opens a file: mpi4py
+// starts it when the extension is imported, unless the program set mpi4py.rc.initialize
+// to False (and has not called MPI.Init() yet) or has called MPI.Finalize().
+void require_mpi() {
+  int started = 0, finished = 0;
+  MPI_Initialized(&started);
+  MPI_Finalized(&finished);
+  if (finished) throw InvalidArgument("MPI has been finalized (MPI.Finalize()): shardops needs MPI running");
+  if (!started)
+    throw InvalidArgument(
+        "MPI is not running (mpi4py.rc.initialize = False and no MPI.Init() yet): shardops needs MPI running");
+}
+
 MPI_Comm handle_of(const py::handle& comm) {
+  require_mpi();
   if (comm.is_none()) return MPI_COMM_SELF;
   // mpi4py's own MPI_Comm (the library both are linked with); _addressof raises
   // TypeError for anything that is not an mpi4py communicator.
@@ -39,6 +53,9 @@ MPI_Comm handle_of(const py::handle& comm) {
   const auto address = mpi.attr("_addressof")(comm).cast<std::uintptr_t>();
   const MPI_Comm handle = *reinterpret_cast<const MPI_Comm*>(address);
   if (handle == MPI_COMM_NULL) throw py::value_error("comm is MPI.COMM_NULL");
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(handle, &inter), "MPI_Comm_test_inter");
+  if (inter) throw py::type_error("comm must be an intracommunicator, not an intercommunicator");
   return handle;
 }
 
@@ -47,6 +64,7 @@ MPI_Comm handle_of(const py::handle& comm) {
 Comm comm_or_self(const py::handle& comm) { return cached_comm(handle_of(comm)); }
 
 std::optional<Comm> distributed_comm(const py::handle& comm) {
+  if (comm.is_none()) return std::nullopt;  // no MPI call: a one-rank op runs without MPI
   const MPI_Comm handle = handle_of(comm);
   int size = 1;
   check_mpi(MPI_Comm_size(handle, &size), "MPI_Comm_size");

@@ -19,7 +19,7 @@ py::object read_py(const std::string& dataset, const py::object& comm) {
   });
   Tensor block;
   {
-    py::gil_scoped_release release;
+    ReleasedGil release;
     block = io::read_dataset(*call.comm(), ref).local();
   }
   return tensor_to_numpy(block);
@@ -43,7 +43,7 @@ void write_py(const py::dict& outputs, const py::object& comm, bool overwrite,
   });
   io::Attributes provenance{{"op", "write"}, {"writer", "shardops Python module"}};
   for (const auto& [key, value] : attributes) provenance.insert_or_assign(key, io::AttributeValue(value));
-  py::gil_scoped_release release;
+  ReleasedGil release;
   const Comm& c = *call.comm();
   const std::vector<DistTensor> blocks = call.dist_inputs();
   io::OutputTransaction transaction(c, io::OutputOptions{overwrite, true});
@@ -51,11 +51,12 @@ void write_py(const py::dict& outputs, const py::object& comm, bool overwrite,
   transaction.commit();
 }
 
-std::pair<std::int64_t, std::int64_t> row_block_py(std::int64_t num_rows, const py::object& comm) {
+// Not collective (the Python side passes the communicator's size and rank): a rank may ask
+// for its block alone.
+std::pair<std::int64_t, std::int64_t> row_block_py(std::int64_t num_rows, int size, int rank) {
   if (num_rows < 0) throw InvalidArgument("row_block: num_rows must be >= 0, got " + std::to_string(num_rows));
-  const Comm c = comm_or_self(comm);
-  const RowLayout layout = RowLayout::balanced(num_rows, c.size());
-  return {layout.offset(c.rank()), layout.offset(c.rank()) + layout.count(c.rank())};
+  const RowLayout layout = RowLayout::balanced(num_rows, size);
+  return {layout.offset(rank), layout.offset(rank) + layout.count(rank)};
 }
 
 }  // namespace
@@ -63,7 +64,7 @@ std::pair<std::int64_t, std::int64_t> row_block_py(std::int64_t num_rows, const 
 void bind_io(py::module_& m) {
   m.def("read", &read_py, py::arg("dataset"), py::arg("comm"));
   m.def("write", &write_py, py::arg("outputs"), py::arg("comm"), py::arg("overwrite"), py::arg("attributes"));
-  m.def("row_block", &row_block_py, py::arg("num_rows"), py::arg("comm"));
+  m.def("row_block", &row_block_py, py::arg("num_rows"), py::arg("size"), py::arg("rank"));
 }
 
 }  // namespace shardops::python

@@ -49,7 +49,7 @@ template <class Local, class Dist>
 py::object single_output(const Call& call, Local&& local, Dist&& dist) {
   Tensor out;
   {
-    py::gil_scoped_release release;
+    ReleasedGil release;
     if (call.comm()) {
       const std::vector<DistTensor> blocks = call.dist_inputs();
       out = library_call([&] { return dist(blocks); }).local();
@@ -104,7 +104,7 @@ py::object dynamic_partition_py(const py::object& data, const py::object& partit
   const auto& t = call.inputs().tensors();
   std::vector<Tensor> outs;
   {
-    py::gil_scoped_release release;
+    ReleasedGil release;
     const std::vector<DistTensor> d = call.comm() ? call.dist_inputs() : std::vector<DistTensor>{};
     outs = call.comm()
                ? locals_of(library_call([&] { return dynamic_partition(*call.comm(), d[0], d[1], num_partitions); }))

@@ -4,6 +4,7 @@ ragged row blocks; the input forms (S, U and object strings, strided, big-endian
 read-only, lists); inputs never written, outputs never aliasing them; a bad input on one
 rank raising on all."""
 
+import re
 import time
 
 import numpy as np
@@ -180,18 +181,69 @@ def test_python_values_take_tensorflows_dtypes():
     # Lists of NumPy values, as TensorFlow converts them: floats keep their dtype, ints are int32.
     same(shardops.gather_nd([np.arange(2.0), np.arange(2.0, 4.0)], [[1]]), np.array([[2.0, 3.0]]))
     same(shardops.gather_nd([np.arange(2), np.arange(2, 4)], [[1]]), np.array([[2, 3]], np.int32))
-    errors = outcomes([lambda: shardops.tensor_scatter_nd_update(np.zeros(3, np.int32), [[1]], [7.5]),
-                       lambda: shardops.scatter_nd([[1]], [1.0], (4.5,))])
-    assert "was expected to be a int32 tensor but is a double tensor" in str(errors[0]), errors
-    assert "shape: expected a sequence of ints, got (4.5,)" in str(errors[1]), errors
-    with pytest.raises(shardops.InvalidArgumentError, match="Expected int for argument 'num_partitions' not 2.5"):
-        shardops.dynamic_partition([1.0], [0], 2.5)
+    errors = outcomes([lambda: shardops.scatter_nd([[1]], [1.0], (4.5,))])
+    assert "shape: expected a sequence of ints, got (4.5,)" in str(errors[0]), errors
     same(shardops.dynamic_partition([1.0], [0], np.int16(1))[0], np.array([1.0], np.float32))
 
 
+def test_python_values_into_a_dtype():
+    """A Python value converted to the op's dtype as TensorFlow 2.21 converts it
+    (tf.convert_to_tensor(value, dtype)): floats rounded into floats, integers wrapped into
+    any integer dtype, never a float into an integer dtype or an integer into bool."""
+    same(shardops.tensor_scatter_nd_update(np.zeros(3, np.float32), [[1]], [0.1]), np.array([0, 0.1, 0], np.float32))
+    same(shardops.tensor_scatter_nd_update(np.zeros(2, np.float32), [[1]], [1e40]), np.array([0, np.inf], np.float32))
+    same(shardops.tensor_scatter_nd_update(np.zeros(2, np.uint8), [[0], [1]], [300, -1]), np.array([44, 255], np.uint8))
+    same(shardops.tensor_scatter_nd_update(np.zeros(1, np.complex64), [[0]], [1.5]), np.array([1.5], np.complex64))
+    same(shardops.tensor_scatter_nd_update(np.zeros(1, np.int32), [[0]], [True]), np.array([1], np.int32))
+    for tensor, updates, text in [(np.zeros(3, np.int32), [7.5], "Cannot convert [7.5] to EagerTensor of dtype int32"),
+                                  (np.zeros(3, np.int64), [7.0], "Cannot convert [7.0] to EagerTensor of dtype int64"),
+                                  (np.zeros(3, bool), [1], "Cannot convert [1] to EagerTensor of dtype bool"),
+                                  (np.zeros(3, np.float32), [1 + 2j], "Cannot convert [(1+2j)] to EagerTensor of dtype float")]:
+        with pytest.raises(TypeError, match=re.escape(text)):
+            shardops.tensor_scatter_nd_update(tensor, [[1]], updates)
+    # Integer attributes: int(value), as TensorFlow's eager ops take them; never a string.
+    assert len(shardops.dynamic_partition([1.0], [0], 2.5)) == 2
+    with pytest.raises(TypeError, match="Expected int for argument 'num_partitions' not '2'."):
+        shardops.dynamic_partition([1.0], [0], "2")
+
+
+def test_python_integers_out_of_range():
+    """TensorFlow refuses a Python integer outside int64 (NumPy would wrap it, or make floats)."""
+    text = "Can't convert Python sequence with out-of-range integer to Tensor."
+    for call in [lambda: shardops.dynamic_stitch([[0]], [[2 ** 64 - 1]]),
+                 lambda: shardops.gather_nd([2 ** 63, 1], [[0]]),
+                 lambda: shardops.gather_nd(np.arange(3.0), [[2 ** 63]]),
+                 lambda: shardops.gather_nd([np.uint64(2 ** 64 - 1)], [[0]]),
+                 lambda: shardops.gather_nd([-2 ** 63 - 1], [[0]])]:
+        with pytest.raises(ValueError, match=re.escape(text)):
+            call()
+    with pytest.raises(ValueError, match="Can't convert non-rectangular Python sequence to Tensor."):
+        shardops.gather_nd([1, [2]], [[0]])
+    same(shardops.gather_nd([2 ** 63 - 1], [[0]]), np.array([2 ** 63 - 1], np.int64))
+
+
+def test_arrays_cast_as_tensorflow_casts():
+    """TensorFlow's eager ops cast a NumPy array to the dtype the op takes (the first value
+    input's, or int32 for partition ids and DynamicStitch's indices) as NumPy casts it."""
+    same(shardops.tensor_scatter_nd_update(np.zeros(3, np.float32), [[1]], np.array([0.1])),
+         np.array([0, 0.1, 0], np.float32))
+    same(shardops.tensor_scatter_nd_update(np.zeros(2), [[1]], np.array([0.1], np.float32)),
+         np.array([0, np.float32(0.1)]))
+    same(shardops.dynamic_stitch([[0], [1]], [np.array([1.0], np.float32), np.array([2.0])]),
+         np.array([1, 2], np.float32))
+    same(shardops.dynamic_stitch([np.array([1], np.int64), np.array([0], np.uint8)], [[5], [6]]), np.array([6, 5], np.int32))
+    parts = shardops.dynamic_partition(np.arange(4.0), np.array([0, 1, 0, 1], np.int64), 2)
+    same(parts[0], np.array([0.0, 2.0]))
+    same(shardops.tensor_scatter_nd_update(np.zeros(1), [[0]], np.array([2 + 3j])), np.array([2.0]))
+    # Index dtypes are the op's own (a Tindices attr): not cast.
+    with pytest.raises(shardops.InvalidArgumentError, match="Value for attr 'Tindices' of uint8"):
+        shardops.gather_nd(np.arange(3.0), np.array([[1]], np.uint8))
+
+
 def test_python_values_in_row_blocks():
-    """Each rank's block as Python lists; a list NumPy cannot take, or a float for an int
-    attribute, on one rank only raises on every rank."""
+    """Each rank's block as Python lists; a list TensorFlow cannot take, a string for an int
+    attribute, or a float for an int tensor, on one rank only raises on every rank, with the
+    same exception."""
     comm = shardops_world()
     rank, size = comm.Get_rank(), comm.Get_size()
     start, stop = shardops.row_block(5, comm)
@@ -199,14 +251,44 @@ def test_python_values_in_row_blocks():
     parts = [r % 2 for r in range(start, stop)]
     got = shardops.dynamic_partition(data, parts, 2, comm=comm)
     same(got[0], np.array([d for d, p in zip(data, parts) if p == 0], np.float32).reshape(-1, 2))
-    ragged = [[1.0, 2.0], [3.0]] if rank == size - 1 else [[1.0, 2.0]]
-    count = 2.5 if rank == size - 1 else 2
-    errors = outcomes([lambda: shardops.gather_nd(ragged, [[0]], comm=comm),
-                       lambda: shardops.dynamic_partition(data, parts, count, comm=comm)])
-    for e, expected in zip(errors, ["not an array", "Expected int for argument 'num_partitions' not 2.5"]):
-        texts = comm.allgather(str(e))
-        assert isinstance(e, shardops.InvalidArgumentError), errors
-        assert len(set(texts)) == 1 and expected in texts[0], texts
+    last = rank == size - 1
+    ragged = [[1.0, 2.0], [3.0]] if last else [[1.0, 2.0]]
+    count = "2" if last else 2
+    updates = [7.5] if last else [7]
+    errors = any_errors([lambda: shardops.gather_nd(ragged, [[0]], comm=comm),
+                         lambda: shardops.dynamic_partition(data, parts, count, comm=comm),
+                         lambda: shardops.tensor_scatter_nd_update(np.zeros(2, np.int32), [[0]], updates, comm=comm)])
+    for e, (cls, expected) in zip(errors, [(ValueError, "Can't convert non-rectangular Python sequence to Tensor."),
+                                           (TypeError, "Expected int for argument 'num_partitions' not '2'."),
+                                           (TypeError, "Cannot convert [7.5] to EagerTensor of dtype int32")]):
+        texts = comm.allgather((type(e).__name__, str(e)))
+        assert isinstance(e, cls), errors
+        assert len(set(texts)) == 1 and expected in texts[0][1], texts
+
+
+def test_python_values_with_empty_blocks():
+    """The ranks' blocks of a Python value are typed as TensorFlow types the whole: a rank
+    whose block is empty takes the others' dtype, and int32 on one rank with int64 on another
+    is int64."""
+    comm = shardops_world()
+    rank = comm.Get_rank()
+    got = shardops.dynamic_stitch([[0, 1]] if rank == 0 else [[]], [[5, 6]] if rank == 0 else [[]], comm=comm)
+    same(np.concatenate(comm.allgather(got)), np.array([5, 6], np.int32))
+    size = comm.Get_size()
+    got = shardops.dynamic_stitch([[rank]], [[2 ** 40 if rank == size - 1 else rank]], comm=comm)
+    same(np.concatenate(comm.allgather(got)), np.array(list(range(size - 1)) + [2 ** 40], np.int64))
+
+
+def any_errors(calls):
+    """Each call's exception (of any class), or None where it returned."""
+    errors = []
+    for call in calls:
+        try:
+            call()
+            errors.append(None)
+        except Exception as e:  # noqa: B902 - the test checks the class
+            errors.append(e)
+    return errors
 
 
 def test_bad_indices_policy_is_checked():

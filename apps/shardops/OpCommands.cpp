@@ -100,11 +100,15 @@ struct Output {
   LazyTensor tensor;
 };
 
-void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>& outputs, io::InputWatch& inputs,
-                   RunRecord& record) {
+void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>& outputs, bool per_partition,
+                   io::InputWatch& inputs, RunRecord& record) {
   ScopedPhase phase("write");
   const io::Attributes attrs{{"op", r.command}, {"options", record.options}, {"inputs", record.inputs}};
   io::OutputTransaction file(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage, &inputs});
+  // --overwrite of a group of partitions replaces the group: partitions an earlier job wrote
+  // beyond this job's go too.
+  if (per_partition && r.overwrite)
+    file.drop_numbered_members(io::parse_dataset_ref(r.out), static_cast<std::int64_t>(outputs.size()));
   for (const Output& o : outputs) {
     const bool streamed = file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));
@@ -223,7 +227,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
     outputs.push_back({out, results.at(0)});
   }
   record.bytes_sent_local = stats.bytes_sent;
-  write_outputs(comm, r, outputs, watch, record);
+  write_outputs(comm, r, outputs, op.output_per_partition, watch, record);
 }
 
 }  // namespace app

@@ -270,6 +270,34 @@ def overwrite_is_bounded(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def overwrite_partition_group(t, sh):
+    """--overwrite of a group of partitions with fewer of them replaces the group: no
+    partition of the earlier job is left (a reader walking the group gets this job's), the
+    group lists them 0, 1, ... and datasets of other names in it stay."""
+    inp = os.path.join(t.d, "in.h5")
+    data = np.arange(40, dtype=np.float32).reshape(10, 4)
+    e2e.write_h5(inp, {"/d": data, "/p5": (np.arange(10) % 5).astype(np.int32),
+                       "/p2": (np.arange(10) % 2).astype(np.int32)}, mode="w")
+    out = os.path.join(t.d, "parts.h5")
+
+    def partition(ids, count, *more):
+        return sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/d"), "--partitions", e2e.ref(inp, ids),
+                       "--num-partitions", str(count), "--out", e2e.ref(out, "/g"), "-q"] + list(more))
+
+    e2e.expect_success(t.suite, partition("/p5", 5))
+    e2e.write_h5(out, {"/g/notes": np.arange(3)})
+    r = partition("/p2", 2, "--overwrite")
+    e2e.expect_success(t.suite, r)
+    with e2e.h5py.File(out, "r") as f:
+        members = list(f["/g"])
+        got = [f["/g/%d" % p][...] for p in range(2) if "%d" % p in f["/g"]]
+    t.suite.check([m for m in members if m != "notes"] == ["0", "1"] and "notes" in members,
+                  "the group holds %s after an overwrite with 2 partitions" % members, r)
+    for p, rows in enumerate(got):
+        e2e.same_array(t.suite, "/g/%d" % p, rows, data[np.arange(10) % 2 == p], r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 def refused_overwrite_keeps_file(t, sh):
     inp, _ = make_inputs(t.d)
     out = os.path.join(t.d, "existing.h5")
@@ -781,6 +809,7 @@ def main():
         run_case("append_in_place", append_in_place)
         run_case("overwrite_is_bounded", overwrite_is_bounded)
         run_case("refused_overwrite_keeps_file", refused_overwrite_keeps_file)
+        run_case("overwrite_partition_group", overwrite_partition_group)
         run_case("concurrent_writers_existing_file", concurrent_writers, True)
         run_case("concurrent_writers_new_file", concurrent_writers, False)
         run_case("lock_timeout", lock_timeout)

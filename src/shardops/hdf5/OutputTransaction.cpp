@@ -46,6 +46,7 @@ struct OutputTransaction::PendingFile {
   CleanupTruncate target_on_stop;            ///< cuts the target back to original_length on a stop signal
   long long target_data_end = 0;             ///< where the data written in place ends
   std::set<std::string> replaced;            ///< datasets of the existing target replaced at commit
+  std::set<std::string> dropped;             ///< datasets of the existing target deleted at commit
   FileLock lock;                             ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
   int reserve_fd = -1;          ///< the new file, for reserving space and writing rows directly
@@ -296,6 +297,9 @@ std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingF
     }
     check_status(source.close(), what + ": cannot close the new datasets");
   }
+  for (const std::string& path : f.dropped)
+    check_status(H5Ldelete(f.existing.get(), path.c_str(), H5P_DEFAULT),
+                 what + ": cannot delete the dataset '" + path + "' the job's output replaces");
   check_status(f.existing.close(), what + ": cannot write its changes");
   const long long size = file_size(f.target);
   if (size < f.target_data_end) {
@@ -636,6 +640,55 @@ void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor
 
 bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance) {
   return write(target, output, provenance, options_.storage);
+}
+
+namespace {
+
+// The names of the datasets directly in \p group of \p file that are numbers from \p from
+// up ("0", "1", ...: the members of a group of partitions), in no particular order.
+std::vector<std::string> numbered_members(hid_t file, const std::string& group, std::int64_t from) {
+  struct Found {
+    std::int64_t from;
+    std::vector<std::string> names;
+  } found{from, {}};
+  const GroupHandle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT));
+  if (!g.valid()) {
+    hdf5_error_detail();  // not there, or not a group: nothing of it to drop
+    return {};
+  }
+  auto visit = [](hid_t loc, const char* name, const H5L_info_t* info, void* data) -> herr_t {
+    auto& f = *static_cast<Found*>(data);
+    const std::string n(name);
+    if (info->type != H5L_TYPE_HARD || n.empty() || n.size() > 18 ||
+        n.find_first_not_of("0123456789") != std::string::npos || (n.size() > 1 && n[0] == '0'))
+      return 0;
+    H5O_info_t object;
+    if (H5Oget_info_by_name2(loc, name, &object, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || object.type != H5O_TYPE_DATASET) {
+      hdf5_error_detail();
+      return 0;
+    }
+    if (std::stoll(n) >= f.from) f.names.push_back(n);
+    return 0;
+  };
+  if (H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, visit, &found) < 0) hdf5_error_detail();
+  return found.names;
+}
+
+}  // namespace
+
+void OutputTransaction::drop_numbered_members(const DatasetRef& group, std::int64_t from) {
+  const std::string what = group.str();
+  try {
+    PendingFile& f = pending_for(group);
+    run_agreed(comm_, [&] {
+      if (comm_.rank() != 0 || !f.existing.valid()) return;
+      for (const std::string& name : numbered_members(f.existing.get(), group.path, from))
+        f.dropped.insert(group.path + "/" + name);
+    });
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
 }
 
 bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,

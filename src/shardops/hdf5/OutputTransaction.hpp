@@ -102,6 +102,13 @@ class OutputTransaction {
   bool write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,
              const StorageOptions& storage);
 
+  /// \brief Collective, with overwrite, where the job writes the numbered members "0" to
+  /// "from - 1" of \p group (a dataset path naming a group: DynamicPartition's output): the
+  /// group's datasets numbered from \p from up, left by an earlier job that wrote more, are
+  /// deleted at the commit, with the rest of the change, so that the group holds this
+  /// job's members only. Other members (named otherwise) stay. Nothing for a new file.
+  void drop_numbered_members(const DatasetRef& group, std::int64_t from);
+
   /// \brief Collective: closes the new files, checks them, and puts their datasets in
   /// place once every rank succeeded (stop signals wait until it is done).
   /// \throws IOError if closing, checking, renaming or merging fails (the new files are

@@ -217,6 +217,14 @@ def empty_and_shape_cases():
                                                "d0": np.float64(1), "d1": np.float64(2), "d2": np.float64(4)}),
         C("stitch_inner_mismatch", "dynamic-stitch", {"i0": np.arange(2, dtype=i32), "i1": np.arange(3, dtype=i32),
                                                       "d0": z((2, 4), f32), "d1": z((3, 5), f32)}),
+        # TF's kernels index with the index dtype: int16 indices reach 32767 elements at most.
+        C("gather_int16_params_too_large", "gather-nd", {"params": np.arange(32768, dtype=f32),
+                                                         "indices": np.array([[0], [1]], np.int16)}),
+        C("gather_int16_params_at_limit", "gather-nd", {"params": np.arange(32767, dtype=f32),
+                                                        "indices": np.array([[0], [32766]], np.int16)}),
+        C("gather_int16_slice_too_large", "gather-nd", {"params": z((0, 40000), f32), "indices": z((0, 1), np.int16)}),
+        C("gather_int16_depth0_too_large", "gather-nd", {"params": z((200, 200), np.int8),
+                                                         "indices": z((3, 0), np.int16)}),
     ]
 
 

@@ -71,7 +71,7 @@ GatherGeometry start_gather(const DistTensor& params, const DistTensor& indices,
   record_bytes_sent(options, 0);
   check_tf_kernel("GatherNd", params.dtype(), indices.dtype(), options.bad_indices);
   phase.emplace("validate");
-  const GatherGeometry g = check_gather_nd(params.shape(), indices.shape());
+  const GatherGeometry g = check_gather_nd(params.shape(), indices.shape(), indices.dtype());
   tensor_bytes(g.output, params.dtype(), "shardops::GatherNd::output");  // the same text at any rank count
   return g;
 }
@@ -119,7 +119,7 @@ bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int 
   if (nranks <= 1) return false;
   GatherGeometry g;
   try {
-    g = check_gather_nd(params, indices);
+    g = check_gather_nd(params, indices, DType::Int64);  // shapes only: the op reports dtype limits
   } catch (const InvalidArgument&) {
     return false;  // gather_nd refuses these shapes
   }
@@ -237,7 +237,7 @@ bool lazy_gather_possible(const Comm& comm, const DistTensor& params, const Dist
     return false;
   GatherGeometry g;
   try {
-    g = check_gather_nd(params.shape(), indices.shape());
+    g = check_gather_nd(params.shape(), indices.shape(), indices.dtype());
   } catch (const InvalidArgument&) {
     return false;
   }

@@ -39,7 +39,7 @@ ScatterStart start_scatter(const Comm& comm, ScatterOp op, const DistTensor* ten
   s.dtype = tensor ? tensor->dtype() : updates.dtype();
   expect_scatter_dtypes(op, tensor != nullptr, s.dtype, indices.dtype(), updates.dtype(), options.bad_indices);
   phase.emplace("validate");
-  s.g = check_scatter(op, shape, indices.shape(), updates.shape());
+  s.g = check_scatter(op, shape, indices.shape(), updates.shape(), indices.dtype());
   s.out_layout = tensor ? tensor->layout() : RowLayout::balanced(s.g.output.dim(0), comm.size());
   s.rows_per_dim0 = kernels::IndexBounds::from(s.g.dims).strides[0];
   // Checked (the same text at any rank count) before the byte count is used.

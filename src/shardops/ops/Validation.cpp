@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "shardops/core/Error.hpp"
 
@@ -189,10 +190,31 @@ void check_scatter_common(const Shape& params, const Shape& indices, const Shape
   }
 }
 
+// The largest value of the index dtype TensorFlow's kernel indexes with (it checks sizes
+// against it); an index dtype it has no kernel for is refused before this.
+std::int64_t index_max(DType index_dtype) {
+  switch (index_dtype) {
+    case DType::Int16: return std::numeric_limits<std::int16_t>::max();
+    case DType::Int32: return std::numeric_limits<std::int32_t>::max();
+    default: return std::numeric_limits<std::int64_t>::max();
+  }
+}
+
+// "params_shape[0] too large for int32 indexing: 2147483648 > 2147483647".
+InvalidArgument too_large(const std::string& what, DType index_dtype, std::int64_t size) {
+  return InvalidArgument(what + " too large for " + tf_dtype_name(index_dtype) + " indexing: " + str(size) + " > " +
+                         str(index_max(index_dtype)));
+}
+
+InvalidArgument slice_too_large(std::int64_t slice_size, DType index_dtype) {
+  return InvalidArgument("slice size is too large for indexing: " + str(slice_size) + " > " +
+                         str(index_max(index_dtype)));
+}
+
 }  // namespace
 
 ScatterGeometry check_scatter(ScatterOp op, const std::vector<std::int64_t>& shape, const Shape& indices,
-                              const Shape& updates) {
+                              const Shape& updates, DType index_dtype) {
   if (indices.rank() < 1) throw InvalidArgument("Indices shape must have rank at least one. Found:" + indices.str());
   if (updates.rank() < 1) throw InvalidArgument("Updates shape must have rank at least one. Found:" + updates.str());
   if (op == ScatterOp::ScatterNd) {
@@ -202,9 +224,19 @@ ScatterGeometry check_scatter(ScatterOp op, const std::vector<std::int64_t>& sha
   }
   const Shape params(shape);
   check_scatter_common(params, indices, updates);
+  // The index space TF's kernel has (PrepareAndValidateInputs), in its order.
+  const std::int64_t slice_dim = indices.rank() > 1 ? indices.dim(indices.rank() - 1) : 1;
+  const std::int64_t most = index_max(index_dtype);
+  if (indices.num_elements() > most) {
+    throw InvalidArgument(std::string("indices has too many elements for ") + tf_dtype_name(index_dtype) +
+                          " indexing: " + str(indices.num_elements()) + " > " + str(most));
+  }
+  if (params.dim(0) > most) throw too_large("params_shape[0]", index_dtype, params.dim(0));
+  if (params.product_from(static_cast<int>(std::min<std::int64_t>(slice_dim, params.rank()))) > most)
+    throw slice_too_large(params.product_from(static_cast<int>(std::min<std::int64_t>(slice_dim, params.rank()))),
+                          index_dtype);
 
   ScatterGeometry g;
-  const std::int64_t slice_dim = indices.rank() > 1 ? indices.dim(indices.rank() - 1) : 1;
   g.output = params;
   g.empty_output = params.num_elements() == 0;
   g.batch = indices.prefix(indices.rank() - 1);
@@ -228,7 +260,7 @@ std::string scatter_index_error(const ScatterGeometry& g, std::int64_t row, cons
 
 // ------------------------------------------------------------ GatherNd
 
-GatherGeometry check_gather_nd(const Shape& params, const Shape& indices) {
+GatherGeometry check_gather_nd(const Shape& params, const Shape& indices, DType index_dtype) {
   if (params.rank() < 1) throw InvalidArgument("params must be at least a vector");
   if (indices.rank() < 1) throw InvalidArgument("indices must be at least a vector");
   const std::int64_t depth = indices.dim(indices.rank() - 1);
@@ -236,6 +268,11 @@ GatherGeometry check_gather_nd(const Shape& params, const Shape& indices) {
     throw InvalidArgument("index innermost dimension length must be <= params rank; saw: " + str(depth) + " vs. " +
                           str(params.rank()));
   }
+  // The index space TF's kernel has (DoGatherNd), in its order.
+  if (params.num_elements() > index_max(index_dtype))
+    throw too_large("params.NumElements()", index_dtype, params.num_elements());
+  if (params.product_from(static_cast<int>(depth)) > index_max(index_dtype))
+    throw slice_too_large(params.product_from(static_cast<int>(depth)), index_dtype);
   GatherGeometry g;
   g.index_depth = static_cast<int>(depth);
   g.batch = indices.prefix(indices.rank() - 1);

@@ -66,9 +66,10 @@ struct ScatterGeometry {
 };
 /// Validates the shapes for \p op (its dtypes are checked first, by
 /// expect_scatter_dtypes). \p shape is ScatterNd's shape argument (raw, so a negative
-/// dim is reported in TF's order) or the tensor's shape.
+/// dim is reported in TF's order) or the tensor's shape. TF's kernel indexes with
+/// \p index_dtype: sizes past it are refused with its messages.
 ScatterGeometry check_scatter(ScatterOp op, const std::vector<std::int64_t>& shape, const Shape& indices,
-                              const Shape& updates);
+                              const Shape& updates, DType index_dtype);
 /// "indices[0,1] = [5, 0] does not index into shape [5,1]".
 std::string scatter_index_error(const ScatterGeometry& g, std::int64_t row, const std::vector<std::int64_t>& index);
 
@@ -83,7 +84,9 @@ struct GatherGeometry {
   Shape batch;
   Shape params;
 };
-GatherGeometry check_gather_nd(const Shape& params, const Shape& indices);
+/// The shapes, as TF's GatherNd checks them; its kernel indexes with \p index_dtype (sizes
+/// past it are refused with its messages).
+GatherGeometry check_gather_nd(const Shape& params, const Shape& indices, DType index_dtype);
 /// "indices[0,1] = [7] does not index into param shape [3], node name: GatherNd".
 std::string gather_index_error(const GatherGeometry& g, std::int64_t row, const std::vector<std::int64_t>& index);
 

@@ -9,6 +9,7 @@
 
 #include "OpsTestUtil.hpp"
 #include "Reference.hpp"
+#include "shardops/ops/Validation.hpp"
 
 namespace shardops {
 namespace test {
@@ -241,6 +242,26 @@ TEST_P(GatherNdRandom, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, GatherNdRandom, ::testing::ValuesIn(kAllDTypes), dtype_param_name);
+
+}  // namespace
+}  // namespace test
+}  // namespace shardops
+
+namespace shardops {
+namespace test {
+namespace {
+
+// TF's kernel indexes with the index dtype: params past it are refused with its message.
+TEST(GatherNd, ParamsPastTheIndexDtypeAreRefused) {
+  const Shape params{2, std::int64_t(1) << 30}, indices{1, 2};
+  try {
+    check_gather_nd(params, indices, DType::Int32);
+    FAIL() << "params of 2^31 elements with int32 indices were taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "params.NumElements() too large for int32 indexing: 2147483648 > 2147483647");
+  }
+  EXPECT_NO_THROW(check_gather_nd(params, indices, DType::Int64));
+}
 
 }  // namespace
 }  // namespace test

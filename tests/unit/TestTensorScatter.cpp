@@ -11,6 +11,7 @@
 #include "OpsTestUtil.hpp"
 #include "Reference.hpp"
 #include "shardops/core/Half.hpp"
+#include "shardops/ops/Validation.hpp"
 #include "shardops/ops/detail/TfKernels.hpp"
 
 namespace shardops {
@@ -459,6 +460,34 @@ TEST_P(TensorScatterRandom, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, TensorScatterRandom, ::testing::ValuesIn(kAllDTypes), dtype_param_name);
+
+}  // namespace
+}  // namespace test
+}  // namespace shardops
+
+namespace shardops {
+namespace test {
+namespace {
+
+// TF's kernels index with the index dtype: shapes past it are refused with its messages
+// (checked on shapes alone: a tensor of 2^31 rows need not exist).
+TEST(TensorScatter, SizesPastTheIndexDtypeAreRefused) {
+  const Shape tensor{std::int64_t(1) << 31};
+  const Shape indices{1, 1}, updates{1};
+  try {
+    check_scatter(ScatterOp::Update, tensor.dims(), indices, updates, DType::Int32);
+    FAIL() << "a tensor of 2^31 rows with int32 indices was taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "params_shape[0] too large for int32 indexing: 2147483648 > 2147483647");
+  }
+  EXPECT_NO_THROW(check_scatter(ScatterOp::Update, tensor.dims(), indices, updates, DType::Int64));
+  try {
+    check_scatter(ScatterOp::Add, {2, std::int64_t(1) << 31}, indices, Shape{1, std::int64_t(1) << 31}, DType::Int32);
+    FAIL() << "a slice of 2^31 elements with int32 indices was taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "slice size is too large for indexing: 2147483648 > 2147483647");
+  }
+}
 
 }  // namespace
 }  // namespace test

@@ -223,6 +223,8 @@ def empty_and_shape_cases():
         C("gather_int16_params_at_limit", "gather-nd", {"params": np.arange(32767, dtype=f32),
                                                         "indices": np.array([[0], [32766]], np.int16)}),
         C("gather_int16_slice_too_large", "gather-nd", {"params": z((0, 40000), f32), "indices": z((0, 1), np.int16)}),
+        C("stitch_index_int32_max", "dynamic-stitch", {"i0": np.array([2147483647, 0], i32),
+                                                       "d0": np.array([7, 9], np.uint8)}),
         C("gather_int16_depth0_too_large", "gather-nd", {"params": z((200, 200), np.int8),
                                                          "indices": z((3, 0), np.int16)}),
     ]

@@ -91,6 +91,9 @@ StitchGeometry check_dynamic_stitch(const std::vector<Shape>& indices, const std
                             "].shape = " + indices[m].str());
     }
   }
+  // TF counts the output's rows in an int: an index of INT32_MAX makes it negative.
+  if (max_index >= std::numeric_limits<std::int32_t>::max())
+    throw InvalidArgument("Expected a non-negative size, got " + str(std::numeric_limits<std::int32_t>::min()));
   StitchGeometry g;
   g.first_dim = max_index + 1;
   const Shape slice = data0.suffix(indices0.rank());

@@ -212,6 +212,13 @@ def _convert(spec, values, defaults):
             out.append(v)
             k += 1
         values[i["name"]] = out if i["list"] else out[0]
+    # ScatterNd's shape is a tensor of the indices' dtype in TensorFlow, converted to it.
+    for a in spec["attrs"]:
+        if a["kind"] == "shape" and "indices" in values and not isinstance(values["indices"], list):
+            index_dtype = _np.asarray(values["indices"]).dtype
+            if index_dtype.kind in "iu":
+                shape = values[a["name"]]
+                values[a["name"]] = _python_to(shape, index_dtype) if _python_value(shape) else _array_to(shape, index_dtype)
 
 
 def _make_int(value, name):

@@ -71,7 +71,8 @@ std::vector<std::int64_t> shape_argument(const py::handle& shape) {
     throw refused();
   }
   const char kind = a.dtype().kind();
-  if (a.ndim() != 1 || (a.size() > 0 && kind != 'i' && kind != 'u')) throw refused();
+  if (a.ndim() != 1) throw InvalidArgument("Shape must be a vector");  // TF's text
+  if (a.size() > 0 && kind != 'i' && kind != 'u') throw refused();
   return a.attr("astype")("int64").attr("tolist")().cast<std::vector<std::int64_t>>();
 }
 

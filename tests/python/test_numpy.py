@@ -181,8 +181,13 @@ def test_python_values_take_tensorflows_dtypes():
     # Lists of NumPy values, as TensorFlow converts them: floats keep their dtype, ints are int32.
     same(shardops.gather_nd([np.arange(2.0), np.arange(2.0, 4.0)], [[1]]), np.array([[2.0, 3.0]]))
     same(shardops.gather_nd([np.arange(2), np.arange(2, 4)], [[1]]), np.array([[2, 3]], np.int32))
-    errors = outcomes([lambda: shardops.scatter_nd([[1]], [1.0], (4.5,))])
-    assert "shape: expected a sequence of ints, got (4.5,)" in str(errors[0]), errors
+    # ScatterNd's shape is a tensor of the indices' dtype in TensorFlow.
+    with pytest.raises(TypeError, match=re.escape("Cannot convert (4.5,) to EagerTensor of dtype int32")):
+        shardops.scatter_nd([[1]], [1.0], (4.5,))
+    same(shardops.scatter_nd([[1]], [1.0], np.array([3.0])), np.array([0, 1, 0], np.float32))
+    for shape in (3, [[3]]):
+        with pytest.raises(shardops.InvalidArgumentError, match="Shape must be a vector"):
+            shardops.scatter_nd([[1]], [1.0], shape)
     same(shardops.dynamic_partition([1.0], [0], np.int16(1))[0], np.array([1.0], np.float32))
 
 

@@ -3,14 +3,18 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "DeckScan.hpp"
 #include "ShapeText.hpp"
+#include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/MemoryBudget.hpp"
 #include "shardops/hdf5/DatasetRef.hpp"
@@ -27,15 +31,157 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-bool is_integer_text(const std::string& t, std::int64_t& v) {
-  if (t.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(t.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  v = x;
+// What a deck's scalar reads as: YAML 1.2's core schema (true/True/TRUE, 0x1F, 0o17,
+// 1.5e3, .inf, -.inf, .nan), the words nan, inf and infinity that decks always read as
+// reals, and the tags !!str, !!int, !!float and !!bool.
+struct Literal {
+  enum Kind { Text, Bool, Integer, Real } kind = Text;
+  // Integers: the smallest of int64 and uint64 that holds the value, or neither.
+  enum Range { Int64, UInt64, Beyond } range = Int64;
+  std::int64_t i = 0;  ///< Bool 0/1, Integer (a uint64 above int64's range: its bits)
+  double f = 0;        ///< Bool, Integer and Real
+};
+
+const std::string kYamlTag = "tag:yaml.org,2002:";
+
+bool read_bool(const std::string& t, Literal& out) {
+  for (const char* word : {"true", "True", "TRUE", "false", "False", "FALSE"}) {
+    if (t != word) continue;
+    out.kind = Literal::Bool;
+    out.i = t[0] == 't' || t[0] == 'T';
+    out.f = static_cast<double>(out.i);
+    return true;
+  }
+  return false;
+}
+
+// [-+]? then digits, 0x hex digits or 0o octal digits; exact where uint64 holds it.
+bool read_integer(const std::string& t, Literal& out) {
+  const bool negative = !t.empty() && t[0] == '-';
+  std::size_t pos = !t.empty() && (t[0] == '-' || t[0] == '+') ? 1 : 0;
+  int base = 10;
+  if (t.compare(pos, 2, "0x") == 0 || t.compare(pos, 2, "0o") == 0) {
+    base = t[pos + 1] == 'x' ? 16 : 8;
+    pos += 2;
+  }
+  if (pos == t.size()) return false;
+  std::uint64_t magnitude = 0;
+  double approx = 0;
+  bool overflow = false;
+  for (std::size_t k = pos; k < t.size(); ++k) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(t[k])));
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : base;
+    if (digit >= base) return false;
+    overflow = overflow || magnitude > (UINT64_MAX - static_cast<std::uint64_t>(digit)) / base;
+    magnitude = magnitude * base + static_cast<std::uint64_t>(digit);
+    approx = approx * base + digit;
+  }
+  out.kind = Literal::Integer;
+  // strtod rounds decimal text correctly; other bases are exact up to uint64.
+  out.f = base == 10 ? std::strtod(t.c_str(), nullptr)
+                     : (negative ? -1.0 : 1.0) * (overflow ? approx : static_cast<double>(magnitude));
+  if (overflow || (negative && magnitude > std::uint64_t(1) << 63)) {
+    out.range = Literal::Beyond;
+  } else {
+    out.range = !negative && magnitude > static_cast<std::uint64_t>(INT64_MAX) ? Literal::UInt64 : Literal::Int64;
+    out.i = static_cast<std::int64_t>(negative ? 0 - magnitude : magnitude);
+  }
   return true;
 }
+
+// [-+]? (.digits | digits[.digits]) [e[-+]digits], YAML's .inf/.nan, and nan/inf/infinity.
+bool read_real(const std::string& t, Literal& out) {
+  const std::size_t sign = !t.empty() && (t[0] == '-' || t[0] == '+') ? 1 : 0;
+  std::string word = t.substr(sign);
+  const bool dotted = !word.empty() && word[0] == '.';
+  if (dotted &&
+      (word == ".inf" || word == ".Inf" || word == ".INF" || word == ".nan" || word == ".NaN" || word == ".NAN")) {
+    if (sign && word[1] != 'i' && word[1] != 'I') return false;  // YAML has no signed .nan
+    word = word.substr(1);
+  } else {
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (word != "nan" && word != "inf" && word != "infinity") {
+      std::size_t k = 0, digits = 0;
+      while (k < word.size() && std::isdigit(static_cast<unsigned char>(word[k]))) ++k, ++digits;
+      if (k < word.size() && word[k] == '.')
+        for (++k; k < word.size() && std::isdigit(static_cast<unsigned char>(word[k]));) ++k, ++digits;
+      if (digits == 0) return false;
+      if (k < word.size() && word[k] == 'e') {
+        if (++k < word.size() && (word[k] == '-' || word[k] == '+')) ++k;
+        const std::size_t exponent = k;
+        while (k < word.size() && std::isdigit(static_cast<unsigned char>(word[k]))) ++k;
+        if (k == exponent) return false;
+      }
+      if (k != word.size()) return false;
+    }
+  }
+  out.kind = Literal::Real;
+  const double magnitude = std::strtod(word.c_str(), nullptr);
+  out.f = t[0] == '-' ? -magnitude : magnitude;
+  return true;
+}
+
+// "!!int" for YAML's "tag:yaml.org,2002:int", as a deck writes it.
+std::string shown_tag(const std::string& tag) {
+  return tag.compare(0, kYamlTag.size(), kYamlTag) == 0 ? "!!" + tag.substr(kYamlTag.size()) : tag;
+}
+
+/// Reads \p t, the text of a scalar with YAML tag \p tag ("!": quoted, so text; "?" or
+/// empty: plain). \throws InvalidArgument (no location) for a tag it does not match.
+Literal read_literal(const std::string& t, const std::string& tag) {
+  Literal out;
+  if (tag == "!" || tag == kYamlTag + "str") return out;
+  if (tag.empty() || tag == "?") {
+    if (!read_bool(t, out) && !read_integer(t, out)) read_real(t, out);
+    return out;
+  }
+  const std::string shown = "'" + shown_tag(tag) + " " + t + "'";
+  if (tag == kYamlTag + "bool") {
+    if (!read_bool(t, out)) throw InvalidArgument(shown + " is not a boolean (true or false)");
+  } else if (tag == kYamlTag + "int") {
+    if (!read_integer(t, out)) throw InvalidArgument(shown + " is not an integer");
+  } else if (tag == kYamlTag + "float") {
+    if (!read_integer(t, out) && !read_real(t, out)) throw InvalidArgument(shown + " is not a number");
+    out.kind = Literal::Real;
+  } else {
+    throw InvalidArgument("unsupported YAML tag '" + tag + "' (decks know !!str, !!int, !!float and !!bool)");
+  }
+  return out;
+}
+
+/// An integer that int64 holds, written plainly or with !!int.
+bool read_int64(const std::string& t, const std::string& tag, std::int64_t& v) {
+  const Literal lit = read_literal(t, tag);
+  if (lit.kind != Literal::Integer || lit.range != Literal::Int64) return false;
+  v = lit.i;
+  return true;
+}
+
+bool is_integer_dtype(DType dtype) { return dtype >= DType::Int8 && dtype <= DType::UInt64; }
+
+std::string trimmed(const std::string& t) {
+  const std::size_t first = t.find_first_not_of(" \t");
+  return first == std::string::npos ? "" : t.substr(first, t.find_last_not_of(" \t") - first + 1);
+}
+
+// The first element of one kind in an inline value, to name in a message.
+struct Example {
+  std::string text;
+  int line = 0;
+  explicit operator bool() const { return line > 0; }
+  void note(const std::string& t, int at) {
+    if (line == 0) *this = Example{t, at};
+  }
+};
+
+// What an inline value holds, for its dtype.
+struct ValueKinds {
+  Example text, boolean, integer, real;
+  Example wide;      ///< an integer int32 does not hold
+  Example negative;  ///< a negative integer
+  Example uint64;    ///< an integer above int64's range that uint64 holds
+  Example beyond;    ///< an integer neither holds
+};
 
 // A deck's tensor value has at most as many dimensions as HDF5 can write; the YAML
 // around it (deck, tensors, the tensor's mapping, its value) adds four levels.
@@ -57,13 +203,6 @@ std::string read_deck_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) throw InvalidArgument(path + ": cannot read the deck file");
   return text.str();
-}
-
-bool is_real_text(const std::string& t, double& v) {
-  if (t.empty()) return false;
-  char* end = nullptr;
-  v = std::strtod(t.c_str(), &end);
-  return *end == '\0';
 }
 
 class Loader {
@@ -99,16 +238,30 @@ class Loader {
     if (const YAML::Node options = root["options"]) {
       if (!options.IsMap()) fail(options, "'options' must be a mapping");
       check_keys(options, {"bad_indices", "schedule"}, "options");
-      if (options["bad_indices"]) deck.bad_indices = scalar(options["bad_indices"], "bad_indices");
-      if (options["schedule"]) deck.schedule = scalar(options["schedule"], "schedule");
+      if (options["bad_indices"]) {
+        deck.bad_indices = scalar(options["bad_indices"], "bad_indices");
+        try {
+          bad_indices_from_string(deck.bad_indices);
+        } catch (const Error& e) {
+          fail(options["bad_indices"], e.what());
+        }
+      }
+      if (options["schedule"]) {
+        deck.schedule = scalar(options["schedule"], "schedule");
+        if (deck.schedule != "auto" && deck.schedule != "sequential" && deck.schedule != "parallel")
+          fail(options["schedule"], "'schedule' must be auto, sequential or parallel, got '" + deck.schedule + "'");
+      }
     }
     return deck;
   }
 
  private:
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    const int line = node.IsDefined() ? node.Mark().line + 1 : 0;
-    throw InvalidArgument(path_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + message);
+    fail_at(node.IsDefined() ? node.Mark().line + 1 : 0, message);
+  }
+
+  [[noreturn]] void fail_at(int line, const std::string& message) const {
+    throw InvalidArgument(path_ + (line > 0 ? ":" + std::to_string(line) : "") + ": " + step_ + message);
   }
 
   // A mapping's key as text: decks only use plain names as keys.
@@ -145,6 +298,22 @@ class Loader {
     return substitute(node, node.Scalar());
   }
 
+  // A setting's scalar: quoted reads as written plainly ('${rows}' has to be quoted in a
+  // flow mapping); only an explicit tag (!!str, ...) says otherwise.
+  static std::string explicit_tag(const YAML::Node& node) {
+    return node.Tag() == "!" || node.Tag() == "?" ? "" : node.Tag();
+  }
+
+  // What \p node's scalar reads as (see Literal).
+  Literal literal(const YAML::Node& node, const std::string& what) const {
+    const std::string text = scalar(node, what);
+    try {
+      return read_literal(text, explicit_tag(node));
+    } catch (const Error& e) {
+      fail(node, "'" + what + "': " + e.what());
+    }
+  }
+
   std::string dataset(const YAML::Node& node, const std::string& what) const {
     std::string text = scalar(node, what);
     try {
@@ -161,17 +330,25 @@ class Loader {
       if (!params.IsMap()) fail(params, "'params' must be a mapping of names to values");
       for (const auto& kv : params) params_[key_text(kv.first)] = scalar(kv.second, key_text(kv.first));
     }
+    std::set<std::string> set;
     for (const std::string& o : overrides_) {
       const std::size_t eq = o.find('=');
-      if (eq == std::string::npos || eq == 0) throw InvalidArgument("--set '" + o + "': expected NAME=VALUE");
-      const std::string name = o.substr(0, eq);
+      // Spaces around the name and the value are the shell's, not the deck's.
+      const std::string name = trimmed(o.substr(0, eq));
+      if (eq == std::string::npos || name.empty()) throw InvalidArgument("--set '" + o + "': expected NAME=VALUE");
       if (!params_.count(name)) throw InvalidArgument("--set " + name + ": the deck has no parameter '" + name + "'");
-      params_[name] = o.substr(eq + 1);
+      if (!set.insert(name).second) throw InvalidArgument("--set " + name + ": given twice (set each parameter once)");
+      params_[name] = trimmed(o.substr(eq + 1));
     }
   }
 
   void define(const std::string& name, const YAML::Node& node) {
     if (name.empty()) fail(node, "a tensor name must not be empty");
+    // range's limit takes a number or a tensor's name: a name that reads as a number
+    // would make `limit: 5` mean either.
+    const Literal lit = read_literal(name, "");
+    if (lit.kind == Literal::Integer || lit.kind == Literal::Real)
+      fail(node, "tensor name '" + name + "' reads as a number; give the tensor a name that does not");
     defined_.insert(name);
   }
 
@@ -190,22 +367,15 @@ class Loader {
         check_keys(spec, {"dataset", "value", "dtype"}, "tensor '" + in.name + "'");
         if (spec["dataset"] && spec["value"]) fail(spec, "tensor '" + in.name + "': give either dataset or value");
         if (spec["dataset"]) {
+          if (spec["dtype"]) {
+            fail(spec["dtype"], "tensor '" + in.name +
+                                    "': a dataset keeps its own dtype ('dtype' is for inline values; a cast step "
+                                    "converts)");
+          }
           in.dataset = dataset(spec["dataset"], "dataset");
         } else if (spec["value"]) {
-          load_value(spec["value"], in);
-          if (spec["dtype"]) {
-            DType given = in.dtype;
-            try {
-              given = dtype_from_name(scalar(spec["dtype"], "dtype"));
-            } catch (const Error& e) {
-              fail(spec["dtype"], e.what());
-            }
-            if (is_string(given) != is_string(in.dtype) && !(in.string_values.empty() && in.real_values.empty())) {
-              fail(spec["dtype"], "tensor '" + in.name + "': dtype " + dtype_name(given) + " for " +
-                                      (is_string(in.dtype) ? "string" : "numeric") + " values");
-            }
-            in.dtype = given;
-          }
+          const ValueKinds kinds = load_value(spec["value"], in);
+          type_value(spec, kinds, in);
         } else {
           fail(spec, "tensor '" + in.name + "' needs a dataset or a value");
         }
@@ -217,13 +387,15 @@ class Loader {
     }
   }
 
-  // Nested sequences -> shape + values (rectangular), inferring TF's dtype: ints ->
-  // int32, any real -> float32, true/false -> bool, quoted or non-numeric text -> string.
-  void load_value(const YAML::Node& value, DeckInput& in) {
-    bool any_real = false, any_bool = false, any_number = false, any_string = false;
+  // Nested sequences -> shape + values: rectangular, every element at the same depth.
+  ValueKinds load_value(const YAML::Node& value, DeckInput& in) const {
+    ValueKinds kinds;
     std::vector<std::int64_t> shape;
+    std::size_t element_depth = 0;  // where the elements are, once one is seen (0: none yet)
     std::function<void(const YAML::Node&, std::size_t)> walk = [&](const YAML::Node& n, std::size_t depth) {
       if (n.IsSequence()) {
+        if (element_depth > 0 && depth + 1 >= element_depth)
+          fail(n, "tensor '" + in.name + "': value is not rectangular");
         if (depth == shape.size()) {
           if (shape.size() == static_cast<std::size_t>(kMaxValueRank)) {
             fail(n, "tensor '" + in.name + "': value has more than " + std::to_string(kMaxValueRank) +
@@ -237,36 +409,85 @@ class Loader {
         return;
       }
       if (!n.IsScalar() || depth != shape.size()) fail(n, "tensor '" + in.name + "': value is not rectangular");
-      const std::string t = substitute(n, n.Scalar());
-      std::int64_t i = 0;
-      double f = 0;
-      in.string_values.push_back(t);
-      if (n.Tag() == "!") {  // quoted: always text ("1" is the string 1)
-        any_string = true;
-      } else if (t == "true" || t == "false") {
-        any_bool = true;
-        in.int_values.push_back(t == "true");
-        in.real_values.push_back(t == "true");
-      } else if (is_integer_text(t, i)) {
-        any_number = true;
-        in.int_values.push_back(i);
-        in.real_values.push_back(static_cast<double>(i));
-      } else if (is_real_text(t, f)) {
-        any_number = any_real = true;
-        in.int_values.push_back(0);  // unused: one real value makes the tensor real (and 1e82 has no int64)
-        in.real_values.push_back(f);
-      } else {
-        any_string = true;
-      }
+      element_depth = depth + 1;
+      read_element(n, in, kinds);
     };
     walk(value, 0);
-    if (any_string && (any_bool || any_number))
-      fail(value, "tensor '" + in.name + "': mixes strings with numbers or booleans (quote every string element)");
-    if (any_bool && any_number) fail(value, "tensor '" + in.name + "': mixes booleans and numbers");
     in.shape = shape;
-    in.integer_values = !any_real;
-    in.dtype = any_string ? DType::String : any_bool ? DType::Bool : (any_real ? DType::Float32 : DType::Int32);
-    if (!any_string) in.string_values.clear();
+    return kinds;
+  }
+
+  // One element of an inline value, in every form its dtype may take.
+  void read_element(const YAML::Node& n, DeckInput& in, ValueKinds& kinds) const {
+    const std::string t = substitute(n, n.Scalar());
+    const int line = n.Mark().line + 1;
+    Literal lit;
+    try {
+      lit = read_literal(t, n.Tag());  // quoted: always text ("1" is the string 1)
+    } catch (const Error& e) {
+      fail(n, "tensor '" + in.name + "': " + e.what());
+    }
+    in.string_values.push_back(t);
+    in.int_values.push_back(lit.i);
+    in.real_values.push_back(lit.f);
+    switch (lit.kind) {
+      case Literal::Text: kinds.text.note(t, line); break;
+      case Literal::Bool: kinds.boolean.note(t, line); break;
+      case Literal::Real: kinds.real.note(t, line); break;
+      case Literal::Integer:
+        kinds.integer.note(t, line);
+        if (lit.range == Literal::Beyond) kinds.beyond.note(t, line);
+        if (lit.range == Literal::UInt64) kinds.uint64.note(t, line);
+        if (lit.range == Literal::Int64 && lit.i < 0) kinds.negative.note(t, line);
+        if (lit.range != Literal::Int64 || lit.i < INT32_MIN || lit.i > INT32_MAX) kinds.wide.note(t, line);
+        break;
+    }
+  }
+
+  // The value's dtype: the one given, else TF's inference (integers -> int32, or int64
+  // where int32 holds one not; any real -> float32; booleans -> bool; text -> string;
+  // no element -> float32), with TF's refusals of what the dtype does not take.
+  void type_value(const YAML::Node& spec, const ValueKinds& kinds, DeckInput& in) const {
+    const std::string name = "tensor '" + in.name + "': ";
+    if (kinds.text && (kinds.boolean || kinds.integer || kinds.real))
+      fail(spec["value"], name + "mixes strings with numbers or booleans (quote every string element)");
+    if (kinds.boolean && (kinds.integer || kinds.real)) fail(spec["value"], name + "mixes booleans and numbers");
+    in.dtype = kinds.text ? DType::String : kinds.boolean ? DType::Bool : DType::Float32;
+    if (kinds.integer && !kinds.real) in.dtype = kinds.wide ? DType::Int64 : DType::Int32;
+    if (const YAML::Node given = spec["dtype"]) {
+      const std::string text = scalar(given, "dtype");
+      DType dtype = in.dtype;
+      try {
+        dtype = dtype_from_name(text);
+      } catch (const Error& e) {
+        fail(given, e.what());
+      }
+      if (is_string(dtype) != is_string(in.dtype) && !in.string_values.empty()) {
+        fail(given,
+             name + "dtype " + dtype_name(dtype) + " for " + (is_string(in.dtype) ? "string" : "numeric") + " values");
+      }
+      in.dtype = dtype;
+    }
+    // TensorFlow converts no real to an integer or bool dtype and no number to bool.
+    const Example& refused = in.dtype == DType::Bool      ? (kinds.integer ? kinds.integer : kinds.real)
+                             : is_integer_dtype(in.dtype) ? kinds.real
+                                                          : Example();
+    if (refused) {
+      fail_at(refused.line, name + "cannot convert " + refused.text + " to dtype " + dtype_name(in.dtype) +
+                                (in.dtype == DType::Bool ? " (TensorFlow makes no bool of a number; a cast step does)"
+                                                         : " (TensorFlow makes no integer of a real value; a cast "
+                                                           "step truncates)"));
+    }
+    const Example& out_of_range = in.dtype == DType::UInt64 ? (kinds.beyond ? kinds.beyond : kinds.negative)
+                                  : kinds.beyond            ? kinds.beyond
+                                                            : kinds.uint64;
+    if (is_integer_dtype(in.dtype) && out_of_range) {
+      fail_at(out_of_range.line, name + "out-of-range integer " + out_of_range.text + ": " +
+                                     (in.dtype == DType::UInt64 ? "uint64 holds 0 to 2^64-1"
+                                                                : "an integer must fit int64 (uint64's with dtype: "
+                                                                  "uint64), as in TensorFlow"));
+    }
+    if (!is_string(in.dtype)) in.string_values.clear();
   }
 
   // "name/*" -> the defined names name/0, name/1, ... in order.
@@ -283,10 +504,9 @@ class Loader {
     return out;
   }
 
-  void require_defined(const YAML::Node& node, const std::string& name, const DeckStep& step) const {
+  void require_defined(const YAML::Node& node, const std::string& name) const {
     if (defined_.count(name)) return;
-    fail(node, step.where.substr(step.where.find(": ") + 2) + ": tensor '" + name +
-                   "' is not defined before this step (steps run in order; inputs go under 'tensors')");
+    fail(node, "tensor '" + name + "' is not defined before this step (steps run in order; inputs go under 'tensors')");
   }
 
   DeckStep load_step(const YAML::Node& node, int index) {
@@ -299,19 +519,28 @@ class Loader {
     const OpInfo* spec = find_op(step.op);
     if (spec == nullptr)
       fail(node["op"], "step " + std::to_string(index) + ": unknown op '" + step.op + "' (known: " + op_names() + ")");
-    // Tensor keys name one tensor, list keys several ("name/*" expands to a partition's
-    // outputs); attributes are literals (range's limit may name a tensor: its rows).
-    std::vector<std::string> allowed{"op", "out"};
-    for (const OpInput& in : spec->inputs) allowed.push_back(in.name);
-    for (const OpAttr& a : spec->attrs) allowed.push_back(a.name);
-    check_keys(node, allowed, "step " + std::to_string(index) + " (" + step.op + ")");
-    for (const std::string& key : allowed) {
-      const OpAttr* a = spec->attr(key);
-      if (key == "op" || key == "out" || (a && !a->required)) continue;
-      if (!node[key]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing '" + key + "'");
-    }
-    if (!node["out"]) fail(node, "step " + std::to_string(index) + " (" + step.op + "): missing 'out'");
+    // Every message from here on names the step.
+    step_ = "step " + std::to_string(index) + " (" + step.op + "): ";
+    load_step_keys(node, *spec, step);
+    load_step_inputs(node, *spec, step);
+    load_step_outputs(node, *spec, step);
+    check_literal_types(*spec, step);
+    step_.clear();
+    return step;
+  }
 
+  // Tensor keys name one tensor, list keys several ("name/*" expands to a partition's
+  // outputs); attributes are literals (range's limit may name a tensor: its rows).
+  void load_step_keys(const YAML::Node& node, const OpInfo& spec, DeckStep& step) const {
+    std::vector<std::string> allowed{"op", "out"};
+    for (const OpInput& in : spec.inputs) allowed.push_back(in.name);
+    for (const OpAttr& a : spec.attrs) allowed.push_back(a.name);
+    check_keys(node, allowed, "the step");
+    for (const std::string& key : allowed) {
+      const OpAttr* a = spec.attr(key);
+      if (key == "op" || (a && !a->required)) continue;
+      if (!node[key]) fail(node, "missing '" + key + "'");
+    }
     for (const auto& kv : node) {
       const std::string key = key_text(kv.first);
       if (key == "op") continue;
@@ -322,48 +551,64 @@ class Loader {
         for (const YAML::Node& item : kv.second) v.list.push_back(scalar(item, key));
       } else {
         v.text = scalar(kv.second, key);
+        v.tag = explicit_tag(kv.second);
       }
       step.args[key] = v;
     }
-    const std::string label = "step " + std::to_string(index) + " (" + step.op + "): ";
-    for (const OpInput& in : spec->inputs) {
+  }
+
+  void load_step_inputs(const YAML::Node& node, const OpInfo& spec, DeckStep& step) const {
+    for (const OpInput& in : spec.inputs) {
       const std::string& key = in.name;
       if (!node[key]) continue;
       DeckValue& v = step.args[key];
       if (!in.is_list) {
-        if (v.is_list) fail(node[key], label + "'" + key + "' names one tensor");
-        require_defined(node[key], v.text, step);
+        if (v.is_list) fail(node[key], "'" + key + "' names one tensor");
+        require_defined(node[key], v.text);
         step.inputs.push_back(v.text);
         continue;
       }
-      if (!v.is_list) v = DeckValue{{}, {v.text}, true, v.line};
+      if (!v.is_list) v = DeckValue{{}, {v.text}, true, v.line, {}};
       std::vector<std::string> names;
       for (const std::string& item : v.list) {
         for (const std::string& n : expand(node[key], item)) {
-          require_defined(node[key], n, step);
+          require_defined(node[key], n);
           names.push_back(n);
         }
       }
       v.list = names;
       step.inputs.insert(step.inputs.end(), names.begin(), names.end());
     }
-    for (const OpAttr& a : spec->attrs) {
+    for (const OpAttr& a : spec.attrs) {
       if (a.kind != AttrKind::IntOrTensor || !node[a.name]) continue;
-      std::int64_t ignored = 0;
-      const std::string& text = step.args[a.name].text;
-      if (!is_integer_text(text, ignored)) {
-        require_defined(node[a.name], text, step);  // a tensor: its number of rows
-        step.inputs.push_back(text);
+      const DeckValue& v = step.args[a.name];
+      if (v.is_list) fail(node[a.name], "'" + a.name + "' must be an integer or a tensor's name");
+      try {
+        if (read_literal(v.text, v.tag).kind != Literal::Text) continue;  // a number: checked with the literals
+      } catch (const Error& e) {
+        fail(node[a.name], "'" + a.name + "': " + e.what());
       }
+      require_defined(node[a.name], v.text);  // a tensor: its number of rows
+      step.inputs.push_back(v.text);
     }
-    // Outputs: one name, or (dynamic_partition) a list of N names / a prefix for N.
+  }
+
+  // One name, or (dynamic_partition) a list of N names or a prefix p for p/0 .. p/N-1.
+  void load_step_outputs(const YAML::Node& node, const OpInfo& spec, DeckStep& step) {
     const DeckValue& out = step.args["out"];
-    if (spec->output_per_partition) {
+    if (!spec.output_per_partition) {
+      if (out.is_list) fail(node["out"], "'out' names one tensor");
+      step.outputs.push_back(out.text);
+    } else {
       const std::int64_t n = deck_int(step, "num_partitions");
       if (out.is_list) {
         if (static_cast<std::int64_t>(out.list.size()) != n) {
-          fail(node["out"], label + "'out' lists " + std::to_string(out.list.size()) + " names for " +
-                                std::to_string(n) + " partitions");
+          fail(node["out"],
+               "'out' lists " + std::to_string(out.list.size()) + " names for " + std::to_string(n) + " partitions");
+        }
+        std::set<std::string> seen;
+        for (const std::string& name : out.list) {
+          if (!seen.insert(name).second) fail(node["out"], "'out' lists '" + name + "' twice");
         }
         step.outputs = out.list;
       } else {
@@ -371,17 +616,15 @@ class Loader {
           check_count(n, sizeof(std::string) + out.text.size() + 12,
                       "num_partitions " + std::to_string(n) + ": the names of its outputs");
         } catch (const Error& e) {
-          fail(node["num_partitions"], label + e.what());
+          fail(node["num_partitions"], e.what());
         }
         for (std::int64_t p = 0; p < n; ++p) step.outputs.push_back(out.text + "/" + std::to_string(p));
+        // An earlier, longer list p/0 .. p/M-1 ends here: "p/*" means these N.
+        for (std::int64_t p = n; defined_.erase(out.text + "/" + std::to_string(p)) > 0; ++p)
+          step.dropped.push_back(out.text + "/" + std::to_string(p));
       }
-    } else {
-      if (out.is_list) fail(node["out"], label + "'out' names one tensor");
-      step.outputs.push_back(out.text);
     }
     for (const std::string& name : step.outputs) define(name, node["out"]);
-    check_literal_types(*spec, step);
-    return step;
   }
 
   // Literal keys are checked now, so a typo fails before any work starts.
@@ -396,7 +639,9 @@ class Loader {
           check_dataset_rank(deck_int_list(step, key).size(), step.where + ": '" + key + "'");
           break;
         case AttrKind::Number: deck_scalar(step, key, Scalar(), true); break;
-        case AttrKind::IntOrTensor: break;  // checked above
+        case AttrKind::IntOrTensor:  // a tensor's name is checked with the inputs
+          if (read_literal(kv.second.text, kv.second.tag).kind != Literal::Text) deck_int(step, key);
+          break;
         case AttrKind::DType: {
           DType dtype = DType::Float32;
           try {
@@ -433,15 +678,15 @@ class Loader {
           fail(kv.second["compression"], e.what());
         }
         if (kv.second["shuffle"]) {
-          const std::string t = scalar(kv.second["shuffle"], "shuffle");
-          if (t != "true" && t != "false") fail(kv.second["shuffle"], "'shuffle' must be true or false");
-          o.storage.shuffle = t == "true";
+          const Literal shuffle = literal(kv.second["shuffle"], "shuffle");
+          if (shuffle.kind != Literal::Bool) fail(kv.second["shuffle"], "'shuffle' must be true or false");
+          o.storage.shuffle = shuffle.i != 0;
         }
         if (kv.second["chunk_rows"]) {
-          std::int64_t rows = 0;
-          if (!is_integer_text(scalar(kv.second["chunk_rows"], "chunk_rows"), rows) || rows < 1)
+          const Literal rows = literal(kv.second["chunk_rows"], "chunk_rows");
+          if (rows.kind != Literal::Integer || rows.range != Literal::Int64 || rows.i < 1)
             fail(kv.second["chunk_rows"], "'chunk_rows' must be a whole number >= 1");
-          o.storage.chunk_rows = rows;
+          o.storage.chunk_rows = rows.i;
         }
       } else {
         o.dataset = dataset(kv.second, o.name);
@@ -451,6 +696,7 @@ class Loader {
   }
 
   std::string path_, dir_;
+  std::string step_;  ///< "step 3 (scatter_nd): " while a step is read
   std::vector<std::string> overrides_;
   std::map<std::string, std::string> params_;
   std::set<std::string> defined_;
@@ -476,13 +722,36 @@ Deck load_deck_text(const std::string& text, const std::string& path, const std:
   }
 }
 
-std::int64_t deck_int(const DeckStep& step, const std::string& key) {
+namespace {
+
+// A key's value as written: "[1, 2]" for a list.
+std::string shown(const DeckValue& v) {
+  if (!v.is_list) return v.text;
+  std::string out;
+  for (const std::string& item : v.list) out += (out.empty() ? "" : ", ") + item;
+  return "[" + out + "]";
+}
+
+Literal step_literal(const DeckStep& step, const std::string& key) {
   const DeckValue& v = arg(step, key);
-  std::int64_t out = 0;
-  if (v.is_list || !is_integer_text(v.text, out)) {
-    throw InvalidArgument(step.where + ": '" + key + "' must be an integer, got '" + v.text + "'");
+  if (v.is_list) return Literal();
+  try {
+    return read_literal(v.text, v.tag);
+  } catch (const Error& e) {
+    throw InvalidArgument(step.where + ": '" + key + "': " + e.what());
   }
-  return out;
+}
+
+}  // namespace
+
+std::int64_t deck_int(const DeckStep& step, const std::string& key) {
+  const Literal lit = step_literal(step, key);
+  if (lit.kind != Literal::Integer || lit.range != Literal::Int64) {
+    throw InvalidArgument(step.where + ": '" + key + "' must be an integer" +
+                          (lit.kind == Literal::Integer ? " that int64 holds" : "") + ", got '" +
+                          shown(arg(step, key)) + "'");
+  }
+  return lit.i;
 }
 
 std::int64_t deck_int_or(const DeckStep& step, const std::string& key, std::int64_t fallback) {
@@ -494,12 +763,38 @@ Scalar deck_scalar(const DeckStep& step, const std::string& key, const Scalar& f
     if (required) throw InvalidArgument(step.where + ": missing '" + key + "'");
     return fallback;
   }
+  const Literal lit = step_literal(step, key);
+  if (lit.kind == Literal::Real) return Scalar::real(lit.f);
+  if (lit.kind == Literal::Bool || (lit.kind == Literal::Integer && lit.range == Literal::Int64))
+    return Scalar::integer(lit.i);
+  throw InvalidArgument(step.where + ": '" + key + "' must be a number" +
+                        (lit.kind == Literal::Integer ? " (an integer that int64 holds)" : "") + ", got '" +
+                        shown(arg(step, key)) + "'");
+}
+
+Scalar deck_scalar_as(const DeckStep& step, const std::string& key, DType dtype, bool wrap) {
+  const Scalar s = deck_scalar(step, key, Scalar(), true);
+  const Literal::Kind kind = step_literal(step, key).kind;
   const DeckValue& v = arg(step, key);
-  std::int64_t i = 0;
-  double f = 0;
-  if (!v.is_list && is_integer_text(v.text, i)) return Scalar::integer(i);
-  if (!v.is_list && is_real_text(v.text, f)) return Scalar::real(f);
-  throw InvalidArgument(step.where + ": '" + key + "' must be a number, got '" + v.text + "'");
+  const std::string text = v.tag.empty() ? v.text : shown_tag(v.tag) + " " + v.text;
+  const std::string where = "'" + key + "': ";
+  // TensorFlow converts no real to an integer or bool dtype and no number to bool.
+  if ((kind == Literal::Real && (is_integer_dtype(dtype) || dtype == DType::Bool)) ||
+      (kind != Literal::Bool && dtype == DType::Bool)) {
+    throw InvalidArgument(where + "cannot convert " + text + " to dtype " + dtype_name(dtype) +
+                          (dtype == DType::Bool ? " (TensorFlow makes no bool of a number; write true or false)"
+                                                : " (TensorFlow makes no integer of a real value)"));
+  }
+  if (!wrap && is_integer_dtype(dtype)) {
+    dispatch_dtype(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral<T>::value) {
+        if (static_cast<std::int64_t>(static_cast<T>(s.i)) != s.i || (s.i < 0 && std::is_unsigned<T>::value))
+          throw InvalidArgument(where + text + " does not fit " + dtype_name(dtype));
+      }
+    });
+  }
+  return s;
 }
 
 std::vector<std::int64_t> deck_int_list(const DeckStep& step, const std::string& key) {
@@ -508,8 +803,7 @@ std::vector<std::int64_t> deck_int_list(const DeckStep& step, const std::string&
   std::vector<std::int64_t> out;
   for (const std::string& t : v.list) {
     std::int64_t x = 0;
-    if (!is_integer_text(t, x))
-      throw InvalidArgument(step.where + ": '" + key + "' item '" + t + "' is not an integer");
+    if (!read_int64(t, "", x)) throw InvalidArgument(step.where + ": '" + key + "' item '" + t + "' is not an integer");
     out.push_back(x);
   }
   return out;

@@ -23,17 +23,17 @@ struct DeckValue {
   std::vector<std::string> list;  ///< sequence of scalars
   bool is_list = false;
   int line = 0;
+  std::string tag;  ///< the scalar's explicit YAML tag (!!str, !!int, ...), else empty
 };
 
 struct DeckInput {
   std::string name;
-  std::string dataset;              ///< FILE:/path (FILE resolved against the deck's folder), or empty
-  DType dtype = DType::Float32;     ///< inline values only
-  std::vector<std::int64_t> shape;  ///< inline values only
-  std::vector<double> real_values;  ///< inline values, as written
-  std::vector<std::int64_t> int_values;
+  std::string dataset;                     ///< FILE:/path (FILE resolved against the deck's folder), or empty
+  DType dtype = DType::Float32;            ///< inline values only
+  std::vector<std::int64_t> shape;         ///< inline values only
+  std::vector<double> real_values;         ///< inline values, as written (booleans 0/1)
+  std::vector<std::int64_t> int_values;    ///< the same, integers exact (uint64's above int64 as their bits)
   std::vector<std::string> string_values;  ///< inline strings (dtype string)
-  bool integer_values = true;
   int line = 0;
 };
 
@@ -42,6 +42,7 @@ struct DeckStep {
   std::map<std::string, DeckValue> args;
   std::vector<std::string> inputs;   ///< tensor names read (after expanding "name/*")
   std::vector<std::string> outputs;  ///< tensor names defined
+  std::vector<std::string> dropped;  ///< names no longer defined after it (a shorter partition list's stale p/N)
   int line = 0;
   int index = 0;      ///< 1-based
   std::string where;  ///< "deck.yaml:12: step 3 (scatter_nd)"
@@ -76,6 +77,11 @@ Deck load_deck_text(const std::string& text, const std::string& path, const std:
 std::int64_t deck_int(const DeckStep& step, const std::string& key);
 std::int64_t deck_int_or(const DeckStep& step, const std::string& key, std::int64_t fallback);
 Scalar deck_scalar(const DeckStep& step, const std::string& key, const Scalar& fallback, bool required);
+/// deck_scalar of \p key as a value of \p dtype, refused where TensorFlow refuses it: a real
+/// for an integer or bool dtype, a number for bool; and, unless \p wrap, an integer
+/// \p dtype does not hold. Checked at run time, with the step's tensors: \throws
+/// InvalidArgument "'KEY': ..." (the runner names the step).
+Scalar deck_scalar_as(const DeckStep& step, const std::string& key, DType dtype, bool wrap);
 std::vector<std::int64_t> deck_int_list(const DeckStep& step, const std::string& key);
 std::string deck_text_or(const DeckStep& step, const std::string& key, const std::string& fallback);
 

@@ -30,18 +30,18 @@ DistTensor inline_tensor(const Comm& comm, const DeckInput& in) {
   dispatch_dtype(in.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* out = reinterpret_cast<T*>(bytes.data());
+    // The loader refused what the dtype does not take (a real for an integer, a number for bool).
     for (std::size_t k = 0; k < in.real_values.size(); ++k) {
-      const Scalar s = in.integer_values ? Scalar::integer(in.int_values[k]) : Scalar::real(in.real_values[k]);
       if constexpr (std::is_same<T, bool>::value) {
-        out[k] = s.is_integer ? s.i != 0 : s.f != 0.0;
+        out[k] = in.int_values[k] != 0;
       } else if constexpr (std::is_same<T, half_t>::value) {
-        out[k] = half_t(static_cast<float>(s.f));
+        out[k] = half_t(static_cast<float>(in.real_values[k]));
       } else if constexpr (std::is_integral<T>::value) {
-        out[k] = s.is_integer ? static_cast<T>(s.i) : static_cast<T>(s.f);
+        out[k] = static_cast<T>(in.int_values[k]);  // modulo 2^bits, as tf.constant([300], dtype=uint8)
       } else if constexpr (std::is_floating_point<T>::value) {
-        out[k] = static_cast<T>(s.f);
+        out[k] = static_cast<T>(in.real_values[k]);
       } else {
-        out[k] = T(static_cast<typename T::value_type>(s.f));
+        out[k] = T(static_cast<typename T::value_type>(in.real_values[k]));
       }
     }
   });
@@ -67,7 +67,7 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
   // A missing optional attribute takes its fallback, read as the deck would write it.
   DeckStep given = step;
   for (const OpAttr& a : op.attrs) {
-    if (!given.args.count(a.name)) given.args[a.name] = DeckValue{a.fallback, {}, false, step.line};
+    if (!given.args.count(a.name)) given.args[a.name] = DeckValue{a.fallback, {}, false, step.line, {}};
   }
   for (const OpAttr& a : op.attrs) {
     switch (a.kind) {
@@ -79,9 +79,18 @@ std::vector<DistTensor> run_step(const Comm& comm, const DeckStep& step, const E
                                              : deck_int(given, a.name)};
         break;
       }
-      case AttrKind::Number: args.numbers[a.name] = deck_scalar(given, a.name, Scalar(), true); break;
+      case AttrKind::Number: break;  // below, once the dtype it converts to is known
       case AttrKind::DType: args.dtypes[a.name] = dtype_from_name(deck_text_or(given, a.name, "")); break;
     }
+  }
+  // A number converts to the dtype of the op's tensor (x + y), or of what it makes
+  // (random_uniform's minval), where it has to fit: TF wraps it into the dtype, and a
+  // wrapped bound is not the one written.
+  const bool makes = op.inputs.empty();
+  for (const OpAttr& a : op.attrs) {
+    if (a.kind != AttrKind::Number) continue;
+    const DType dtype = makes ? args.dtypes.at("dtype") : args.tensors.at(op.inputs.front().name).front().dtype();
+    args.numbers[a.name] = deck_scalar_as(given, a.name, dtype, !makes);
   }
   return op.run(comm, op, args);
 }
@@ -163,6 +172,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
       env[step.outputs[k]] = results[k];
       sources[step.outputs[k]] = from;
     }
+    for (const std::string& name : step.dropped) env.erase(name);
     record.steps.push_back({step.where, step.op, timer.seconds()});
     if (talk) {
       std::cout << "[shardops] " << step.where << " -> " << step.outputs.front()

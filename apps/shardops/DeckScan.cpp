@@ -62,7 +62,10 @@ class Scanner : public YAML::EventHandler {
 
   DeckScan result() const { return {nodes_, expanded_}; }
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    // yaml-cpp's tree holds the first document only: the rest of the file would go unread.
+    if (++documents_ > 1) fail(mark, "a second YAML document ('---'); a deck is one document");
+  }
   void OnDocumentEnd() override {}
   void OnAnchor(const YAML::Mark&, const std::string& name) override { pending_name_ = name; }
 
@@ -163,6 +166,7 @@ class Scanner : public YAML::EventHandler {
   DeckScanLimits limits_;
   std::uint64_t left_ = 0;  ///< bytes of the budget not held yet
   std::uint64_t nodes_ = 0, expanded_ = 0;
+  int documents_ = 0;
   std::vector<Frame> frames_;
   std::vector<YAML::Mark> marks_;
   std::map<YAML::anchor_t, std::uint64_t> anchor_sizes_;
@@ -190,6 +194,7 @@ DeckScan scan_deck(const std::string& text, const std::string& path, const DeckS
   YAML::Parser parser(in);
   Scanner scanner(path, limits);
   parser.HandleNextDocument(scanner);
+  parser.HandleNextDocument(scanner);  // refuses a second document
   const DeckScan scan = scanner.result();
   check_deck_bytes(deck_bytes(scan.nodes, scan.expanded, limits), path,
                    "reading its " + std::to_string(scan.nodes) + " YAML nodes (" + std::to_string(scan.expanded) +

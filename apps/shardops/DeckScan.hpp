@@ -34,9 +34,9 @@ struct DeckScan {
   std::uint64_t expanded = 0;  ///< with every alias replaced by what it names
 };
 
-/// \brief Scans the first YAML document of \p text (the deck \p path).
-/// \throws InvalidArgument "PATH:LINE: ..." for the cases above; YAML::Exception for
-/// text that is not YAML.
+/// \brief Scans the YAML document of \p text (the deck \p path).
+/// \throws InvalidArgument "PATH:LINE: ..." for the cases above and for a second
+/// document; YAML::Exception for text that is not YAML.
 DeckScan scan_deck(const std::string& text, const std::string& path, const DeckScanLimits& limits);
 
 /// The bytes yaml-cpp's node tree spends on one node (its node, reference, data and

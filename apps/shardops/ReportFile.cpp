@@ -33,6 +33,7 @@ std::vector<std::string> job_files(const Request& r) {
   }
   std::vector<std::string> files;
   for (const std::string& name : names) files.push_back(io::parse_dataset_ref(name).file);
+  if (r.command == "run") files.push_back(r.deck);  // the deck is read too
   return files;
 }
 

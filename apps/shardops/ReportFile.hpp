@@ -13,7 +13,7 @@
 namespace shardops {
 namespace app {
 
-/// The HDF5 files a request reads or writes (for a deck: its bound inputs and outputs).
+/// The files a request reads or writes (for a deck: the deck, its bound inputs and outputs).
 std::vector<std::string> job_files(const Request& r);
 
 /// \brief A report file claimed for this job. Collective. The claim creates an empty

@@ -101,6 +101,70 @@ BAD_DECKS = [
      "tensors:\n  i: {value: [[0], [9]]}\n  u: {value: [1.0, 2.0]}\nsteps:\n"
      "  - {op: scatter_nd, indices: i, updates: u, shape: [4], out: s}\noutputs:\n  s: o.h5:/s\n",
      ["deck.yaml:5: step 1 (scatter_nd)", "indices[1] = [9] does not index into shape [4]", "tensor 'i'"]),
+    # Inline values TensorFlow refuses (tf.constant(value, dtype=...)).
+    ("ragged value", "tensors:\n  x: {value: [1, [2]]}\nsteps:\n  - {op: add, x: x, y: 0, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "tensor 'x': value is not rectangular"]),
+    ("integer beyond int64", "tensors:\n  x: {value: [1, 9223372036854775808]}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:2:", "out-of-range integer 9223372036854775808"]),
+    ("integer below int64", "tensors:\n  x: {value: [-9223372036854775809], dtype: int64}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:2:", "out-of-range integer -9223372036854775809"]),
+    ("negative uint64", "tensors:\n  x: {value: [1, -1], dtype: uint64}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "out-of-range integer -1"]),
+    ("real value for int32", "tensors:\n  x: {value: [1.5], dtype: int32}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:2:", "tensor 'x': cannot convert 1.5 to dtype int32"]),
+    ("1e20 for int64", "tensors:\n  x: {value: [1e20], dtype: int64}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert 1e20 to dtype int64"]),
+    ("nan for int32", "tensors:\n  x: {value: [1, nan], dtype: int32}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert nan to dtype int32"]),
+    ("integers for bool", "tensors:\n  x: {value: [1, 2], dtype: bool}\nsteps:\n"
+     "  - {op: equal, x: x, y: true, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert 1 to dtype bool"]),
+    ("tag the value does not match", "tensors:\n  x: {value: [!!int 2.5]}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "'!!int 2.5' is not an integer"]),
+    # random_uniform's bounds are values of its dtype: TF would wrap 2^32 to 0 for int32.
+    ("random_uniform bound beyond its dtype",
+     "steps:\n  - {op: random_uniform, shape: [4], dtype: int32, minval: 0, maxval: 4294967296, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: step 1 (random_uniform)", "'maxval': 4294967296 does not fit int32"]),
+    ("random_uniform real bound for int32",
+     "steps:\n  - {op: random_uniform, shape: [4], dtype: int32, minval: 0.5, maxval: 4, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: step 1 (random_uniform)", "cannot convert 0.5 to dtype int32"]),
+    # range's limit: 5 would be the number or the tensor's rows.
+    ("tensor named as a number", "tensors:\n  \"5\": {value: [1, 2, 3]}\nsteps:\n  - {op: range, limit: 5, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "tensor name '5' reads as a number"]),
+    ("step output named as a number", "steps:\n  - {op: range, limit: 5, out: \"1e3\"}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:2: step 1 (range): tensor name '1e3' reads as a number"]),
+    ("a partition name twice",
+     "tensors:\n  x: {value: [1, 2, 3]}\n  p: {value: [0, 1, 0]}\nsteps:\n"
+     "  - {op: dynamic_partition, data: x, partitions: p, num_partitions: 2, out: [a, a]}\noutputs:\n  a: o.h5:/a\n",
+     ["deck.yaml:5: step 1 (dynamic_partition)", "'out' lists 'a' twice"]),
+    ("unknown schedule", "tensors:\n  x: {value: [1.0]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\noptions: {schedule: bogus}\n",
+     ["deck.yaml:7:", "'schedule' must be auto, sequential or parallel, got 'bogus'"]),
+    ("unknown bad_indices", "tensors:\n  x: {value: [1.0]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\noptions: {bad_indices: bogus}\n", ["deck.yaml:7:", "got 'bogus'"]),
+    ("dtype of a dataset", "tensors:\n  x: {dataset: in.h5:/x, dtype: float64}\nsteps:\n"
+     "  - {op: add, x: x, y: 1, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:2:", "tensor 'x': a dataset keeps its own dtype"]),
+    ("unknown dtype of a dataset", "tensors:\n  x: {dataset: in.h5:/x, dtype: bogus}\nsteps:\n"
+     "  - {op: add, x: x, y: 1, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "a dataset keeps its own dtype"]),
+    ("two YAML documents", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n---\nsteps: 42\n", ["deck.yaml:7:", "a second YAML document"]),
+    ("empty dtype", "tensors:\n  x: {value: [1], dtype: }\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: 'dtype' must be a single value"]),
+    ("dtype of an undeclared parameter", "tensors:\n  x: {value: [1], dtype: '${t}'}\nsteps:\n"
+     "  - {op: add, x: x, y: 1, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2: unknown parameter ${t}"]),
+    # Every message about a step names it.
+    ("empty output name", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: ''}\n"
+     "outputs:\n  x: o.h5:/r\n", ["deck.yaml:4: step 1 (add): a tensor name must not be empty"]),
+    ("scalar given as a mapping", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: {}, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:4: step 1 (add): 'y' must be a single value"]),
+    ("scalar given as a list", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: [1], out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:4: step 1 (add): 'y' must be a number, got '[1]'"]),
+    ("partition list matching nothing", "tensors:\n  x: {value: [1]}\nsteps:\n"
+     "  - {op: dynamic_stitch, indices: ['x/*'], data: [x], out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:4: step 1 (dynamic_stitch): 'x/*' matches no tensor"]),
 ]
 
 
@@ -116,6 +180,7 @@ def bad_deck(suite, runner, tmp, name, text, needles):
     suite.check(len(lines) == 1, "expected one error line, got %d" % len(lines), r)
     for needle in needles:
         suite.check(needle in r.stderr, "message lacks %r" % needle, r)
+    suite.check(r.stderr.count("deck.yaml:") <= 1, "the message names the deck more than once", r)
     suite.check(not os.path.exists(os.path.join(folder, "o.h5")), "a failed deck wrote its output", r)
 
 
@@ -180,8 +245,146 @@ def casts(suite, runner, tmp):
         f.write("tensors:\n  n: {value: [1, 2]}\nsteps:\n  - {op: add, x: n, y: 6.6e27, out: m}\n"
                 "outputs:\n  m: cast_bad.h5:/m\n")
     r = runner.run(["run", deck, "-q"])
-    suite.check(r.rc == 2 and "does not fit the tensor's dtype" in r.stderr, "add of 6.6e27: exit %s" % r.rc, r)
+    suite.check(r.rc == 2 and "cannot convert 6.6e27 to dtype int32" in r.stderr, "add of 6.6e27: exit %s" % r.rc, r)
     suite.check(not os.path.exists(os.path.join(tmp, "cast_bad.h5")), "an output was written")
+
+
+def run_deck(runner, tmp, name, text, *argv):
+    """Writes deck NAME.yaml into tmp and runs it."""
+    deck = os.path.join(tmp, name + ".yaml")
+    with open(deck, "w") as f:
+        f.write(text)
+    return runner.run(["run", deck, "-q"] + list(argv))
+
+
+def real_scalar_for_integer_tensor(suite, runner, tmp):
+    """A real scalar for an integer or bool tensor is refused, as TensorFlow refuses converting it
+    (2.0 included), naming the step and the value; integers and reals where they fit still work."""
+    e2e.write_h5(os.path.join(tmp, "scalar_in.h5"), {"/i": np.array([1, 2, 3], np.int64)}, mode="w")
+    for x, step, shown in (("{value: [1, 2, 3]}", "{op: less, x: x, y: 2.5, out: r}", "2.5 to dtype int32"),
+                           ("{value: [1, 2, 3]}", "{op: equal, x: x, y: 2.0, out: r}", "2.0 to dtype int32"),
+                           ("{value: [1, 2, 3]}", "{op: multiply, x: x, y: 0.5, out: r}", "0.5 to dtype int32"),
+                           ("{value: [1, 2, 3]}", "{op: add, x: x, y: '${v}', out: r}", "2.5 to dtype int32"),
+                           ("{value: [1, 2, 3]}", "{op: add, x: x, y: !!float 2, out: r}", "!!float 2 to dtype int32"),
+                           ("scalar_in.h5:/i", "{op: greater, x: x, y: .inf, out: r}", ".inf to dtype int64"),
+                           ("{value: [true]}", "{op: equal, x: x, y: 1, out: r}", "1 to dtype bool")):
+        r = run_deck(runner, tmp, "scalar", "params:\n  v: 1\ntensors:\n  x: %s\nsteps:\n  - %s\n"
+                     "outputs:\n  r: scalar_bad.h5:/r\n" % (x, step), "--set", "v=2.5")
+        suite.check(r.rc == 2 and "scalar.yaml:6: step 1 (" in r.stderr and "'y': cannot convert " + shown in r.stderr,
+                    "%s on %s: exit %s" % (step, x, r.rc), r)
+    suite.check(not os.path.exists(os.path.join(tmp, "scalar_bad.h5")), "an output was written")
+    r = run_deck(runner, tmp, "scalar", "tensors:\n  x: {value: [1, 2, 3]}\n  f: {value: [1.0, 2.0, 3.0]}\n"
+                 "  b: {value: [true, false, true]}\nsteps:\n  - {op: add, x: x, y: 2, out: i}\n"
+                 "  - {op: less, x: f, y: 2.5, out: l}\n  - {op: equal, x: b, y: true, out: e}\n"
+                 "outputs:\n  i: scalar_out.h5:/i\n  l: scalar_out.h5:/l\n  e: scalar_out.h5:/e\n")
+    suite.require(r.rc == 0, "integer and real scalars where they fit", r)
+    out = os.path.join(tmp, "scalar_out.h5")
+    for name, expected in (("i", np.array([3, 4, 5], np.int32)), ("l", np.array([1, 1, 0], np.int32)),
+                           ("e", np.array([1, 0, 1], np.int32))):
+        e2e.same_array(suite, name, e2e.read_h5(out, "/" + name), expected, r)
+
+
+def inline_values(suite, runner, tmp, name, values, expected):
+    """Writes the inline tensors {name: spec} and checks each against tf.constant's result."""
+    text = "tensors:\n%ssteps:\n  - {op: range, limit: 1, out: unused}\noutputs:\n%s" % (
+        "".join("  %s: %s\n" % (k, v) for k, v in values.items()),
+        "".join("  %s: %s.h5:/%s\n" % (k, name, k) for k in values))
+    r = run_deck(runner, tmp, name, text)
+    suite.require(r.rc == 0, "deck %s failed" % name, r)
+    for key, value in expected.items():
+        got = e2e.read_h5(os.path.join(tmp, name + ".h5"), "/" + key)
+        if value.dtype == object:  # strings: their bytes are pointers
+            suite.check(got.dtype == object and got.tolist() == value.tolist(), "%s: %s" % (key, got), r)
+        else:
+            e2e.same_array(suite, "%s %s" % (key, values[key]), got, value, r)
+
+
+def inline_integers_as_tensorflow(suite, runner, tmp):
+    """Integers int32 does not hold make the value int64, as tf.constant infers it (they wrapped)."""
+    inline_values(suite, runner, tmp, "wide", {
+        "a": "{value: [1, 2147483648, 9223372036854775807]}", "b": "{value: [-2147483649, 0]}",
+        "c": "{value: [-9223372036854775808]}", "d": "{value: [2147483647, -2147483648]}"}, {
+        "a": np.array([1, 2147483648, 9223372036854775807], np.int64), "b": np.array([-2147483649, 0], np.int64),
+        "c": np.array([-9223372036854775808], np.int64), "d": np.array([2147483647, -2147483648], np.int32)})
+
+
+def inline_dtypes_as_tensorflow(suite, runner, tmp):
+    """tf.constant(value, dtype=...): integers exact (uint64's beyond int64 too) and wrapped modulo
+    2^bits into a narrower dtype; booleans into numbers; an empty value is float32."""
+    inline_values(suite, runner, tmp, "dtypes", {
+        "u": "{value: [18446744073709551614, 9223372036854775808], dtype: uint64}",
+        "i": "{value: [9223372036854775807, -9223372036854775808], dtype: int64}",
+        "w": "{value: [300, -1], dtype: uint8}", "n": "{value: [2147483648], dtype: int32}",
+        "b": "{value: [true, false], dtype: float32}", "c": "{value: [true, false], dtype: int16}",
+        "f": "{value: [18446744073709551615], dtype: float64}",
+        "e": "{value: []}", "e2": "{value: [[]]}", "e3": "{value: [], dtype: int64}"}, {
+        "u": np.array([18446744073709551614, 9223372036854775808], np.uint64),
+        "i": np.array([9223372036854775807, -9223372036854775808], np.int64),
+        "w": np.array([44, 255], np.uint8), "n": np.array([-2147483648], np.int32),
+        "b": np.array([1, 0], np.float32), "c": np.array([1, 0], np.int16),
+        "f": np.array([18446744073709551615], np.float64),
+        "e": np.zeros([0], np.float32), "e2": np.zeros([1, 0], np.float32), "e3": np.zeros([0], np.int64)})
+
+
+def yaml_scalars(suite, runner, tmp):
+    """YAML's own spellings: .nan/.inf/-.inf, True/FALSE, 0x10 and 0o17 integers, and the tags
+    !!str, !!float, !!int and !!bool; nan, inf and infinity stay reals as before."""
+    inline_values(suite, runner, tmp, "scalars", {
+        "r": "{value: [.nan, .inf, -.inf, .NaN, +.INF, nan, -infinity, 1., .5, 1e3]}",
+        "b": "{value: [True, FALSE, TRUE, false]}", "h": "{value: [0x10, 0o17, +3]}",
+        "s": "{value: [!!str 5, '6']}", "f": "{value: [!!float 5, 2]}", "i": "{value: [!!int 5, 2]}",
+        "t": "{value: [!!bool true, False]}"}, {
+        "r": np.array([np.nan, np.inf, -np.inf, np.nan, np.inf, np.nan, -np.inf, 1, .5, 1e3], np.float32),
+        "b": np.array([True, False, True, False]), "h": np.array([16, 15, 3], np.int32),
+        "s": np.array([b"5", b"6"], object), "f": np.array([5, 2], np.float32), "i": np.array([5, 2], np.int32),
+        "t": np.array([True, False])})
+    r = run_deck(runner, tmp, "uniform", "steps:\n  - {op: random_uniform, shape: [3], minval: -.inf, out: u}\n"
+                 "  - {op: add, x: u, y: -.inf, out: v}\n  - {op: range, limit: 0x4, out: p}\n"
+                 "outputs:\n  v: uniform.h5:/v\n  p: uniform.h5:/p\n")
+    suite.require(r.rc == 0, "-.inf as a number", r)
+    e2e.same_array(suite, "range to 0x4", e2e.read_h5(os.path.join(tmp, "uniform.h5"), "/p"),
+                   np.arange(4, dtype=np.int32), r)
+
+
+def stale_partitions(suite, runner, tmp):
+    """A step that writes the partition list q again ends the earlier, longer one: "q/*" is the
+    latest partitions, and an earlier q/2 is no longer a tensor."""
+    head = ("tensors:\n  x: {value: [1, 2, 3, 4]}\n  p: {value: [0, 1, 0, 1]}\n  pos: {value: [0, 1, 2, 3]}\n"
+            "steps:\n  - {op: dynamic_partition, data: x, partitions: p, num_partitions: 3, out: q}\n"
+            "  - {op: dynamic_partition, data: x, partitions: p, num_partitions: 2, out: q}\n")
+    r = run_deck(runner, tmp, "stale", head + "  - {op: dynamic_partition, data: pos, partitions: p, num_partitions: 2,"
+                 " out: i}\n  - {op: dynamic_stitch, indices: ['i/*'], data: ['q/*'], out: m}\n"
+                 "outputs:\n  m: stale.h5:/m\n")
+    suite.require(r.rc == 0, "stitch of the latest partitions", r)
+    e2e.same_array(suite, "m", e2e.read_h5(os.path.join(tmp, "stale.h5"), "/m"), np.array([1, 2, 3, 4], np.int32), r)
+    r = run_deck(runner, tmp, "stale", head + "outputs:\n  q/2: stale_bad.h5:/q2\n")
+    suite.check(r.rc == 2 and "output 'q/2' is not a tensor" in r.stderr, "q/2 after q of 2: exit %s" % r.rc, r)
+
+
+def report_is_the_deck(suite, runner, tmp):
+    """--report naming the deck itself is refused before any work: the deck is an input."""
+    deck = os.path.join(tmp, "report.yaml")
+    text = "tensors:\n  x: {value: [1.0]}\nsteps:\n  - {op: add, x: x, y: 1, out: y}\noutputs:\n  y: report.h5:/y\n"
+    with open(deck, "w") as f:
+        f.write(text)
+    r = runner.run(["run", deck, "-q", "--report", deck])
+    suite.check(r.rc == 2 and "a report never replaces one" in r.stderr, "--report DECK: exit %s" % r.rc, r)
+    with open(deck) as f:
+        suite.check(f.read() == text, "the deck was overwritten")
+    suite.check(not os.path.exists(os.path.join(tmp, "report.h5")), "an output was written")
+
+
+def set_once_and_trimmed(suite, runner, tmp):
+    """--set of one name twice is refused; spaces around a value are dropped on both sides."""
+    text = ("params:\n  n: 1\ntensors:\n  x: {value: [1, 2]}\nsteps:\n  - {op: add, x: x, y: '${n}', out: y}\n"
+            "outputs:\n  y: set.h5:/y\n")
+    r = run_deck(runner, tmp, "set", text, "--set", "n=3", "--set", "n=5")
+    suite.check(r.rc == 2 and "--set n: given twice" in r.stderr, "--set twice: exit %s" % r.rc, r)
+    for value in ("3 ", " 3", " 3 "):
+        r = run_deck(runner, tmp, "set", text, "--set", "n=" + value, "--overwrite")
+        suite.require(r.rc == 0, "--set 'n=%s'" % value, r)
+        e2e.same_array(suite, "n=%r" % value, e2e.read_h5(os.path.join(tmp, "set.h5"), "/y"),
+                       np.array([4, 5], np.int32), r)
 
 
 def bad_set(suite, runner, decks):
@@ -205,6 +408,13 @@ def main():
         suite.case("bad --set", bad_set, suite, runner, decks)
         suite.case("comparisons", comparisons, suite, runner, tmp)
         suite.case("casts", casts, suite, runner, tmp)
+        suite.case("real scalar for an integer tensor", real_scalar_for_integer_tensor, suite, runner, tmp)
+        suite.case("inline integers as tensorflow", inline_integers_as_tensorflow, suite, runner, tmp)
+        suite.case("inline dtypes as tensorflow", inline_dtypes_as_tensorflow, suite, runner, tmp)
+        suite.case("yaml scalars", yaml_scalars, suite, runner, tmp)
+        suite.case("stale partitions", stale_partitions, suite, runner, tmp)
+        suite.case("report is the deck", report_is_the_deck, suite, runner, tmp)
+        suite.case("set once and trimmed", set_once_and_trimmed, suite, runner, tmp)
         return suite.finish(runner)
 
 

@@ -114,8 +114,12 @@ py::object dynamic_partition_py(const py::object& data, const py::object& partit
   return arrays_of(call, outs);
 }
 
-py::object dynamic_stitch_py(const py::sequence& indices, const py::sequence& data, const py::object& comm) {
+// \p tf_name: DynamicStitch or ParallelDynamicStitch, as the op's messages name it.
+py::object dynamic_stitch_py(const std::string& tf_name, const py::sequence& indices, const py::sequence& data,
+                             const py::object& comm) {
   Call call(distributed_comm(comm));
+  OpOptions options;
+  options.tf_name = tf_name;
   const auto m = static_cast<std::size_t>(py::len(indices));
   const auto n = static_cast<std::size_t>(py::len(data));
   call.convert([&](CallInputs& in) {
@@ -126,11 +130,11 @@ py::object dynamic_stitch_py(const py::sequence& indices, const py::sequence& da
   const std::vector<Tensor> idx(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(m));
   const std::vector<Tensor> dat(t.begin() + static_cast<std::ptrdiff_t>(m), t.end());
   return single_output(
-      call, [&] { return dynamic_stitch(idx, dat); },
+      call, [&] { return dynamic_stitch(idx, dat, options); },
       [&](const std::vector<DistTensor>& d) {
         const auto split = d.begin() + static_cast<std::ptrdiff_t>(m);
         return dynamic_stitch(*call.comm(), std::vector<DistTensor>(d.begin(), split),
-                              std::vector<DistTensor>(split, d.end()));
+                              std::vector<DistTensor>(split, d.end()), options);
       });
 }
 
@@ -199,7 +203,12 @@ void bind_ops(py::module_& m) {
               py::arg("comm"));
         break;
       case OpFamily::DynamicStitch:
-        m.def(name, &dynamic_stitch_py, py::arg("indices"), py::arg("data"), py::arg("comm"));
+        m.def(
+            name,
+            [tf_name = op.tf_name](const py::sequence& indices, const py::sequence& data, const py::object& comm) {
+              return dynamic_stitch_py(tf_name, indices, data, comm);
+            },
+            py::arg("indices"), py::arg("data"), py::arg("comm"));
         break;
       case OpFamily::ScatterNd:
         m.def(name, &scatter_nd_py, py::arg("indices"), py::arg("updates"), py::arg("shape"), py::arg("comm"),

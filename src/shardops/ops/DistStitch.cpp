@@ -159,10 +159,11 @@ LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   kx::ScopedRegion region("shardops::DynamicStitch");
   const ExecSpace space;
   const int n = static_cast<int>(indices.size());
+  const std::string tf_name = options.tf_name.empty() ? "DynamicStitch" : options.tf_name;
   for (int m = 0; m < n; ++m)
-    expect_dtype("DynamicStitch", m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
+    expect_dtype(tf_name.c_str(), m, DType::Int32, indices[static_cast<std::size_t>(m)].dtype());
   for (std::size_t m = 1; m < data.size(); ++m)
-    expect_dtype("DynamicStitch", n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
+    expect_dtype(tf_name.c_str(), n + static_cast<int>(m), data[0].dtype(), data[m].dtype());
   std::optional<ScopedPhase> phase(std::in_place, "validate");
   std::vector<Shape> index_shapes, data_shapes;
   for (const DistTensor& t : indices) index_shapes.push_back(t.shape());

@@ -3,6 +3,7 @@
 /// \brief The options every op takes (OpOptions), and what an op reports (OpStats).
 
 #include <cstdint>
+#include <string>
 
 #include "shardops/core/TfFloat.hpp"
 #include "shardops/kernels/Schedule.hpp"
@@ -39,6 +40,9 @@ struct OpOptions {
   RouteOptions route;
   /// Where the op writes what it reports (null: nowhere). The op overwrites it.
   OpStats* stats = nullptr;
+  /// The TensorFlow op its messages name where one op stands for another
+  /// (ParallelDynamicStitch, run by dynamic_stitch); empty: the op's own name.
+  std::string tf_name;
 };
 
 }  // namespace shardops

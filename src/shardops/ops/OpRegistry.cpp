@@ -46,11 +46,17 @@ std::vector<DistTensor> run_partition(const Comm& comm, const OpInfo&, const OpA
 std::vector<LazyTensor> run_partition_lazy(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return dynamic_partition_lazy(comm, a.tensor("data"), a.tensor("partitions"), a.integer("num_partitions"), a.options);
 }
-std::vector<DistTensor> run_stitch(const Comm& comm, const OpInfo&, const OpArgs& a) {
-  return {dynamic_stitch(comm, a.tensor_list("indices"), a.tensor_list("data"), a.options)};
+// The options of a stitch, its messages naming \p op (DynamicStitch or ParallelDynamicStitch).
+OpOptions stitch_options(const OpInfo& op, const OpArgs& a) {
+  OpOptions options = a.options;
+  options.tf_name = op.tf_name;
+  return options;
 }
-std::vector<LazyTensor> run_stitch_lazy(const Comm& comm, const OpInfo&, const OpArgs& a) {
-  return {dynamic_stitch_lazy(comm, a.tensor_list("indices"), a.tensor_list("data"), a.options)};
+std::vector<DistTensor> run_stitch(const Comm& comm, const OpInfo& op, const OpArgs& a) {
+  return {dynamic_stitch(comm, a.tensor_list("indices"), a.tensor_list("data"), stitch_options(op, a))};
+}
+std::vector<LazyTensor> run_stitch_lazy(const Comm& comm, const OpInfo& op, const OpArgs& a) {
+  return {dynamic_stitch_lazy(comm, a.tensor_list("indices"), a.tensor_list("data"), stitch_options(op, a))};
 }
 std::vector<DistTensor> run_scatter_nd(const Comm& comm, const OpInfo&, const OpArgs& a) {
   return {scatter_nd(comm, a.tensor("indices"), a.tensor("updates"), a.integers("shape"), a.options)};

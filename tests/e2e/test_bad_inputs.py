@@ -232,8 +232,9 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("shape_overflows_int64", scatter("/sidx_ok", "/supd", "100000000000,100000000000,3"), 2,
           ["[100000000000,100000000000,3]"], max_seconds=20),
         # 128 TB of output from a few updates: made as it is written (no memory holds it), so
-        # it is the disk that cannot hold it, said before anything is written.
-        C("shape_exceeds_the_disk", scatter("/sidx_ok", "/supd16", "2000000000000,16"), 3,
+        # it is the disk that cannot hold it, said before anything is written. int64 indices:
+        # int32 ones index no more than 2^31 - 1 rows (TF's "params_shape[0] too large").
+        C("shape_exceeds_the_disk", scatter("/sidx_one", "/supd16", "2000000000000,16"), 3,
           ["no space left on the device: the dataset needs 128000000000000 bytes"], max_seconds=20),
         C("unknown_option", gather("/gidx_ok", "--bogus-option"), 2, ["--bogus-option"]),
         C("missing_required_option", ["gather-nd", "--params", g("/params"), "--out", o], 2, ["--indices"]),

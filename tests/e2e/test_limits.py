@@ -316,7 +316,8 @@ def message_cases(suite, sh, d):
     def same_size_message():
         # 2^61 + 1 rows of 2 float32: the elements fit int64, the bytes do not; one
         # rank's block would fit, so only a check of the whole shape says the same always.
-        argv = ["scatter-nd", "--indices", ref(src, "/idx"), "--updates", ref(src, "/upd"), "--shape",
+        # int64 indices: int32 ones index no more than 2^31 - 1 rows (TF's own message).
+        argv = ["scatter-nd", "--indices", ref(src, "/idx64"), "--updates", ref(src, "/upd"), "--shape",
                 "2305843009213693953,2", "--out", ref(os.path.join(d, "big.h5"), "/o")]
         one = expect_error(suite, sh.run(argv, np=1), 2, ["[2305843009213693953,2]", "more bytes than fit in int64"])
         many = expect_error(suite, sh.run(argv), 2, [])
@@ -391,6 +392,7 @@ def main():
             f["p"] = np.zeros(6, np.int32)
             f["t"] = np.zeros((8, 2), np.float32)
             f["idx"] = np.array([[0], [3]], np.int32)
+            f["idx64"] = np.array([[0], [3]], np.int64)
             f["upd"] = np.ones((2, 2), np.float32)
             f.create_dataset("lzf", data=np.zeros((8, 2), np.float32), compression="lzf")
         for version in (1, 2):

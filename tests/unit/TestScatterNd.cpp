@@ -218,7 +218,8 @@ TEST(ScatterNd, ValidationMessages) {
 // ends with the memory available, or Kokkos' reason on a device.)
 TEST(ScatterNd, OutputLargerThanMemoryIsRefused) {
   try {
-    scatter(zeros(DType::Int32, {0, 1}), zeros(DType::Float32, {0}), {std::int64_t(1) << 40});
+    // int64 indices: int32 ones index no more than 2^31 - 1 rows (TF's own message, first).
+    scatter(zeros(DType::Int64, {0, 1}), zeros(DType::Float32, {0}), {std::int64_t(1) << 40});
     ADD_FAILURE() << "a 4 TiB output was allocated";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("shardops::ScatterNd::output [1099511627776] float32", 0), 0u) << e.what();

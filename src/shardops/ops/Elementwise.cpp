@@ -13,20 +13,19 @@ namespace {
 
 template <class T>
 T scalar_as(const Scalar& s) {
-  if constexpr (std::is_same<T, bool>::value) {
-    return s.is_integer ? s.i != 0 : s.f != 0.0;
+  if constexpr (std::is_integral<T>::value) {
+    // TensorFlow converts no real value into an integer or bool tensor (2.5 would be 2).
+    if (!s.is_integer) {
+      throw InvalidArgument("cannot convert " + s.str() + " to dtype " +
+                            (std::is_same<T, bool>::value
+                                 ? std::string("bool")
+                                 : (std::is_signed<T>::value ? "int" : "uint") + std::to_string(8 * sizeof(T))) +
+                            " (TensorFlow makes no integer of a real value)");
+    }
+    if constexpr (std::is_same<T, bool>::value) return s.i != 0;
+    return static_cast<T>(s.i);
   } else if constexpr (std::is_same<T, half_t>::value) {
     return half_t(static_cast<float>(s.f));
-  } else if constexpr (std::is_integral<T>::value) {
-    if (s.is_integer) return static_cast<T>(s.i);
-    // A real scalar for integer values: truncated, if the type holds it (else undefined).
-    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
-    const double hi = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
-    if (!(s.f > lo - 1.0 && s.f < hi)) {
-      throw InvalidArgument("the scalar " + s.str() + " does not fit the tensor's dtype " +
-                            (std::is_signed<T>::value ? "int" : "uint") + std::to_string(8 * sizeof(T)));
-    }
-    return static_cast<T>(s.f);
   } else if constexpr (std::is_floating_point<T>::value) {
     return static_cast<T>(s.f);
   } else {

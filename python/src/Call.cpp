@@ -9,6 +9,11 @@ std::mutex& LibraryTurn::mutex() {
   return m;
 }
 
+bool& LibraryTurn::finalized() {
+  static bool done = false;  // read and written holding mutex()
+  return done;
+}
+
 std::vector<DistTensor> Call::dist_inputs() const {
   const std::vector<Tensor>& tensors = inputs_.tensors();
   std::vector<std::int64_t> mine;  // every non-scalar input's dims, back to back

@@ -39,14 +39,22 @@ class ReleasedGil {
 /// holding it can always take the GIL back.
 class LibraryTurn {
  public:
+  /// \throws InternalError once the library is finalized (the interpreter is exiting).
   LibraryTurn() : lock_(mutex(), std::try_to_lock) {
-    if (lock_.owns_lock()) return;
-    ReleasedGil release;
-    lock_.lock();
+    if (!lock_.owns_lock()) {
+      ReleasedGil release;
+      lock_.lock();
+    }
+    if (finalized()) throw InternalError("shardops has been finalized (the interpreter is exiting): no call can run");
   }
+
+  /// \brief Marks the library finalized, holding the turn (a call that is running ends
+  /// first): from then on every call fails at once. For the module's exit hook.
+  static void finalize() { finalized() = true; }
 
  private:
   static std::mutex& mutex();
+  static bool& finalized();
   std::unique_lock<std::mutex> lock_;
 };
 

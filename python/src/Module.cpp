@@ -10,6 +10,7 @@
 
 #include "Arrays.hpp"
 #include "Bindings.hpp"
+#include "Call.hpp"
 #include "Communicator.hpp"
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
@@ -37,8 +38,12 @@ void raise_as_python(const Error& e) {
 }
 
 /// Kokkos lives as long as the interpreter: started at import, finalized at exit
-/// (atexit, registered by the package), after the memory kept for reuse is returned.
+/// (atexit, registered by the package), after the memory kept for reuse is returned. A
+/// daemon thread may still be inside a call then: finalized once that call has ended
+/// (LibraryTurn), and no call starts after.
 void finalize_kokkos() {
+  const LibraryTurn turn;
+  LibraryTurn::finalize();
   release_kept_memory();
   if (Kokkos::is_initialized()) Kokkos::finalize();
 }

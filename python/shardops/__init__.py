@@ -79,13 +79,13 @@ def _big_int_in(value):
     return isinstance(value, (int, _np.integer)) and not isinstance(value, bool) and int(value) > _INT64.max
 
 
-def _tf_default(value, index):
-    """The dtype TensorFlow gives a Python value of no given dtype: integers int32 (int64 when
-    one does not fit; none may lie outside int64), floats float32; bools, complex numbers and
-    strings as NumPy makes them. A list of NumPy floats (arrays or scalars) keeps their dtype,
-    as TensorFlow keeps it; its integers still become int32 where they fit. An empty value:
-    None (it takes the other ranks' dtype; index_default() where none has one)."""
-    a = _python_array(value)
+def _tf_default(value, a):
+    """The dtype TensorFlow gives a Python value (``a``: as _python_array holds it) of no
+    given dtype: integers int32 (int64 when one does not fit; none may lie outside int64),
+    floats float32; bools, complex numbers and strings as NumPy makes them. A list of NumPy
+    floats (arrays or scalars) keeps their dtype, as TensorFlow keeps it; its integers still
+    become int32 where they fit. An empty value: None (it takes the other ranks' dtype;
+    _empty_default() where none has one)."""
     if a.size == 0:
         return None
     kind = a.dtype.kind
@@ -121,12 +121,11 @@ def _cannot_convert(value, dtype):
     return TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, _TF_NAMES.get(dtype.name, dtype.name)))
 
 
-def _python_to(value, dtype):
-    """A Python value as TensorFlow converts it to ``dtype``: integers wrap into any integer
-    dtype, and bools and integers into floats and complex numbers; floats go into floats
-    (rounded) and complex numbers; anything else is TensorFlow's TypeError. Strings are left
-    as they are (the op checks them)."""
-    a = _python_array(value)
+def _python_to(value, a, dtype):
+    """A Python value (``a``: as _python_array holds it) as TensorFlow converts it to
+    ``dtype``: integers wrap into any integer dtype, and bools and integers into floats and
+    complex numbers; floats go into floats (rounded) and complex numbers; anything else is
+    TensorFlow's TypeError. Strings are left as they are (the op checks them)."""
     if dtype.kind in _STRING_KINDS or a.dtype.kind in _STRING_KINDS or a.dtype == dtype:
         if a.dtype.kind in _STRING_KINDS and dtype.kind not in _STRING_KINDS and a.size:
             raise _cannot_convert(value, dtype)
@@ -149,6 +148,11 @@ def _array_to(value, dtype):
         return a.astype(dtype)
 
 
+def _to(value, dtype):
+    """``value``, an array or a Python value, as TensorFlow converts it to ``dtype``."""
+    return _python_to(value, _python_array(value), dtype) if _python_value(value) else _array_to(value, dtype)
+
+
 def _inputs_of(spec, values):
     """(input spec, value) for every tensor the op takes, in its input order (a list input's
     elements one by one)."""
@@ -161,19 +165,20 @@ _EMPTY = "empty"  # an empty Python value's entry in _python_dtypes
 
 
 def _python_dtypes(spec, values):
-    """This rank's default dtype of each tensor the op takes that is a Python value (_EMPTY
-    for an empty one; None where it is an array): what the ranks agree on before converting
-    (_agreed_dtypes)."""
-    return [(_tf_default(v, i["role"] not in _VALUE_ROLES) or _EMPTY) if _python_value(v) else None
-            for i, v in _inputs_of(spec, values)]
+    """For each tensor the op takes that is a Python value, this rank's default dtype of it
+    (_EMPTY for an empty one; None where it is an array), what the ranks agree on before
+    converting (_agreed_dtypes), and the value as _python_array holds it (None for arrays)."""
+    arrays = [_python_array(v) if _python_value(v) else None for _, v in _inputs_of(spec, values)]
+    return [None if a is None else _tf_default(v, a) or _EMPTY
+            for a, (_, v) in zip(arrays, _inputs_of(spec, values))], arrays
 
 
-def _agreed_dtypes(spec, values, every):
-    """The default dtype of each Python value, from every rank's _python_dtypes: a rank's
-    empty block takes the others' dtype, and int32 on one rank with int64 on another is
-    int64, as TensorFlow would type the whole. Ranks whose calls differ in the number of
-    tensors keep their own (the op refuses the call)."""
-    mine = [None if d == _EMPTY else d for d in _python_dtypes(spec, values)]
+def _agreed_dtypes(mine, every):
+    """The default dtype of each Python value, from this rank's _python_dtypes (``mine``) and
+    every rank's: a rank's empty block takes the others' dtype, and int32 on one rank with
+    int64 on another is int64, as TensorFlow would type the whole. Ranks whose calls differ
+    in the number of tensors keep their own (the op refuses the call)."""
+    mine = [None if d == _EMPTY else d for d in mine]
     agreed = list(mine)
     for rank_dtypes in every:
         if rank_dtypes is None or len(rank_dtypes) != len(mine):
@@ -184,14 +189,15 @@ def _agreed_dtypes(spec, values, every):
     return agreed
 
 
-def _convert(spec, values, defaults):
+def _convert(spec, values, defaults, arrays):
     """TensorFlow's conversion of the op's inputs (its eager op wrappers'), in the op's input
     order: the first value input (data, tensor, params, updates) sets the op's dtype, its own
     (an array's) or its default (a Python value: ``defaults``); the later value inputs are
     converted to it, arrays by NumPy's cast, Python values as TensorFlow converts them.
     Partition ids and DynamicStitch's indices are int32 inputs, converted likewise; the other
-    indices keep an array's dtype or take a Python value's default. Raises TensorFlow's
-    TypeError or ValueError for a value it cannot convert."""
+    indices keep an array's dtype or take a Python value's default (``arrays``: the Python
+    values as _python_array holds them). Raises TensorFlow's TypeError or ValueError for a
+    value it cannot convert."""
     dtype = None
     k = 0
     for i in spec["inputs"]:
@@ -200,13 +206,13 @@ def _convert(spec, values, defaults):
         items = values[i["name"]] if i["list"] else [values[i["name"]]]
         out = []
         for v in items:
-            python = _python_value(v)
+            a = arrays[k]  # None: an array
             target = dtype if value_role else _np.dtype(_np.int32) if fixed_int32 else None
             if target is not None:
-                v = _python_to(v, target) if python else _array_to(v, target)
-            elif python:
+                v = _array_to(v, target) if a is None else _python_to(v, a, target)
+            elif a is not None:
                 default = defaults[k]
-                v = _python_to(v, default if isinstance(default, _np.dtype) else _empty_default(not value_role))
+                v = _python_to(v, a, default if isinstance(default, _np.dtype) else _empty_default(not value_role))
             if value_role and dtype is None:
                 dtype = _np.asarray(v).dtype
             out.append(v)
@@ -217,8 +223,7 @@ def _convert(spec, values, defaults):
         if a["kind"] == "shape" and "indices" in values and not isinstance(values["indices"], list):
             index_dtype = _np.asarray(values["indices"]).dtype
             if index_dtype.kind in "iu":
-                shape = values[a["name"]]
-                values[a["name"]] = _python_to(shape, index_dtype) if _python_value(shape) else _array_to(shape, index_dtype)
+                values[a["name"]] = _to(values[a["name"]], index_dtype)
 
 
 def _make_int(value, name):
@@ -292,7 +297,7 @@ def _make_op(spec):
 
     def op(*args, **kwargs):
         comm = kwargs.get("comm")
-        values, dtypes, error, converted = None, None, None, False
+        values, dtypes, arrays, error, converted = None, None, None, None, False
         try:
             values = dict(signature.bind(*args, **kwargs).arguments)
             for p in params:
@@ -304,9 +309,9 @@ def _make_op(spec):
             for a in spec["attrs"]:
                 if a["kind"] == "int":
                     values[a["name"]] = _make_int(values[a["name"]], a["name"])
-            dtypes = _python_dtypes(spec, values)
+            dtypes, arrays = _python_dtypes(spec, values)
             if all(d is None for d in dtypes):  # arrays only: converted now, agreed below
-                _convert(spec, values, dtypes)
+                _convert(spec, values, dtypes, arrays)
                 converted = True
         except Exception as e:  # noqa: B902 - raised on every rank by _agreed
             error = e
@@ -316,7 +321,7 @@ def _make_op(spec):
             error = None
             try:
                 if not converted:
-                    _convert(spec, values, _agreed_dtypes(spec, values, every))
+                    _convert(spec, values, _agreed_dtypes(dtypes, every), arrays)
             except Exception as e:  # noqa: B902
                 error = e
             _agreed(comm, error)
@@ -346,28 +351,12 @@ def read(dataset, *, comm=None):
     return _shardops.read(str(dataset), comm)
 
 
-# The attributes write() sets on every dataset itself.
-_PROVENANCE = ("op", "writer", "shardops_version")
-
-
 def write(outputs, *, comm=None, overwrite=False, attributes=None):
     """Writes ``{"FILE:/path": array}`` (each rank its row block) as the command line
     does: all datasets of a file appear together or not at all, existing datasets are
     refused unless ``overwrite``, and every dataset gets provenance attributes (``op``,
     ``writer``, ``shardops_version``) and the string pairs of ``attributes``, whose names
     must not be those."""
-    error = None
-    try:
-        outputs = dict(outputs)
-        attributes = dict(attributes or {})
-        for key, value in attributes.items():
-            if not isinstance(key, str) or not isinstance(value, str):
-                raise TypeError("attributes: names and values must be str, got %r: %r" % (key, value))
-            if key in _PROVENANCE:
-                raise ValueError("attributes: %r is set by shardops itself (%s)" % (key, ", ".join(_PROVENANCE)))
-    except Exception as e:  # noqa: B902 - raised on every rank by _agreed
-        error = e
-    _agreed(comm, error)
     return _shardops.write(outputs, comm, bool(overwrite), attributes)
 
 

@@ -25,24 +25,43 @@ py::object read_py(const std::string& dataset, const py::object& comm) {
   return tensor_to_numpy(block);
 }
 
-void write_py(const py::dict& outputs, const py::object& comm, bool overwrite,
-              const std::map<std::string, std::string>& attributes) {
+// The provenance every dataset write() makes gets (and shardops_version): a user's attribute
+// of one of these names is refused rather than written over it, or over by it.
+const io::Attributes& python_provenance() {
+  static const io::Attributes provenance{{"op", "write"}, {"writer", "shardops Python module"}};
+  return provenance;
+}
+
+// Its arguments are taken apart inside the agreed conversion: a rank whose \p outputs or
+// \p attributes are not what write() takes raises there, and so does every other rank.
+void write_py(const py::object& outputs, const py::object& comm, bool overwrite, const py::object& attributes) {
   Call call(comm_or_self(comm));
-  // Sorted by name, so that every rank writes the datasets in the same order.
-  std::map<std::string, py::object> sorted;
-  for (const auto& [name, array] : outputs)
-    sorted.emplace(py::str(name).cast<std::string>(), py::reinterpret_borrow<py::object>(array));
   std::vector<io::DatasetRef> refs;
+  io::Attributes provenance = python_provenance();
   call.convert([&](CallInputs& in) {
+    // Sorted by name, so that every rank writes the datasets in the same order.
+    std::map<std::string, py::object> sorted;
+    for (const auto& [name, array] : py::dict(outputs))
+      sorted.emplace(py::str(name).cast<std::string>(), py::reinterpret_borrow<py::object>(array));
     for (const auto& [name, array] : sorted) {
       refs.push_back(io::parse_dataset_ref(name));
       in.add(array, name);
     }
-    for (const auto& [key, value] : attributes) in.note("attribute " + key + "=" + value);
+    for (const auto& [key, value] : attributes.is_none() ? py::dict() : py::dict(attributes)) {
+      if (!py::isinstance<py::str>(key) || !py::isinstance<py::str>(value)) {
+        throw InvalidArgument("attributes: names and values must be str, got " + py::repr(key).cast<std::string>() +
+                              ": " + py::repr(value).cast<std::string>());
+      }
+      const std::string name = key.cast<std::string>();
+      if (python_provenance().count(name) > 0 || name == io::kVersionAttribute) {
+        throw InvalidArgument("attributes: '" + name + "' is set by shardops itself (op, writer, " +
+                              io::kVersionAttribute + ")");
+      }
+      provenance.emplace(name, io::AttributeValue(value.cast<std::string>()));
+      in.note("attribute " + name + "=" + value.cast<std::string>());
+    }
     in.note(overwrite ? "overwrite" : "no overwrite");
   });
-  io::Attributes provenance{{"op", "write"}, {"writer", "shardops Python module"}};
-  for (const auto& [key, value] : attributes) provenance.insert_or_assign(key, io::AttributeValue(value));
   ReleasedGil release;
   const Comm& c = *call.comm();
   const std::vector<DistTensor> blocks = call.dist_inputs();

@@ -78,14 +78,14 @@ class Split:
         return full if full.ndim == 0 and rank == 0 else full[start:stop]
 
 
-def outcomes(calls):
-    """Each call's shardops.Error, or None where it returned."""
+def outcomes(calls, caught=shardops.Error):
+    """Each call's exception of class ``caught``, or None where it returned."""
     errors = []
     for call in calls:
         try:
             call()
             errors.append(None)
-        except shardops.Error as e:
+        except caught as e:
             errors.append(e)
     return errors
 

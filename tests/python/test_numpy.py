@@ -260,9 +260,10 @@ def test_python_values_in_row_blocks():
     ragged = [[1.0, 2.0], [3.0]] if last else [[1.0, 2.0]]
     count = "2" if last else 2
     updates = [7.5] if last else [7]
-    errors = any_errors([lambda: shardops.gather_nd(ragged, [[0]], comm=comm),
-                         lambda: shardops.dynamic_partition(data, parts, count, comm=comm),
-                         lambda: shardops.tensor_scatter_nd_update(np.zeros(2, np.int32), [[0]], updates, comm=comm)])
+    errors = outcomes([lambda: shardops.gather_nd(ragged, [[0]], comm=comm),
+                       lambda: shardops.dynamic_partition(data, parts, count, comm=comm),
+                       lambda: shardops.tensor_scatter_nd_update(np.zeros(2, np.int32), [[0]], updates, comm=comm)],
+                      Exception)
     for e, (cls, expected) in zip(errors, [(ValueError, "Can't convert non-rectangular Python sequence to Tensor."),
                                            (TypeError, "Expected int for argument 'num_partitions' not '2'."),
                                            (TypeError, "Cannot convert [7.5] to EagerTensor of dtype int32")]):
@@ -282,18 +283,6 @@ def test_python_values_with_empty_blocks():
     size = comm.Get_size()
     got = shardops.dynamic_stitch([[rank]], [[2 ** 40 if rank == size - 1 else rank]], comm=comm)
     same(np.concatenate(comm.allgather(got)), np.array(list(range(size - 1)) + [2 ** 40], np.int64))
-
-
-def any_errors(calls):
-    """Each call's exception (of any class), or None where it returned."""
-    errors = []
-    for call in calls:
-        try:
-            call()
-            errors.append(None)
-        except Exception as e:  # noqa: B902 - the test checks the class
-            errors.append(e)
-    return errors
 
 
 def test_bad_indices_policy_is_checked():

@@ -157,8 +157,6 @@ bool read_int64(const std::string& t, const std::string& tag, std::int64_t& v) {
   return true;
 }
 
-bool is_integer_dtype(DType dtype) { return dtype >= DType::Int8 && dtype <= DType::UInt64; }
-
 std::string trimmed(const std::string& t) {
   const std::size_t first = t.find_first_not_of(" \t");
   return first == std::string::npos ? "" : t.substr(first, t.find_last_not_of(" \t") - first + 1);
@@ -469,9 +467,9 @@ class Loader {
       in.dtype = dtype;
     }
     // TensorFlow converts no real to an integer or bool dtype and no number to bool.
-    const Example& refused = in.dtype == DType::Bool      ? (kinds.integer ? kinds.integer : kinds.real)
-                             : is_integer_dtype(in.dtype) ? kinds.real
-                                                          : Example();
+    const Example& refused = in.dtype == DType::Bool ? (kinds.integer ? kinds.integer : kinds.real)
+                             : is_integer(in.dtype)  ? kinds.real
+                                                     : Example();
     if (refused) {
       fail_at(refused.line, name + "cannot convert " + refused.text + " to dtype " + dtype_name(in.dtype) +
                                 (in.dtype == DType::Bool ? " (TensorFlow makes no bool of a number; a cast step does)"
@@ -481,7 +479,7 @@ class Loader {
     const Example& out_of_range = in.dtype == DType::UInt64 ? (kinds.beyond ? kinds.beyond : kinds.negative)
                                   : kinds.beyond            ? kinds.beyond
                                                             : kinds.uint64;
-    if (is_integer_dtype(in.dtype) && out_of_range) {
+    if (is_integer(in.dtype) && out_of_range) {
       fail_at(out_of_range.line, name + "out-of-range integer " + out_of_range.text + ": " +
                                      (in.dtype == DType::UInt64 ? "uint64 holds 0 to 2^64-1"
                                                                 : "an integer must fit int64 (uint64's with dtype: "
@@ -779,13 +777,13 @@ Scalar deck_scalar_as(const DeckStep& step, const std::string& key, DType dtype,
   const std::string text = v.tag.empty() ? v.text : shown_tag(v.tag) + " " + v.text;
   const std::string where = "'" + key + "': ";
   // TensorFlow converts no real to an integer or bool dtype and no number to bool.
-  if ((kind == Literal::Real && (is_integer_dtype(dtype) || dtype == DType::Bool)) ||
+  if ((kind == Literal::Real && (is_integer(dtype) || dtype == DType::Bool)) ||
       (kind != Literal::Bool && dtype == DType::Bool)) {
     throw InvalidArgument(where + "cannot convert " + text + " to dtype " + dtype_name(dtype) +
                           (dtype == DType::Bool ? " (TensorFlow makes no bool of a number; write true or false)"
                                                 : " (TensorFlow makes no integer of a real value)"));
   }
-  if (!wrap && is_integer_dtype(dtype)) {
+  if (!wrap && is_integer(dtype)) {
     dispatch_dtype(dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_integral<T>::value) {

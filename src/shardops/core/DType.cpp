@@ -1,5 +1,7 @@
 #include "shardops/core/DType.hpp"
 
+#include <type_traits>
+
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/StringPool.hpp"
@@ -56,5 +58,17 @@ std::size_t dtype_size(DType dtype) noexcept {
 bool is_complex(DType dtype) noexcept { return dtype == DType::Complex64 || dtype == DType::Complex128; }
 
 bool is_string(DType dtype) noexcept { return dtype == DType::String; }
+
+bool is_integer(DType dtype) noexcept {
+  if (is_string(dtype)) return false;
+  try {
+    return dispatch_dtype(dtype, [](auto tag) {
+      using T = typename decltype(tag)::type;
+      return std::is_integral<T>::value && !std::is_same<T, bool>::value;
+    });
+  } catch (...) {
+    return false;
+  }
+}
 
 }  // namespace shardops

@@ -58,6 +58,8 @@ DType dtype_from_name(const std::string& name);
 std::size_t dtype_size(DType dtype) noexcept;
 bool is_complex(DType dtype) noexcept;
 bool is_string(DType dtype) noexcept;
+/// int8 … int64 and uint8 … uint64 (not bool).
+bool is_integer(DType dtype) noexcept;
 
 /// The DType of a C++ element type.
 template <class T>

@@ -28,6 +28,13 @@ constexpr const char* kReadAgain =
     " while this job read it (another job or program wrote it), so what the job read may mix old and new data; "
     "nothing was written: run the job again";
 
+// "the input dataset 'F:/x' was written anew (shardops: written ...)": \p written is the new
+// dataset's written_comment(), if it has one.
+std::string written_anew(const std::string& file, const std::string& path, const std::string& written) {
+  return "the input dataset '" + file + ":" + path + "' was written anew" +
+         (written.empty() ? std::string() : " (" + written + ")");
+}
+
 long long nanoseconds(const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; }
 
 // Whether this very process holds an exclusive flock on \p file: a Python program's own h5py
@@ -127,8 +134,7 @@ void InputWatch::reading(const std::string& file, const std::string& path, hid_t
     } else if (*before == m) {
       before->in_use = true;
     } else {
-      throw IOError("the input dataset '" + file + ":" + path + "' was written anew" +
-                    (m.written.empty() ? std::string() : " (" + m.written + ")") + kReadAgain);
+      throw IOError(written_anew(file, path, m.written) + kReadAgain);
     }
   }
 }
@@ -147,10 +153,9 @@ void InputWatch::check(Watched& w) {
   // Nothing read from it is still in use (rows read are checked and let go: read_done).
   const bool in_use = std::any_of(w.marks.begin(), w.marks.end(), [](const Mark& m) { return m.in_use; });
   if (!in_use || (exists && now == w.identity)) return;
-  const std::string after = kReadAgain;
-  if (!exists) throw IOError("the input file '" + w.file + "' was removed" + after);
+  if (!exists) throw IOError("the input file '" + w.file + "' was removed" + kReadAgain);
   if (now.device != w.identity.device || now.inode != w.identity.inode)
-    throw IOError("the input file '" + w.file + "' was replaced by another file" + after);
+    throw IOError("the input file '" + w.file + "' was replaced by another file" + kReadAgain);
   // A program that is writing the file now may have written into a dataset where it lies,
   // which no comparison below can see. A shardops job is not waited for here: this job may
   // hold the lock of a file that job waits to read.
@@ -173,8 +178,7 @@ void InputWatch::check(Watched& w) {
         }
         const Mark found = mark_of(m.path, d.get());
         if (!(found == m)) {
-          problem = "the input dataset '" + w.file + ":" + m.path + "' was written anew" +
-                    (found.written.empty() ? std::string() : " (" + found.written + ")");
+          problem = written_anew(w.file, m.path, found.written);
           break;
         }
       }
@@ -186,7 +190,7 @@ void InputWatch::check(Watched& w) {
       return;
     }
   }
-  throw IOError(problem + after);
+  throw IOError(problem + kReadAgain);
 }
 
 void InputWatch::check_unchanged() {

@@ -16,10 +16,7 @@ T scalar_as(const Scalar& s) {
   if constexpr (std::is_integral<T>::value) {
     // TensorFlow converts no real value into an integer or bool tensor (2.5 would be 2).
     if (!s.is_integer) {
-      throw InvalidArgument("cannot convert " + s.str() + " to dtype " +
-                            (std::is_same<T, bool>::value
-                                 ? std::string("bool")
-                                 : (std::is_signed<T>::value ? "int" : "uint") + std::to_string(8 * sizeof(T))) +
+      throw InvalidArgument("cannot convert " + s.str() + " to dtype " + dtype_name(DTypeOf<T>::value) +
                             " (TensorFlow makes no integer of a real value)");
     }
     if constexpr (std::is_same<T, bool>::value) return s.i != 0;

@@ -203,15 +203,12 @@ std::int64_t index_max(DType index_dtype) {
   }
 }
 
-// "params_shape[0] too large for int32 indexing: 2147483648 > 2147483647".
-InvalidArgument too_large(const std::string& what, DType index_dtype, std::int64_t size) {
-  return InvalidArgument(what + " too large for " + tf_dtype_name(index_dtype) + " indexing: " + str(size) + " > " +
-                         str(index_max(index_dtype)));
-}
-
-InvalidArgument slice_too_large(std::int64_t slice_size, DType index_dtype) {
-  return InvalidArgument("slice size is too large for indexing: " + str(slice_size) + " > " +
-                         str(index_max(index_dtype)));
+// Throws TF's "<what> <dtype> indexing: <size> > <max>" ("params_shape[0] too large for
+// int32 indexing: 2147483648 > 2147483647") if \p size is past \p index_dtype.
+void check_index_space(const std::string& what, std::int64_t size, DType index_dtype, bool names_dtype = true) {
+  if (size <= index_max(index_dtype)) return;
+  throw InvalidArgument(what + (names_dtype ? std::string(" ") + tf_dtype_name(index_dtype) : std::string()) +
+                        " indexing: " + str(size) + " > " + str(index_max(index_dtype)));
 }
 
 }  // namespace
@@ -229,15 +226,11 @@ ScatterGeometry check_scatter(ScatterOp op, const std::vector<std::int64_t>& sha
   check_scatter_common(params, indices, updates);
   // The index space TF's kernel has (PrepareAndValidateInputs), in its order.
   const std::int64_t slice_dim = indices.rank() > 1 ? indices.dim(indices.rank() - 1) : 1;
-  const std::int64_t most = index_max(index_dtype);
-  if (indices.num_elements() > most) {
-    throw InvalidArgument(std::string("indices has too many elements for ") + tf_dtype_name(index_dtype) +
-                          " indexing: " + str(indices.num_elements()) + " > " + str(most));
-  }
-  if (params.dim(0) > most) throw too_large("params_shape[0]", index_dtype, params.dim(0));
-  if (params.product_from(static_cast<int>(std::min<std::int64_t>(slice_dim, params.rank()))) > most)
-    throw slice_too_large(params.product_from(static_cast<int>(std::min<std::int64_t>(slice_dim, params.rank()))),
-                          index_dtype);
+  check_index_space("indices has too many elements for", indices.num_elements(), index_dtype);
+  check_index_space("params_shape[0] too large for", params.dim(0), index_dtype);
+  check_index_space("slice size is too large for",
+                    params.product_from(static_cast<int>(std::min<std::int64_t>(slice_dim, params.rank()))),
+                    index_dtype, false);
 
   ScatterGeometry g;
   g.output = params;
@@ -272,10 +265,8 @@ GatherGeometry check_gather_nd(const Shape& params, const Shape& indices, DType 
                           str(params.rank()));
   }
   // The index space TF's kernel has (DoGatherNd), in its order.
-  if (params.num_elements() > index_max(index_dtype))
-    throw too_large("params.NumElements()", index_dtype, params.num_elements());
-  if (params.product_from(static_cast<int>(depth)) > index_max(index_dtype))
-    throw slice_too_large(params.product_from(static_cast<int>(depth)), index_dtype);
+  check_index_space("params.NumElements() too large for", params.num_elements(), index_dtype);
+  check_index_space("slice size is too large for", params.product_from(static_cast<int>(depth)), index_dtype, false);
   GatherGeometry g;
   g.index_depth = static_cast<int>(depth);
   g.batch = indices.prefix(indices.rank() - 1);

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "shardops/hdf5/FileListing.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
+#include "shardops/hdf5/JobCommit.hpp"
 
 namespace shardops {
 namespace app {
@@ -29,10 +31,19 @@ void run_list_command(const Comm& comm, const Request& r) {
     while (path.size() > 1 && path.back() == '/') path.pop_back();
   }
   std::vector<io::DatasetListing> found;
+  std::vector<std::string> uncommitted;
   run_agreed(comm, [&] {
-    if (comm.rank() == 0) found = io::list_datasets(file, path, r.list_attributes);
+    if (comm.rank() != 0) return;
+    found = io::list_datasets(file, path, r.list_attributes);
+    uncommitted = io::uncommitted_change_of(io::resolved_path(file, r.listing));
   });
   if (comm.rank() != 0 || r.verbosity == Verbosity::Quiet) return;
+  // ls only reads: it says so rather than undo the change, as a job reading the file does.
+  if (!uncommitted.empty()) {
+    std::cerr << "shardops: note: '" << file << "' may hold a change that no shardops job committed ('"
+              << uncommitted.front()
+              << "' beside it); the next shardops job that reads or writes the file undoes it first\n";
+  }
   std::size_t wide = 4;
   for (const auto& d : found) wide = std::max(wide, d.path.size());
   std::ostringstream os;

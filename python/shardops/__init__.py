@@ -254,6 +254,10 @@ def _distributed(comm):
     collective); anything else the extension takes or refuses alike on every rank."""
     from mpi4py import MPI  # started by the extension already
 
+    # Before MPI.Init() or after MPI.Finalize() a communicator must not be asked anything
+    # (MPI aborts the process); the extension then says that MPI is not running.
+    if not MPI.Is_initialized() or MPI.Is_finalized():
+        return False
     try:
         return isinstance(comm, MPI.Comm) and comm != MPI.COMM_NULL and not comm.Is_inter() and comm.Get_size() > 1
     except Exception:  # noqa: B902 - a freed communicator: the extension says so

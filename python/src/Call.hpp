@@ -86,7 +86,9 @@ class Call {
       }
     });
     ReleasedGil release;
-    agree_on_signature(*comm_, inputs_.signature());
+    // The inputs' names, dtypes and ranks, and the noted arguments: a rank whose call
+    // differs must not leave the others waiting in the op.
+    agree_on_call(*comm_, inputs_.signature());
   }
 
   /// \brief Collective (after convert()): every input as this rank's block of a

@@ -72,13 +72,4 @@ std::optional<Comm> distributed_comm(const py::handle& comm) {
   return cached_comm(handle);
 }
 
-void agree_on_signature(const Comm& comm, const std::string& signature) {
-  const std::string first = comm.broadcast(signature, 0);
-  const auto differs = static_cast<int>(comm.min(signature != first ? comm.rank() : comm.size()));
-  if (differs == comm.size()) return;
-  const std::string other = comm.broadcast(signature, differs);
-  throw InvalidArgument("the ranks' calls differ: rank 0 passed " + first + " rank " + std::to_string(differs) +
-                        " passed " + other);
-}
-
 }  // namespace shardops::python

@@ -24,9 +24,4 @@ Comm comm_or_self(const py::handle& comm);
 /// (the call then runs the one-rank ops on whole tensors).
 std::optional<Comm> distributed_comm(const py::handle& comm);
 
-/// \brief Collective: throws InvalidArgument on every rank unless all ranks pass the
-/// same \p signature (the inputs' names, dtypes and ranks, and the op's arguments), so
-/// that a rank whose call differs cannot leave the others waiting in the op.
-void agree_on_signature(const Comm& comm, const std::string& signature);
-
 }  // namespace shardops::python

@@ -736,6 +736,40 @@ def two_files_killed_before_commit_point(t, sh):
     del before
 
 
+def readers_of_a_killed_commit(t, sh):
+    """Killed with both files changed but the commit point not passed: a job that only READS
+    them must not see that change (it read the killed job's dataset and exited 0). ls says
+    the change was never committed; the first job reading each file undoes it, as a writer
+    would: a.h5's own datasets read as they were, the killed job's /g and its new b.h5 are
+    gone, and nothing is left beside them."""
+    inp, _ = make_inputs(t.d)
+    deck, a, b = two_file_deck(t.d, inp)
+    before = make_existing(a)
+    kill_at(t, sh, ["run", deck, "-q"], "applied", 2)
+    r = sh.run(["ls", a])
+    e2e.expect_success(t.suite, r, "ls of a.h5")
+    t.suite.check("no shardops job committed" in r.stderr, "ls does not say that a.h5 holds an uncommitted change", r)
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [5], [1023]], dtype=np.int64)}, mode="w")
+    out = os.path.join(t.d, "read.h5")
+
+    def read_job(params):
+        return sh.run(["gather-nd", "--params", params, "--indices", e2e.ref(rows, "/i"), "--out",
+                       e2e.ref(out, "/r"), "--overwrite", "-q"])
+
+    for killed in (e2e.ref(a, "/g"), e2e.ref(b, "/g")):
+        r = read_job(killed)
+        t.suite.check(r.rc == 2, "reading %s, which no job committed: exit %s, expected 2" %
+                      (killed, r.rc), r)
+    t.suite.check(not os.path.exists(b), "b.h5, which the killed job never committed, is still there")
+    r = read_job(e2e.ref(a, "/keep/a"))
+    e2e.expect_success(t.suite, r, "a job reading a.h5's own dataset")
+    keep = np.random.default_rng(7).standard_normal((1024, 8))
+    e2e.same_array(t.suite, "/r", e2e.read_h5(out, "/r"), keep[[0, 5, 1023]], r)
+    t.suite.check(e2e.file_state(a) == before, "a.h5 is not as it was before the killed job", r)
+    t.suite.check(leftovers(t.d) == [], "the readers left %s" % leftovers(t.d), r)
+
+
 def two_files_killed_after_commit_point(t, sh):
     """Killed just after the commit point: both files keep the job's datasets, and the next
     jobs writing them drop what it left."""
@@ -847,6 +881,7 @@ def main():
         run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)
         run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)
         run_case("two_files_killed_after_commit_point", two_files_killed_after_commit_point)
+        run_case("readers_of_a_killed_commit", readers_of_a_killed_commit)
     return suite.finish(sh)
 
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "DistTestUtil.hpp"
+#include "shardops/ops/DistElementwise.hpp"
 #include "shardops/ops/DistOps.hpp"
 
 namespace shardops {
@@ -421,6 +422,45 @@ TEST(DistErrorAgreement, ShapeErrorsAndIndexErrorsTogether) {
   const Tensor neg = Tensor::from_vector(DType::Int32, Shape{5}, std::vector<std::int32_t>{0, 1, 2, 3, -1});
   expect_same_error([&] { dynamic_stitch({neg}, {tensor}); },
                     [&] { dynamic_stitch(world(), {shard(neg, last5)}, {shard(tensor)}); }, "stitch");
+  expect_still_working();
+}
+
+// A rank that passes other arguments than the rest (a shape, a count, the op, how many
+// tensors, a bad-index policy): every rank throws the same InvalidArgument naming rank
+// 0's call and the first rank whose call differs, instead of each rank answering its own
+// call or waiting in an exchange the others skip.
+TEST(DistErrorAgreement, RanksWhoseCallsDifferAllThrow) {
+  const int p = world().size();
+  if (p == 1) GTEST_SKIP() << "needs two ranks";
+  const bool last = world().rank() == p - 1;
+  Rng rng(533);
+  const Tensor data = random_tensor(rng, DType::Float32, Shape{6, 2});
+  const Tensor ids = random_int32(rng, Shape{6}, 0, 2);
+  const Tensor idx = random_indices(rng, DType::Int32, Shape{4, 1}, {6});
+  const Tensor upd = random_tensor(rng, DType::Float32, Shape{4, 2});
+  const std::string expected_rank = "; rank " + std::to_string(p - 1) + " passed ";
+  const auto expect_differ = [&](const std::function<void()>& call, const std::string& op, const std::string& what) {
+    const std::string got = error_of(call);
+    EXPECT_EQ(got.rfind("the ranks' calls differ: rank 0 passed " + op + "(", 0), 0u) << what << ": " << got;
+    EXPECT_NE(got.find(expected_rank), std::string::npos) << what << ": " << got;
+  };
+  expect_differ(
+      [&] {
+        scatter_nd(world(), shard(idx), shard(upd), {last ? std::int64_t{8} : 6, 2});
+      },
+      "ScatterNd", "shape");
+  expect_differ([&] { dynamic_partition(world(), shard(data), shard(ids), last ? 4 : 3); }, "DynamicPartition",
+                "num_partitions");
+  expect_differ(
+      [&] { tensor_scatter(world(), last ? ScatterOp::Add : ScatterOp::Update, shard(data), shard(idx), shard(upd)); },
+      "TensorScatterUpdate", "op");
+  std::vector<DistTensor> indices{shard(ids)}, parts{shard(data)};
+  if (last) indices.push_back(shard(ids)), parts.push_back(shard(data));
+  expect_differ([&] { dynamic_stitch(world(), indices, parts); }, "DynamicStitch", "tensor count");
+  OpOptions ignore;
+  ignore.bad_indices = last ? BadIndices::Ignore : BadIndices::Error;
+  expect_differ([&] { gather_nd(world(), shard(data), shard(idx), ignore); }, "GatherNd", "bad_indices");
+  expect_differ([&] { cast(world(), shard(data), last ? DType::Float64 : DType::Int32); }, "Cast", "cast dtype");
   expect_still_working();
 }
 

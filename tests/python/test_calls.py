@@ -115,8 +115,14 @@ def test_in_processes_of_their_own():
                 shardops.read("nowhere.h5:/x")
             except shardops.InvalidArgumentError as e:
                 print("refused:", e)
+            from mpi4py import MPI
+            try:  # MPI aborted the process when the communicator was asked its size
+                shardops.gather_nd(np.arange(3.0), [[1]], comm=MPI.COMM_WORLD)
+            except shardops.InvalidArgumentError as e:
+                print("comm refused:", e)
             """.replace("\n            ", "\n"))
-        assert r.returncode == 0 and "[1.]" in r.stdout and "shardops needs MPI running" in r.stdout, (r.stdout, r.stderr)
+        assert r.returncode == 0 and "[1.]" in r.stdout and "refused: " in r.stdout, (r.stdout, r.stderr)
+        assert "comm refused: " in r.stdout and "shardops needs MPI running" in r.stdout, (r.stdout, r.stderr)
     # A daemon thread still inside an op when the interpreter exits: the process exits cleanly.
     r = run_python("""
         import threading, time

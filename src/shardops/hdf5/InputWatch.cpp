@@ -16,7 +16,9 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileLock.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/JobCommit.hpp"
 #include "shardops/hdf5/Provenance.hpp"
 
 namespace shardops::io {
@@ -92,12 +94,30 @@ void wait_for_writers(const std::string& file, const std::string& what, bool wai
   }
 }
 
+// A shardops job killed before its commit point can leave \p file changed, with the journal
+// or note that undoes the change beside it (docs/output-safety.md). That change was never
+// committed: it is undone before the file is read, as the next job writing the file would,
+// holding the file's lock (a job committing right now holds it too: this waits for it).
+void undo_uncommitted_change(const std::string& file, const std::string& what) {
+  const std::string target = resolved_path(file, what);
+  const std::vector<std::string> found = uncommitted_change_of(target);
+  if (found.empty()) return;
+  try {
+    FileLock lock(target, lock_timeout_seconds(), what);
+    clean_up_after_dead_jobs(target);
+  } catch (const Error& e) {
+    throw IOError(what + ": '" + file + "' may hold a change that no shardops job committed ('" + found.front() +
+                  "' beside it), which must be undone before the file is read, under the file's lock: " + e.what());
+  }
+}
+
 }  // namespace
 
 void InputWatch::opening(const std::string& file, const std::string& what) {
   if (comm_.rank() != 0) return;
   if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
   wait_for_writers(file, what, true);
+  undo_uncommitted_change(file, what);
   Identity identity;
   if (identity_of(file, identity)) watched_.push_back(Watched{file, identity, {}});  // else the open reports why
 }

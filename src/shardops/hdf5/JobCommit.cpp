@@ -198,4 +198,27 @@ void settle_job_commits(const std::string& target) noexcept {
   }
 }
 
+void clean_up_after_dead_jobs(const std::string& target) noexcept {
+  settle_job_commits(target);  // first: a commit of several files decides what its journals mean
+  try {
+    for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) roll_back_journal(target, journal);
+    for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
+  } catch (...) {
+  }
+}
+
+std::vector<std::string> uncommitted_change_of(const std::string& target) {
+  // One look at the folder (readers pay it for every input file): every leftover, then
+  // the journals and notes among them.
+  const std::size_t stem = hidden_stem(target).size();
+  std::vector<std::string> found;
+  for (std::string& path : leftovers_of(target, ".shardops-")) {
+    const std::string name = fs::path(path).filename().string();
+    if (name.compare(stem, std::strlen(".shardops-journal."), ".shardops-journal.") == 0 ||
+        name.compare(stem, std::strlen(kNoteInfix), kNoteInfix) == 0)
+      found.push_back(std::move(path));
+  }
+  return found;
+}
+
 }  // namespace shardops::io

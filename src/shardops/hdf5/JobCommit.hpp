@@ -74,4 +74,14 @@ class JobCommit {
 /// single-file commits are cleaned up. Never throws.
 void settle_job_commits(const std::string& target) noexcept;
 
+/// \brief Rank 0, holding \p target's lock: undoes everything jobs that died while
+/// writing it left behind: settle_job_commits(), then the journals of unfinished
+/// single-file commits are rolled back and new files never committed removed. Never throws.
+void clean_up_after_dead_jobs(const std::string& target) noexcept;
+
+/// \brief What beside \p target says that its bytes may hold a change no job committed:
+/// a journal or a note of a commit of several files. Empty once clean_up_after_dead_jobs()
+/// ran; until then a reader of \p target could read that change. Takes no lock.
+std::vector<std::string> uncommitted_change_of(const std::string& target);
+
 }  // namespace shardops::io

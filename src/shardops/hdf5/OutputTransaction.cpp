@@ -264,14 +264,6 @@ void refuse_if_open_elsewhere(const std::string& target, const std::string& what
   if (hdf5_file_locking() && lock_held_elsewhere(target, true)) throw IOError(what + ": " + kOpenElsewhere);
 }
 
-// Rank 0, holding the lock of \p target: undoes what jobs that died while writing it
-// left behind (a journal of an unfinished commit, new files never committed).
-void clean_up_after_dead_jobs(const std::string& target) {
-  settle_job_commits(target);  // first: a commit of several files decides what its journals mean
-  for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) roll_back_journal(target, journal);
-  for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
-}
-
 // Rank 0: completes the change of the existing target, which is open through its undo
 // journal (f.journal, f.existing) and may hold datasets written in place already: copies
 // the datasets written to \p f.temp into it, deleting the ones they replace first, and

@@ -126,8 +126,16 @@ bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int 
   return g.index_depth == 0 || replicate_params(choice, g, nranks, indices.rank() == 1);
 }
 
-DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
-                     const OpOptions& options) {
+namespace {
+
+// Collective: every rank called GatherNd with the same arguments.
+void agree_on_gather(const Comm& comm, const DistTensor& params, const DistTensor& indices, const OpOptions& options) {
+  agree_on_op(comm, "GatherNd", "params=" + call_text(params) + " indices=" + call_text(indices), options);
+}
+
+// gather_nd after the ranks agreed on the call; its output held whole.
+DistTensor gather_held(const Comm& comm, const DistTensor& params, const DistTensor& indices_in,
+                       const OpOptions& options) {
   kx::ScopedRegion region("shardops::GatherNd");
   std::optional<ScopedPhase> phase;
   const GatherGeometry g = start_gather(params, indices_in, options, phase);
@@ -224,6 +232,13 @@ DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTenso
              : result;
 }
 
+}  // namespace
+
+DistTensor gather_nd(const Comm& comm, const DistTensor& params, const DistTensor& indices, const OpOptions& options) {
+  agree_on_gather(comm, params, indices, options);
+  return gather_held(comm, params, indices, options);
+}
+
 namespace {
 
 /// Whether gather_nd_lazy can leave the output's rows to be made later: each rank
@@ -250,7 +265,8 @@ bool lazy_gather_possible(const Comm& comm, const DistTensor& params, const Dist
 
 LazyTensor gather_nd_lazy(const Comm& comm, const DistTensor& params, const DistTensor& indices,
                           const OpOptions& options) {
-  if (!lazy_gather_possible(comm, params, indices, options)) return gather_nd(comm, params, indices, options);
+  agree_on_gather(comm, params, indices, options);
+  if (!lazy_gather_possible(comm, params, indices, options)) return gather_held(comm, params, indices, options);
   kx::ScopedRegion region("shardops::GatherNd");
   std::optional<ScopedPhase> phase;
   const GatherGeometry g = start_gather(params, indices, options, phase);

@@ -74,6 +74,10 @@ PartitionGeometry check_partition(const Comm& comm, const DistTensor& data, cons
 PartitionInputs start_partition(const Comm& comm, const DistTensor& data, const DistTensor& partitions,
                                 std::int64_t num_partitions, const OpOptions& options,
                                 std::optional<ScopedPhase>& phase) {
+  agree_on_op(comm, "DynamicPartition",
+              "data=" + call_text(data) + " partitions=" + call_text(partitions) +
+                  " num_partitions=" + std::to_string(num_partitions),
+              options);
   record_bytes_sent(options, 0);
   phase.emplace("validate");
   const PartitionGeometry g = check_partition(comm, data, partitions, num_partitions, options);

@@ -217,11 +217,21 @@ LazyTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   return DistTensor(out, g.output, s.out_layout, me);
 }
 
+// Collective: every rank called the scatter op \p op with the same arguments.
+void agree_on_scatter(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
+                      const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  agree_on_op(comm, scatter_op_name(op),
+              (tensor ? "tensor=" + call_text(*tensor) + " " : std::string()) + "indices=" + call_text(indices) +
+                  " updates=" + call_text(updates) + (tensor ? std::string() : " shape=" + call_text(shape)),
+              options);
+}
+
 // TensorScatter*: strings share one pool per rank first (their handles move, then each rank
 // fetches the strings it ends with), and are held.
 LazyTensor tensor_scatter_impl(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
                                const DistTensor& updates, const OpOptions& options, bool may_stream) {
   if (op == ScatterOp::ScatterNd) throw InternalError("tensor_scatter called with ScatterNd");
+  agree_on_scatter(comm, op, &tensor, indices, updates, {}, options);
   if (op == ScatterOp::Update && is_string(tensor.dtype()) && is_string(updates.dtype())) {
     const std::vector<DistTensor> shared =
         share_dist_string_pool(comm, {tensor, updates}, {nullptr, &indices}, options.route);
@@ -236,11 +246,13 @@ LazyTensor tensor_scatter_impl(const Comm& comm, ScatterOp op, const DistTensor&
 
 DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
                       const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  agree_on_scatter(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
   return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options, false).tensor();
 }
 
 LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
                            const std::vector<std::int64_t>& shape, const OpOptions& options) {
+  agree_on_scatter(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options);
   return scatter_impl(comm, ScatterOp::ScatterNd, nullptr, indices, updates, shape, options, true);
 }
 

@@ -274,6 +274,15 @@ DistTensor stitch_strings(const Comm& comm, const std::vector<DistTensor>& indic
                          options.route);
 }
 
+// Collective: every rank called the op with as many indices and data tensors, alike.
+void agree_on_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
+                     const OpOptions& options) {
+  std::string call;
+  for (const DistTensor& t : indices) call += " indices=" + call_text(t);
+  for (const DistTensor& t : data) call += " data=" + call_text(t);
+  agree_on_op(comm, "DynamicStitch", call, options);
+}
+
 bool all_strings(const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data) {
   bool strings = !data.empty() && data.size() == indices.size();
   for (const DistTensor& d : data) strings = strings && is_string(d.dtype());
@@ -284,12 +293,14 @@ bool all_strings(const std::vector<DistTensor>& indices, const std::vector<DistT
 
 DistTensor dynamic_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                           const OpOptions& options) {
+  agree_on_stitch(comm, indices, data, options);
   if (all_strings(indices, data)) return stitch_strings(comm, indices, data, options);
   return stitch_impl(comm, indices, data, options, false).tensor();
 }
 
 LazyTensor dynamic_stitch_lazy(const Comm& comm, const std::vector<DistTensor>& indices,
                                const std::vector<DistTensor>& data, const OpOptions& options) {
+  agree_on_stitch(comm, indices, data, options);
   if (all_strings(indices, data)) return stitch_strings(comm, indices, data, options);
   return stitch_impl(comm, indices, data, options, true);
 }

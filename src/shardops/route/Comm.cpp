@@ -1,5 +1,7 @@
 #include "shardops/route/Comm.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <limits>
 
 namespace shardops {
@@ -105,6 +107,21 @@ void agree_on_error(const Comm& comm, const PendingError* local) {
   check_mpi(MPI_Bcast(&kind, 1, MPI_INT64_T, root, comm.get()), "MPI_Bcast");
   const std::string subject = comm.broadcast(local ? local->subject : std::string(), root);
   throw_error(static_cast<ErrorKind>(kind), message, subject);
+}
+
+void agree_on_call(const Comm& comm, const std::string& call) {
+  if (comm.size() == 1) return;
+  // FNV-1a: two different calls that hash alike are left unnoticed once in 2^64.
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const unsigned char c : call) hash = (hash ^ c) * 1099511628211ull;
+  const std::vector<std::int64_t> all = comm.allgather(static_cast<std::int64_t>(hash));
+  const auto other = std::find_if(all.begin(), all.end(), [&](std::int64_t h) { return h != all[0]; });
+  if (other == all.end()) return;
+  const int differs = static_cast<int>(other - all.begin());
+  const std::string first = comm.broadcast(call, 0);
+  const std::string theirs = comm.broadcast(call, differs);
+  throw InvalidArgument("the ranks' calls differ: rank 0 passed " + first + "; rank " + std::to_string(differs) +
+                        " passed " + theirs);
 }
 
 }  // namespace shardops

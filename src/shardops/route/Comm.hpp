@@ -75,6 +75,13 @@ struct PendingError {
 /// leaving the others waiting.
 void agree_on_error(const Comm& comm, const PendingError* local);
 
+/// \brief Collective: returns when \p call (a collective call and its arguments, as text)
+/// is the same on every rank; otherwise throws InvalidArgument on every rank, "the ranks'
+/// calls differ: rank 0 passed A; rank R passed B" (R the lowest rank that differs). A
+/// rank that passes other arguments would follow another plan, which can hang or give
+/// each rank its own answer. One allgather of a hash when the ranks agree.
+void agree_on_call(const Comm& comm, const std::string& call);
+
 /// \brief Collective: runs \p body on every rank; an exception on any rank (a
 /// shardops::Error keeps its kind, anything else is Internal) is raised on all of
 /// them, the lowest failing rank's one. \p body must not itself call collectives

@@ -19,4 +19,23 @@ void agree_index_error(const Comm& comm, bool found, std::int64_t order, const s
   agree_on_error(comm, found ? &e : nullptr);
 }
 
+std::string call_text(const DistTensor& t) { return std::string(dtype_name(t.dtype())) + t.shape().str(); }
+
+std::string call_text(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+void agree_on_op(const Comm& comm, const char* op, const std::string& arguments, const OpOptions& options) {
+  if (comm.size() == 1) return;
+  const RouteOptions& r = options.route;
+  agree_on_call(comm, (options.tf_name.empty() ? std::string(op) : options.tf_name) + "(" + arguments +
+                          " bad_indices=" + (options.bad_indices == BadIndices::Error ? "error" : "ignore") +
+                          " denormals=" + (options.denormals == Denormals::Flush ? "flush" : "keep") +
+                          " gather_params=" + std::to_string(static_cast<int>(options.gather_params)) +
+                          " route=" + std::to_string(r.stage_through_host) + std::to_string(r.gpu_aware_mpi) + "," +
+                          std::to_string(r.rows_per_round()) + ")");
+}
+
 }  // namespace shardops

@@ -24,6 +24,18 @@ inline void record_bytes_sent(const OpOptions& options, std::int64_t bytes) {
   if (options.stats) options.stats->bytes_sent = bytes;
 }
 
+/// "float32[8,4]": a tensor argument as agree_on_op compares the ranks' calls.
+std::string call_text(const DistTensor& t);
+/// "[4,4]": a list of dims (checked or not) as agree_on_op compares it.
+std::string call_text(const std::vector<std::int64_t>& dims);
+
+/// \brief Collective, before anything else a distributed op does: agree_on_call over
+/// \p arguments (the op's tensors by call_text and its attributes, as text) and the
+/// options that shape the exchange or the answer (the bad-index policy, denormals,
+/// GatherNd's params, the route's settings), as "op(arguments options)" with \p op TF's
+/// name (or options.tf_name).
+void agree_on_op(const Comm& comm, const char* op, const std::string& arguments, const OpOptions& options);
+
 /// Collective: raises on every rank the bad-index error with the smallest \p order
 /// among the ranks that \p found one.
 void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,

@@ -70,34 +70,69 @@ ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vec
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InvalidArgument(what + " is a directory; name a file");
     const std::string target = io::resolve_output_path(path, what);
+    path_ = target;
+    unnamed_ = ::open(fs::path(target).parent_path().c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (unnamed_ >= 0) return;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));
     temp_ = io::hidden_path_beside(target, ".shardops-report." + io::unique_token());
     const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));
+    if (fd < 0) {
+      temp_.clear();
+      throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));
+    }
     ::close(fd);
     temp_on_stop_ = io::CleanupPath(temp_);
-    path_ = target;
   });
 }
 
 ReportFile::~ReportFile() {
+  if (unnamed_ >= 0) ::close(unnamed_);
   if (!temp_.empty()) io::remove_quietly(temp_);
 }
 
-bool ReportFile::write(const std::string& json) noexcept {
-  if (rank_ != 0 || temp_.empty()) return true;
-  bool ok = false;
-  if (std::FILE* f = std::fopen(temp_.c_str(), "w")) {
-    ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    ok = std::fclose(f) == 0 && ok;
+bool ReportFile::put_in_place(const std::string& json) {
+  if (unnamed_ >= 0) {
+    if (!io::write_all(unnamed_, json.data(), json.size(), 0)) return false;
+    // An unnamed file gets a name only by a link; then, as a named one, it is renamed.
+    temp_ = io::hidden_path_beside(path_, ".shardops-report." + io::unique_token());
+    temp_on_stop_ = io::CleanupPath(temp_);
+    const std::string self = "/proc/self/fd/" + std::to_string(unnamed_);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      const int err = errno;
+      temp_on_stop_.reset();
+      temp_.clear();
+      errno = err;
+      return false;
+    }
+  } else {
+    std::FILE* f = std::fopen(temp_.c_str(), "w");
+    if (f == nullptr) return false;
+    const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    const int err = errno;
+    if (std::fclose(f) != 0 || !written) {
+      if (!written) errno = err;
+      return false;
+    }
   }
-  const int err = errno;
-  if (ok && std::rename(temp_.c_str(), path_.c_str()) == 0) {
+  return std::rename(temp_.c_str(), path_.c_str()) == 0;
+}
+
+bool ReportFile::write(const std::string& json) noexcept {
+  if (rank_ != 0 || (unnamed_ < 0 && temp_.empty())) return true;
+  bool done = false;
+  try {
+    done = put_in_place(json);
+  } catch (const std::exception&) {
+    errno = ENOMEM;  // the name's text: nothing else in it throws
+  }
+  if (done) {
     temp_on_stop_.reset();
     temp_.clear();
     return true;
   }
   std::cerr << "shardops: warning: the outputs were written, but the report '" << path_
-            << "' could not be: " << std::strerror(ok ? errno : err) << std::endl;
+            << "' could not be: " << std::strerror(errno) << std::endl;
   return false;
 }
 

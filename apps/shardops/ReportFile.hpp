@@ -16,9 +16,12 @@ namespace app {
 /// The files a request reads or writes (for a deck: the deck, its bound inputs and outputs).
 std::vector<std::string> job_files(const Request& r);
 
-/// \brief A report file claimed for this job. Collective. The claim creates an empty
-/// temporary file beside the report's path (".NAME.shardops-report.TOKEN"), so a report
-/// that cannot be written fails the job before any work, not after its commit.
+/// \brief A report file claimed for this job. Collective. The claim creates the report,
+/// empty and still unnamed, in the report's folder (O_TMPFILE: it vanishes with the
+/// process, however that ends), so a report that cannot be written fails the job before
+/// any work, not after its commit. Where the file system has no unnamed files (NFS), a
+/// hidden ".NAME.shardops-report.TOKEN" beside the path stands in, removed unless SIGKILL
+/// ends the job.
 class ReportFile {
  public:
   /// \throws InvalidArgument (exit 2) if \p path is one of \p job_files or a directory;
@@ -33,7 +36,12 @@ class ReportFile {
   bool write(const std::string& json) noexcept;
 
  private:
+  /// Rank 0: \p json into a hidden name beside the report (linking the unnamed file there
+  /// first), then renamed into place. False with errno set if any step fails.
+  bool put_in_place(const std::string& json);
+
   int rank_ = 0;
+  int unnamed_ = -1;  ///< the unnamed file (O_TMPFILE), or -1
   std::string path_, temp_;
   io::CleanupPath temp_on_stop_;
 };

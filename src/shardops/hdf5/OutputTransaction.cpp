@@ -503,6 +503,9 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
                     std::to_string(f.data_end) + " were written (a write failed: disk full?" +
                     (free.empty() ? "" : " " + free) + "); nothing was committed");
     }
+    // The room reserved past the end for HDF5's metadata is given back: a truncate to the
+    // file's own size frees the blocks allocated past it. Failing, it costs only that room.
+    if (f.reserving) static_cast<void>(::truncate(f.temp.c_str(), static_cast<off_t>(size)));
   });
 }
 

@@ -298,7 +298,8 @@ def overwrite_is_bounded(t, sh):
 def overwrite_partition_group(t, sh):
     """--overwrite of a group of partitions with fewer of them replaces the group: no
     partition of the earlier job is left (a reader walking the group gets this job's), the
-    group lists them 0, 1, ... and datasets of other names in it stay."""
+    group lists them 0, 1, ... and datasets of other names in it stay, as does a numbered
+    one that no shardops job wrote (the user's own "/g/7")."""
     inp = os.path.join(t.d, "in.h5")
     data = np.arange(40, dtype=np.float32).reshape(10, 4)
     e2e.write_h5(inp, {"/d": data, "/p5": (np.arange(10) % 5).astype(np.int32),
@@ -310,14 +311,14 @@ def overwrite_partition_group(t, sh):
                        "--num-partitions", str(count), "--out", e2e.ref(out, "/g"), "-q"] + list(more))
 
     e2e.expect_success(t.suite, partition("/p5", 5))
-    e2e.write_h5(out, {"/g/notes": np.arange(3)})
+    e2e.write_h5(out, {"/g/notes": np.arange(3), "/g/7": np.arange(4)})
     r = partition("/p2", 2, "--overwrite")
     e2e.expect_success(t.suite, r)
     with e2e.h5py.File(out, "r") as f:
         members = list(f["/g"])
         got = [f["/g/%d" % p][...] for p in range(2) if "%d" % p in f["/g"]]
-    t.suite.check([m for m in members if m != "notes"] == ["0", "1"] and "notes" in members,
-                  "the group holds %s after an overwrite with 2 partitions" % members, r)
+    t.suite.check([m for m in members if m not in ("notes", "7")] == ["0", "1"] and "notes" in members and
+                  "7" in members, "the group holds %s after an overwrite with 2 partitions" % members, r)
     for p, rows in enumerate(got):
         e2e.same_array(t.suite, "/g/%d" % p, rows, data[np.arange(10) % 2 == p], r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)

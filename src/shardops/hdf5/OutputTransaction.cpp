@@ -640,7 +640,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
 namespace {
 
 // The names of the datasets directly in \p group of \p file that are numbers from \p from
-// up ("0", "1", ...: the members of a group of partitions), in no particular order.
+// up ("0", "1", ...: the members of a group of partitions) and that shardops wrote, in no
+// particular order.
 std::vector<std::string> numbered_members(hid_t file, const std::string& group, std::int64_t from) {
   struct Found {
     std::int64_t from;
@@ -662,7 +663,11 @@ std::vector<std::string> numbered_members(hid_t file, const std::string& group, 
       hdf5_error_detail();
       return 0;
     }
-    if (std::stoll(n) >= f.from) f.names.push_back(n);
+    // Only partitions a shardops job wrote (they carry its version): a dataset the user
+    // named like one stays.
+    const htri_t ours = H5Aexists_by_name(loc, name, kVersionAttribute, H5P_DEFAULT);
+    if (ours < 0) hdf5_error_detail();
+    if (ours > 0 && std::stoll(n) >= f.from) f.names.push_back(n);
     return 0;
   };
   if (H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, visit, &found) < 0) hdf5_error_detail();

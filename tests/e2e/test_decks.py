@@ -165,6 +165,9 @@ BAD_DECKS = [
     ("partition list matching nothing", "tensors:\n  x: {value: [1]}\nsteps:\n"
      "  - {op: dynamic_stitch, indices: ['x/*'], data: [x], out: r}\noutputs:\n  r: o.h5:/r\n",
      ["deck.yaml:4: step 1 (dynamic_stitch): 'x/*' matches no tensor"]),
+    ("output inside another output", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "  - {op: add, x: x, y: 2, out: s}\noutputs:\n  r: o.h5:/a\n  s: o.h5:/a/b\n",
+     ["deck.yaml:8: output 's'", "'/a' exists among this job's outputs to '", "o.h5' and is a dataset, not a group"]),
 ]
 
 

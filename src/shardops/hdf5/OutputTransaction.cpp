@@ -231,9 +231,13 @@ constexpr const char* kOpenElsewhere =
 // Room reserved past the datasets for the metadata HDF5 writes when it closes a file.
 constexpr long long kMetadataRoom = 1 << 20;
 
-// Refuses a target that cannot be (re)placed in \p file. Returns true if a dataset is
-// there and is to be replaced (overwrite).
-bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what) {
+// Refuses a target that cannot be (re)placed in \p file (\p own_outputs: the job's new file,
+// holding its outputs so far). Returns true if a dataset is there and is to be replaced
+// (overwrite).
+bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what, bool own_outputs) {
+  // In the job's new file, what is in the way is another of this job's outputs.
+  const std::string where =
+      own_outputs ? "among this job's outputs to '" + target.file + "'" : "in '" + target.file + "'";
   const std::string link = link_in_the_way(file, target.file, target.path);
   if (!link.empty()) {
     throw InvalidArgument(what + ": " + link +
@@ -242,13 +246,13 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
   }
   const PathLookup found = lookup_path(file, target.path, what);
   if (found.blocked) {
-    throw InvalidArgument(what + ": cannot create the dataset: '" + found.stop + "' exists in '" + target.file +
-                          "' and is " + object_kind_name(found.blocked_by) + ", not a group");
+    throw InvalidArgument(what + ": cannot create the dataset: '" + found.stop + "' exists " + where + " and is " +
+                          object_kind_name(found.blocked_by) + ", not a group");
   }
   if (found.kind == ObjectKind::Missing) return false;
   if (found.kind != ObjectKind::Dataset) {
-    throw InvalidArgument(what + ": '" + target.path + "' exists in '" + target.file + "' and is " +
-                          object_kind_name(found.kind) + "; it is never replaced, even with --overwrite");
+    throw InvalidArgument(what + ": '" + target.path + "' exists " + where + " and is " + object_kind_name(found.kind) +
+                          "; it is never replaced, even with --overwrite");
   }
   if (!overwrite) {
     throw InvalidArgument(what +
@@ -713,7 +717,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end() ||
           std::find(f.in_place.begin(), f.in_place.end(), target.path) != f.in_place.end())
         throw InvalidArgument(what + ": the dataset is written twice by this job");
-      check_target(f.file.get(), target, false, what);
+      check_target(f.file.get(), target, false, what, true);
       if (output.dtype() != DType::String) {
         const long long bytes = output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype()));
         // An existing target grows by every dataset the job adds (written in place, or
@@ -721,7 +725,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
         // dataset's size is known once written: it counts for nothing here.
         plan_bytes(f, target, storage.compression == Compression::None ? bytes : 0, bytes, what);
       }
-      if (comm_.rank() == 0 && f.existing.valid() && check_target(f.existing.get(), target, options_.overwrite, what))
+      if (comm_.rank() == 0 && f.existing.valid() &&
+          check_target(f.existing.get(), target, options_.overwrite, what, false))
         f.replaced.insert(target.path);
     });
     if (write_in_place(f, target, output, provenance, storage)) return !output.held();

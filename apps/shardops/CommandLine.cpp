@@ -62,7 +62,9 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
   sub->add_flag("--no-fsync", r.no_fsync,
                 "Do not flush the outputs to disk before the commit (faster; a power cut may then lose a "
                 "committed output, a killed job still cannot)");
-  sub->add_option("--report", r.report, "Write per-phase times and bytes moved to this JSON file");
+  sub->add_option("--report", r.report, "Write per-phase times and bytes moved to this JSON file")
+      ->check(CLI::Validator([](std::string& path) { return path.empty() ? std::string("a file name is needed") : ""; },
+                             "FILE"));
   sub->add_option("--schedule", schedule,
                   "How order-dependent kernels run: auto (default), sequential or parallel (same result)")
       ->check(CLI::IsMember({"auto", "sequential", "parallel"}));

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -20,6 +21,12 @@
 namespace shardops::io {
 
 double lock_timeout_seconds() { return seconds_setting("SHARDOPS_LOCK_TIMEOUT").value_or(300.0); }
+
+std::string gave_up_text(double waited) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, waited < 10 ? "%.1f" : "%.0f", waited);  // 0.5, 300
+  return std::string("gave up after ") + seconds + " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)";
+}
 
 std::string lock_path_of(const std::string& target) { return hidden_path_beside(target, ".shardops-lock"); }
 
@@ -67,9 +74,7 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
       if (waited() >= timeout_seconds) {
         const std::string holder = holder_of(fd);
         ::close(fd);
-        throw IOError(what + ": '" + target + "' is being written by " + holder + "; gave up after " +
-                      std::to_string(static_cast<long long>(waited())) +
-                      " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)");
+        throw IOError(what + ": '" + target + "' is being written by " + holder + "; " + gave_up_text(waited()));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

@@ -16,6 +16,9 @@ namespace shardops::io {
 /// SHARDOPS_LOCK_TIMEOUT (seconds) overrides the default of 300.
 double lock_timeout_seconds();
 
+/// "gave up after 0.5 s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)", for \p waited seconds.
+std::string gave_up_text(double waited);
+
 /// \brief An exclusive lock on one target file, held by this process (one rank).
 class FileLock {
  public:

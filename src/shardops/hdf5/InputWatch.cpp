@@ -80,9 +80,7 @@ void wait_for_writers(const std::string& file, const std::string& what, bool wai
       if (!wait_for_jobs) return;
       job_seen = Clock::now();
       if (waited >= timeout) {
-        throw IOError(what + ": '" + file + "' is being written by " + writer + "; gave up waiting after " +
-                      std::to_string(static_cast<long long>(waited)) +
-                      " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)");
+        throw IOError(what + ": '" + file + "' is being written by " + writer + "; " + gave_up_text(waited));
       }
     } else if (std::chrono::duration<double>(Clock::now() - job_seen).count() >= kSettle) {
       throw IOError(what + ": '" + file +

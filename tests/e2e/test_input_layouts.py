@@ -78,6 +78,57 @@ def make_never_written(d):
     return path
 
 
+def make_never_filled(d):
+    """Datasets whose unwritten parts HDF5 leaves as the read buffer was (fill time NEVER, as
+    netCDF's fill_value=False sets): a chunked one with its first chunk written, a contiguous
+    one never written; their fill value 3.5 is what those parts read as, at every rank count.
+    Returns the file and the expected arrays."""
+    path = os.path.join(d, "never_filled.h5")
+    chunked = np.full((ROWS, COLS), 3.5, dtype=np.float32)
+    chunked[:5] = 1.0
+    with h5py.File(path, "w") as f:
+        for name, chunks in (("chunked", (5, COLS)), ("contiguous", None)):
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            if chunks:
+                dcpl.set_chunk(chunks)
+            dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)
+            dcpl.set_fill_value(np.array(3.5, dtype=np.float32))
+            h5py.h5d.create(f.id, name.encode(), h5py.h5t.NATIVE_FLOAT, h5py.h5s.create_simple((ROWS, COLS)), dcpl=dcpl)
+        f["chunked"][:5] = np.ones((5, COLS), dtype=np.float32)
+    return path, {"/chunked": chunked, "/contiguous": np.full((ROWS, COLS), 3.5, dtype=np.float32)}
+
+
+def make_overlapping_virtual(d):
+    """A virtual dataset whose two mappings overlap (rows 10-14: the second wins) and whose
+    last rows no mapping covers: HDF5 leaves those as the read buffer was; they read as the
+    fill value. Returns the file and the expected array."""
+    x = rows_of(0, 30)
+    a, b = os.path.join(d, "overlap_a.h5"), os.path.join(d, "overlap_b.h5")
+    with h5py.File(a, "w") as f:
+        f["x"] = x
+    with h5py.File(b, "w") as f:
+        f["x"] = -x
+    layout = h5py.VirtualLayout(shape=(25, COLS), dtype="float32")
+    layout[0:15] = h5py.VirtualSource(os.path.basename(a), "x", shape=x.shape)[0:15]
+    layout[10:20] = h5py.VirtualSource(os.path.basename(b), "x", shape=x.shape)[5:15]
+    path = os.path.join(d, "overlap.h5")
+    with h5py.File(path, "w") as f:
+        f.create_virtual_dataset("d", layout, fillvalue=-7.5)
+    expected = np.full((25, COLS), -7.5, dtype=np.float32)
+    expected[0:10], expected[10:20] = x[0:10], -x[5:15]
+    return path, expected
+
+
+def expected_case(suite, sh, d, name, path, dataset, expected):
+    """gather-nd of every row of `dataset` gives `expected`."""
+    out = os.path.join(d, "out_%s.h5" % name)
+    res = sh.run(["gather-nd", "--params", ref(path, dataset), "--indices", ref(identity(d, len(expected)), "/i"),
+                  "--out", ref(out, "/o"), "-q"])
+    expect_success(suite, res)
+    if res.rc == 0:
+        same_array(suite, name, read_h5(out, "o"), expected, res)
+
+
 def make_links(d):
     target = os.path.join(d, "link_target.h5")
     with h5py.File(target, "w") as f:
@@ -204,6 +255,13 @@ def main():
         suite.case("virtual_int16", gather_case, suite, sh, d, "virtual_int16",
                    make_virtual(d, "vds_int16", dtype="int16"))
         suite.case("virtual_as_tensor_output_beside_it", scatter_into_virtual_file, suite, sh, d)
+        overlap, expected = make_overlapping_virtual(d)
+        suite.case("virtual_overlapping_mappings", expected_case, suite, sh, d, "virtual_overlapping_mappings", overlap,
+                   "/d", expected)
+        never, arrays = make_never_filled(d)
+        for dataset, expected in arrays.items():
+            name = "fill_time_never_" + dataset[1:]
+            suite.case(name, expected_case, suite, sh, d, name, never, dataset, expected)
         suite.case("external_raw_data", gather_case, suite, sh, d, "external_raw_data", make_external_raw(d))
         suite.case("compact", gather_case, suite, sh, d, "compact", make_compact(d))
         suite.case("never_written_fill_value", gather_case, suite, sh, d, "never_written_fill_value",

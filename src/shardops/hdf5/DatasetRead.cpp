@@ -32,7 +32,39 @@ struct OpenDataset {
   Shape file_shape;         ///< the dataset's own shape
   std::int64_t first = 0;   ///< the first row selected
   bool is_virtual = false;  ///< h5py's VirtualLayout: rows taken from other datasets
+  bool fill_first = false;  ///< fill the read buffer with the fill value first (fill_before_reading)
 };
+
+// Where HDF5 may leave parts of a read buffer as they were: elements no one ever wrote when
+// the dataset's fill time is NEVER (h5py's set_fill_time(FILL_TIME_NEVER), netCDF's
+// fill_value=False), and the rows a virtual dataset maps from no source when mappings
+// overlap in the selection. Read into fresh memory, those elements would be what that
+// memory held, different from rank count to rank count.
+bool fills_before_reading(hid_t dcpl, bool is_virtual) {
+  H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
+  if (H5Pget_fill_time(dcpl, &when) < 0) hdf5_error_detail();
+  return is_virtual || when == H5D_FILL_TIME_NEVER;
+}
+
+// Fills the \p elements of \p buffer (\p mem_type) with \p dataset's fill value, as HDF5 reads
+// the places nothing was written to (zeros where it has none), so that those places read
+// the same at any rank count.
+void fill_before_reading(hid_t dataset, hid_t mem_type, void* buffer, std::int64_t elements, const std::string& what) {
+  if (elements <= 0) return;
+  const std::size_t size = H5Tget_size(mem_type);
+  std::vector<unsigned char> value(size, 0);
+  const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the fill value"));
+  H5D_fill_value_t defined = H5D_FILL_VALUE_UNDEFINED;
+  check_status(H5Pfill_value_defined(dcpl.get(), &defined), what + ": cannot read the fill value");
+  if (defined != H5D_FILL_VALUE_UNDEFINED)
+    check_status(H5Pget_fill_value(dcpl.get(), mem_type, value.data()), what + ": cannot read the fill value");
+  auto* out = static_cast<unsigned char*>(buffer);
+  if (std::all_of(value.begin(), value.end(), [](unsigned char b) { return b == 0; })) {
+    std::memset(out, 0, static_cast<std::size_t>(elements) * size);
+    return;
+  }
+  for (std::int64_t i = 0; i < elements; ++i) std::memcpy(out + static_cast<std::size_t>(i) * size, value.data(), size);
+}
 
 Shape shape_of(hid_t space, const std::string& what) {
   const H5S_class_t cls = H5Sget_simple_extent_type(space);
@@ -86,6 +118,7 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
     d.file_shape = shape_of(space.get(), what);
     const PropListHandle dcpl(check_id(H5Dget_create_plist(d.dataset.get()), what + ": cannot read the layout"));
     d.is_virtual = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL;
+    d.fill_first = fills_before_reading(dcpl.get(), d.is_virtual);
     d.info.shape = d.file_shape;
     if (!ref.rows.empty()) {
       if (d.file_shape.rank() == 0) throw InvalidArgument(what + ": a scalar dataset has no rows to select");
@@ -307,6 +340,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
       staging.resize(static_cast<std::size_t>(local_shape.num_elements()) * dtype_size(d.info.dtype));
       buffer = staging.data();
     }
+    if (d.fill_first) fill_before_reading(d.dataset.get(), mem_type.get(), buffer, local_shape.num_elements(), what);
   });
   const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
   transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,

@@ -546,6 +546,32 @@ def input_open_for_writing(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def input_of_a_killed_writer(t, sh):
+    """A file whose h5py writer (libver='latest': the superblock that carries HDF5's write
+    flag) was killed half way through a write is not read, as HDF5 refuses it: exit 3 saying
+    why (it read a mix of old and new rows and exited 0); an SWMR writer's file alike."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "out.h5")
+    script = ("import os, sys, h5py, numpy as np\n"
+              "f = h5py.File(sys.argv[1], 'w', libver='latest')\n"
+              "d = f.create_dataset('x', data=np.ones((20000, 4), np.float32))\n"
+              "f.flush()\n"
+              "if sys.argv[2] == 'swmr':\n"
+              "    f.swmr_mode = True\n"
+              "d[:] = 2.0\n"
+              "os.kill(os.getpid(), 9)\n")
+    for how in ("killed", "swmr"):
+        crashed = os.path.join(t.d, how + ".h5")
+        subprocess.run([sys.executable, "-c", script, crashed, how], capture_output=True, timeout=60)
+        argv = ["gather-nd", "--params", e2e.ref(crashed, "/x"), "--indices", e2e.ref(inp, "/idx"), "--out",
+                e2e.ref(out, "/g"), "-q"]
+        r = sh.run(argv)
+        t.suite.check(r.rc == 3, "%s writer: exit %s, expected 3" % (how, r.rc), r)
+        t.suite.check("marked as open for writing by an HDF5 program" in r.stderr, "the message does not say why", r)
+        t.suite.check(not os.path.exists(out), "an output was written", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 # ---------------------------------------------------------------------------------------------
 # Signals and kills
 
@@ -899,6 +925,7 @@ def main():
         run_case("input_overwritten_while_also_read_in_memory", input_changed_while_read, "read_twice")
         run_case("adding_to_the_file_read", adding_to_the_file_read)
         run_case("input_open_for_writing", input_open_for_writing)
+        run_case("input_of_a_killed_writer", input_of_a_killed_writer)
         run_case("report_rules", report_rules)
         run_case("two_files_written_together", two_files_written_together)
         run_case("two_files_fail_together", two_files_fail_together)

@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
 namespace shardops::io {
@@ -44,6 +45,29 @@ bool sync_path(const std::string& path, int flags) {
 
 }  // namespace
 
+namespace {
+
+constexpr int kWriteFlag = 0x01;      // HDF5's H5F_SUPER_WRITE_ACCESS
+constexpr int kSwmrWriteFlag = 0x04;  // H5F_SUPER_SWMR_WRITE_ACCESS
+
+// The write flags of the HDF5 superblock in the open file \p fd of \p size bytes (0 if none
+// are set, or the file has no superblock of version 3, the one that carries them). The
+// superblock is at 0, 512, 1024, 2048, ... (a user block before it); its version is the
+// byte after the 8-byte signature, and in a version 3 superblock the consistency flags
+// are byte 11.
+int superblock_write_flags(int fd, long long size) {
+  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  for (long long at = 0; at + 12 <= size; at = at == 0 ? 512 : at * 2) {
+    unsigned char head[12];
+    if (::pread(fd, head, sizeof head, static_cast<off_t>(at)) != static_cast<ssize_t>(sizeof head)) return 0;
+    if (std::memcmp(head, signature, sizeof signature) != 0) continue;
+    return head[8] >= 3 ? head[11] & (kWriteFlag | kSwmrWriteFlag) : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void check_input_file(const std::string& file, const std::string& what) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) {
@@ -53,19 +77,28 @@ void check_input_file(const std::string& file, const std::string& what) {
     throw IOError(what + ": cannot access file '" + file + "': " + errno_text(err));
   }
   if (!S_ISREG(st.st_mode)) throw IOError(what + ": '" + file + "' is not a regular file");
-  const int fd = ::open(file.c_str(), O_RDONLY);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IOError(what + ": cannot open file '" + file + "' for reading: " + errno_text(errno));
+  const int flags = superblock_write_flags(fd, st.st_size);
   ::close(fd);
   quiet_hdf5();
   const htri_t is_hdf5 = H5Fis_hdf5(file.c_str());
   hdf5_error_detail();  // clear the stack
   if (is_hdf5 <= 0) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
+  // HDF5 refuses such a file itself, but only where its file locking is on; inputs are
+  // opened with it off (InputWatch looks at the locks instead), so the flags are checked
+  // here, and skipped as HDF5 skips them when HDF5_USE_FILE_LOCKING is FALSE.
+  if (flags != 0 && hdf5_file_locking()) {
+    throw IOError(what + ": '" + file + "' is marked as open for writing by an HDF5 program" +
+                  ((flags & kSwmrWriteFlag) != 0 ? " in SWMR mode" : "") +
+                  " (its superblock's write flag): that program still has it open, or was killed before it closed "
+                  "it, so what it holds may be half-written. Where no program has it open, `h5clear -s` clears "
+                  "the flag");
+  }
 }
 
 std::string resolved_path(const std::string& file, const std::string& what) {
-  const auto loop = [&] {
-    return InvalidArgument(what + ": cannot write '" + file + "': it is a loop of symbolic links");
-  };
+  const auto loop = [&] { return InvalidArgument(what + ": '" + file + "' is a loop of symbolic links"); };
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(fs::absolute(fs::path(file), ec), ec);
   if (ec == std::errc::too_many_symbolic_link_levels) throw loop();

@@ -107,6 +107,21 @@ def missing_filter_named(t, sh):
                 e2e.ref(out, "/g"), "--compression", "lzf", "-q"], env=env)
     t.suite.check(r.rc == 2 and "LZF" in r.stderr, "writing LZF without its plugin: exit %s" % r.rc, r)
     t.suite.check(not os.path.exists(out), "an output was written")
+    # An optional filter that no chunk went through (h5py's allow_unknown_filter: the writer
+    # lacked it too) is read as h5py reads it: the chunks are stored as they are.
+    h5 = e2e.h5py
+    x = np.arange(12, dtype=np.float64).reshape(6, 2)
+    with h5.File(path, "a") as f:
+        dcpl = h5.h5p.create(h5.h5p.DATASET_CREATE)
+        dcpl.set_chunk((3, 2))
+        dcpl.set_filter(65000, h5.h5z.FLAG_OPTIONAL, ())  # no HDF5 has it: every chunk skips it
+        h5.h5d.create(f.id, b"skipped", h5.h5t.NATIVE_DOUBLE, h5.h5s.create_simple(x.shape), dcpl=dcpl).write(
+            h5.h5s.ALL, h5.h5s.ALL, x)
+    r = sh.run(["gather-nd", "--params", e2e.ref(path, "/skipped"), "--indices", e2e.ref(path, "/i"), "--out",
+                e2e.ref(out, "/s"), "-q"], env=env)
+    e2e.expect_success(t.suite, r, "an optional filter no chunk went through")
+    if r.rc == 0:
+        e2e.same_array(t.suite, "/s", e2e.read_h5(out, "/s"), x[[0, 1]], r)
 
 
 def listing(t, sh):
@@ -116,13 +131,15 @@ def listing(t, sh):
         f.create_dataset("/a/x", data=np.zeros((10, 3), np.float16), chunks=(5, 3), compression="gzip", shuffle=True)
         f.create_dataset("/b", data=np.array([b"a", b"bc"], dtype="S2"))
         f.create_dataset("/c", data=np.int64(7))
+        f["/d"] = e2e.h5py.Empty("f4")  # a null dataspace: not a scalar
         f["/b"].attrs["note"] = "hello"
         f["/b"].attrs["n"] = np.arange(3)
     r = sh.run(["ls", path])
     e2e.expect_success(t.suite, r)
     lines = [line.split() for line in r.stdout.splitlines()]
     t.suite.check(lines == [["/a/x", "[10,3]", "float16", "chunks", "[5,3]", "filters", "shuffle,", "deflate"],
-                            ["/b", "[2]", "string"], ["/c", "[]", "int64"]], "ls printed %r" % r.stdout, r)
+                            ["/b", "[2]", "string"], ["/c", "[]", "int64"],
+                            "/d a null dataspace (no data at all), float32".split()], "ls printed %r" % r.stdout, r)
     r = sh.run(["ls", path + ":/b", "-a"])
     e2e.expect_success(t.suite, r)
     t.suite.check("@note = hello" in r.stdout and "@n = [0, 1, 2]" in r.stdout, "ls -a printed %r" % r.stdout, r)

@@ -90,6 +90,8 @@ DatasetListing describe(hid_t dataset, const std::string& path, bool attributes)
   const DataspaceHandle space(H5Dget_space(dataset));
   d.shape = dims_of(space.get());
   d.dtype = dtype_text(type.get());
+  // h5py's Empty: not a scalar, though it has no dims either; no op can read it.
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) d.problem = "a null dataspace (no data at all), " + d.dtype;
   const PropListHandle dcpl(H5Dget_create_plist(dataset));
   if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
     std::vector<hsize_t> chunk(d.shape.size());

@@ -111,7 +111,9 @@ std::string report_json(const Comm& comm, const RunRecord& record, double wall_s
   report["slurm_job_id"] = job != nullptr ? json(job) : json(nullptr);
   report["options"] = record.options;
   // What this process set for MPI itself before MPI_Init (route/MpiStartup.hpp).
-  report["mpi_settings"] = record.mpi_mtl_set.empty() ? json::object() : json{{"OMPI_MCA_mtl", record.mpi_mtl_set}};
+  report["mpi_settings"] = json::object();
+  if (!record.mpi_mtl_set.empty()) report["mpi_settings"]["OMPI_MCA_mtl"] = record.mpi_mtl_set;
+  if (!record.mpi_sharedfp_set.empty()) report["mpi_settings"]["OMPI_MCA_sharedfp"] = record.mpi_sharedfp_set;
   report["inputs"] = record.inputs;
   json outputs = json::array();
   for (const OutputRecord& o : record.written) {

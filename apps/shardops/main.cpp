@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   }
   // Else Open MPI loads transport libraries for absent hardware (~0.1 s each).
   const std::string mtl_set = shardops::skip_absent_mtls();
+  // Else reading an input whose path is longer than about 240 bytes aborts the process.
+  const std::string sharedfp_set = shardops::skip_lockedfile_sharedfp();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher
@@ -92,6 +94,7 @@ int main(int argc, char** argv) {
     record.started = app::utc_now();
     record.command_line.assign(argv, argv + argc);
     record.mpi_mtl_set = mtl_set;
+    record.mpi_sharedfp_set = sharedfp_set;
     app::InputList inputs;
     std::string command;
     try {

@@ -666,6 +666,14 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     out = os.path.join(t.d, name)
     before = make_existing(out)
     kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), where, 1)
+    # A job that only reads the file first: it reads the file as it was, the killed job's
+    # change undone (a reader used to read it changed, or, mid-journal, not as HDF5 at all).
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [5], [1023]], dtype=np.int64)}, mode="w")
+    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/keep/a"), "--indices", e2e.ref(rows, "/i"), "--out",
+                e2e.ref(rows, "/r"), "-q"])
+    e2e.expect_success(t.suite, r, "a job reading the file")
+    t.suite.check(e2e.file_state(out) == before, "the file a job read is not as it was before the killed job", r)
     r = sh.run(gather_args(inp, e2e.ref(out, "/next")))
     e2e.expect_success(t.suite, r, "the next job")
     e2e.same_array(t.suite, "/next", e2e.read_h5(out, "/next"), expected, r)

@@ -171,8 +171,12 @@ def mpi_start(t, sh):
             e2e.expect_success(t.suite, r)
             e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), np.array([[6, 7, 8], [0, 1, 2]], np.float32), r)
             with open(rep) as f:
-                return r, json.load(f).get("mpi_settings")
+                settings = json.load(f).get("mpi_settings")
+            # The shared-file-pointer setting is made apart from the MTLs' (checked below).
+            sharedfp[name] = settings.pop("OMPI_MCA_sharedfp", None)
+            return r, settings
 
+        sharedfp = {}
         verbose = {"OMPI_MCA_mtl_base_verbose": "100"}
         r, settings = run("chosen_by_shardops", verbose)
         t.suite.check(settings == expected, "mpi_settings = %r, expected %r" % (settings, expected), r)
@@ -189,6 +193,12 @@ def mpi_start(t, sh):
         for name, env in (("user_mtl", {"OMPI_MCA_mtl": "^ofi"}), ("user_pml", {"OMPI_MCA_pml": "ob1"})):
             r, settings = run(name, env)
             t.suite.check(settings == {}, "%s: mpi_settings = %r" % (name, settings), r)
+        # Open MPI's lockedfile component is left out (it aborts on long paths) unless the user
+        # chose the shared-file-pointer components.
+        r, _ = run("user_sharedfp", {"OMPI_MCA_sharedfp": "individual"})
+        t.suite.check(sharedfp == {"chosen_by_shardops": "^lockedfile", "switched_off": "^lockedfile",
+                                   "user_mtl": "^lockedfile", "user_pml": "^lockedfile", "user_sharedfp": None},
+                      "OMPI_MCA_sharedfp set: %r" % sharedfp, r)
     finally:
         sh.env.clear()
         sh.env.update(saved)

@@ -113,12 +113,28 @@ class SkipAbsentMtls : public ::testing::Test {
     return mtl_excluding(current, absent_).value_or("");
   }
 
-  static constexpr const char* kVariables[] = {"OPAL_SYSCONFDIR", "OPAL_PREFIX",  "HOME",
-                                               "OMPI_MCA_mtl",    "OMPI_MCA_pml", "SHARDOPS_SKIP_ABSENT_MTLS"};
+  static constexpr const char* kVariables[] = {
+      "OPAL_SYSCONFDIR",          "OPAL_PREFIX", "HOME", "OMPI_MCA_mtl", "OMPI_MCA_pml", "OMPI_MCA_sharedfp",
+      "SHARDOPS_SKIP_ABSENT_MTLS"};
   std::vector<std::optional<std::string>> saved_;
   std::vector<std::string> absent_;
   std::string dir_;
 };
+
+// skip_lockedfile_sharedfp(): Open MPI's lockedfile component is left out unless the
+// environment or a parameter file chose the shared-file-pointer components.
+TEST_F(SkipAbsentMtls, LeavesOutTheLockedfileSharedFilePointer) {
+  write("etc/openmpi-mca-params.conf", kDebianConf);
+  EXPECT_EQ(shardops::skip_lockedfile_sharedfp(), "^lockedfile");
+  EXPECT_STREQ(std::getenv("OMPI_MCA_sharedfp"), "^lockedfile");
+  setenv("OMPI_MCA_sharedfp", "individual", 1);
+  EXPECT_EQ(shardops::skip_lockedfile_sharedfp(), "");
+  EXPECT_STREQ(std::getenv("OMPI_MCA_sharedfp"), "individual");
+  unsetenv("OMPI_MCA_sharedfp");
+  write("home/.openmpi/mca-params.conf", "sharedfp = lockedfile\n");
+  EXPECT_EQ(shardops::skip_lockedfile_sharedfp(), "");
+  EXPECT_EQ(std::getenv("OMPI_MCA_sharedfp"), nullptr);
+}
 
 TEST_F(SkipAbsentMtls, KeepsTheSitesExclusions) {
   write("etc/openmpi-mca-params.conf", kDebianConf);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/JournaledCommit.hpp"
 
@@ -208,8 +209,11 @@ void clean_up_after_dead_jobs(const std::string& target) noexcept {
 }
 
 std::vector<std::string> uncommitted_change_of(const std::string& target) {
-  // One look at the folder (readers pay it for every input file): every leftover, then
-  // the journals and notes among them.
+  // A job writes journals and notes only while it holds the file's lock, and a job that
+  // dies holding it leaves the lock file with them: where there is none, there is nothing to
+  // look for (readers ask for every input file; a folder may hold many files).
+  if (!path_exists(lock_path_of(target))) return {};
+  // One look at the folder: every leftover, then the journals and notes among them.
   const std::size_t stem = hidden_stem(target).size();
   std::vector<std::string> found;
   for (std::string& path : leftovers_of(target, ".shardops-")) {

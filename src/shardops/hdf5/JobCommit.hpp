@@ -81,7 +81,8 @@ void clean_up_after_dead_jobs(const std::string& target) noexcept;
 
 /// \brief What beside \p target says that its bytes may hold a change no job committed:
 /// a journal or a note of a commit of several files. Empty once clean_up_after_dead_jobs()
-/// ran; until then a reader of \p target could read that change. Takes no lock.
+/// ran; until then a reader of \p target could read that change. Takes no lock; looks only
+/// where the file's lock file is (a job that dies holding the lock leaves it).
 std::vector<std::string> uncommitted_change_of(const std::string& target);
 
 }  // namespace shardops::io

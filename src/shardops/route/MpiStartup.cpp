@@ -128,20 +128,58 @@ std::string ompi_sysconfdir() {
 #endif
 }
 
+// Whether Open MPI may still be told what to load: MPI has not started, and neither the user
+// (or mpirun's --mca) set any of \p params nor chose parameter sets this does not read.
+bool open_mpi_settings_free(std::initializer_list<const char*> params) {
+  int started = 0;
+  MPI_Initialized(&started);
+  if (started) return false;
+  for (const char* name : params) {
+    if (std::getenv(name) != nullptr) return false;
+  }
+  for (const char* name : {"OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_override_param_file",
+                           "OMPI_MCA_mca_base_param_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix"}) {
+    if (std::getenv(name) != nullptr) return false;
+  }
+  return true;
+}
+
+// The value Open MPI's parameter files give \p param (the user's file first, then the
+// system's; the override file, which beats the environment, counts as set too): nullopt
+// where none sets it; "?" where a file cannot be read or the folder is unknown.
+std::optional<std::string> mca_param_from_files(const std::string& param) {
+  const std::string sysconf = ompi_sysconfdir();
+  if (sysconf.empty()) return std::string("?");
+  const std::optional<std::string> override_text = file_text(sysconf + "/openmpi-mca-params-override.conf");
+  if (!override_text) return std::string("?");
+  if (const std::optional<std::string> v = detail::mca_param_in_file(*override_text, param)) return v;
+  std::vector<std::string> files;
+  if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
+  files.push_back(sysconf + "/openmpi-mca-params.conf");
+  for (const std::string& file : files) {
+    const std::optional<std::string> text = file_text(file);
+    if (!text) return std::string("?");
+    if (const std::optional<std::string> v = detail::mca_param_in_file(*text, param)) return v;
+  }
+  return std::nullopt;
+}
+
+std::string skip_lockedfile_sharedfp_or_throw() {
+#if !defined(OPEN_MPI)
+  return "";
+#else
+  if (!open_mpi_settings_free({"OMPI_MCA_sharedfp"}) || mca_param_from_files("sharedfp")) return "";
+  constexpr const char* kValue = "^lockedfile";
+  return setenv("OMPI_MCA_sharedfp", kValue, 0) == 0 ? kValue : "";
+#endif
+}
+
 std::string skip_absent_mtls_or_throw() {
 #if !defined(OPEN_MPI)
   return "";
 #else
   if (!switch_setting("SHARDOPS_SKIP_ABSENT_MTLS").value_or(true)) return "";
-  int started = 0;
-  MPI_Initialized(&started);
-  if (started) return "";
-  // Chosen by the user (or by mpirun's --mca), or parameter sets this does not read.
-  for (const char* name :
-       {"OMPI_MCA_mtl", "OMPI_MCA_pml", "OMPI_MCA_mca_base_param_files", "OMPI_MCA_mca_base_override_param_file",
-        "OMPI_MCA_mca_base_param_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix"}) {
-    if (std::getenv(name) != nullptr) return "";
-  }
+  if (!open_mpi_settings_free({"OMPI_MCA_mtl", "OMPI_MCA_pml"})) return "";
   const std::vector<std::string> absent = absent_mtls();
   if (absent.empty()) return "";
   const std::string sysconf = ompi_sysconfdir();
@@ -149,17 +187,8 @@ std::string skip_absent_mtls_or_throw() {
   // A value in the override file beats the environment: leave it alone.
   const std::optional<std::string> override_text = file_text(sysconf + "/openmpi-mca-params-override.conf");
   if (!override_text || detail::mca_param_in_file(*override_text, "mtl")) return "";
-  // The files in Open MPI's order of precedence: the first that sets a value gives it.
-  std::vector<std::string> files;
-  if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
-  files.push_back(sysconf + "/openmpi-mca-params.conf");
-  std::optional<std::string> current;
-  for (const std::string& file : files) {
-    const std::optional<std::string> text = file_text(file);
-    if (!text) return "";
-    current = detail::mca_param_in_file(*text, "mtl");
-    if (current) break;
-  }
+  const std::optional<std::string> current = mca_param_from_files("mtl");
+  if (current == std::string("?")) return "";
   const std::optional<std::string> value = detail::mtl_excluding(current, absent);
   if (!value || setenv("OMPI_MCA_mtl", value->c_str(), 0) != 0) return "";
   return *value;
@@ -173,6 +202,14 @@ std::string skip_absent_mtls() noexcept {
     return skip_absent_mtls_or_throw();
   } catch (...) {
     return "";  // a faster start-up is not worth failing the job for
+  }
+}
+
+std::string skip_lockedfile_sharedfp() noexcept {
+  try {
+    return skip_lockedfile_sharedfp_or_throw();
+  } catch (...) {
+    return "";
   }
 }
 

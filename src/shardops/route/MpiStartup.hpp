@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// \brief What a process sets before MPI_Init so that Open MPI does not load transport
-/// libraries for hardware the machine does not have.
+/// libraries for hardware the machine does not have, nor a file component that fails on
+/// long paths.
 ///
 /// Open MPI's cm point-to-point layer opens every MTL component it finds when it starts.
 /// Debian's Open MPI 4.1 ships the PSM (TrueScale) and PSM2 (Omni-Path) MTLs, and loading
@@ -23,5 +24,14 @@ namespace shardops {
 /// include, or with SHARDOPS_SKIP_ABSENT_MTLS=0.
 /// \return the value given to OMPI_MCA_mtl, or "" when nothing was set
 std::string skip_absent_mtls() noexcept;
+
+/// \brief Call before MPI_Init (not collective). With Open MPI, where neither the environment
+/// nor Open MPI's parameter files choose the shared-file-pointer components, leaves out the
+/// lockedfile one (OMPI_MCA_sharedfp=^lockedfile). Open MPI 4.1's MPI-IO asks it at every
+/// MPI_File_open whether it can run: it creates and removes "NAME.locktest.RANK" beside the
+/// file (an input's folder included) and copies the file's path into a 256-byte buffer, so a
+/// path longer than about 240 bytes aborts the process. shardops uses no shared file pointer.
+/// \return the value given to OMPI_MCA_sharedfp, or "" when nothing was set
+std::string skip_lockedfile_sharedfp() noexcept;
 
 }  // namespace shardops

@@ -41,7 +41,7 @@ struct RunRecord {
   std::int64_t bytes_sent_local = 0;  ///< bytes this rank sent to other ranks
   std::string options;
   std::string mpi_mtl_set;       ///< what skip_absent_mtls() gave OMPI_MCA_mtl ("" if nothing)
-  std::string mpi_sharedfp_set;  ///< what skip_lockedfile_sharedfp() gave OMPI_MCA_sharedfp ("" if nothing)
+  std::string mpi_sharedfp_set;  ///< what skip_path_bound_sharedfp() gave OMPI_MCA_sharedfp ("" if nothing)
 };
 
 /// Phases always present in the report, in this order.

@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   }
   // Else Open MPI loads transport libraries for absent hardware (~0.1 s each).
   const std::string mtl_set = shardops::skip_absent_mtls();
-  // Else reading an input whose path is longer than about 240 bytes aborts the process.
-  const std::string sharedfp_set = shardops::skip_lockedfile_sharedfp();
+  // Else an input whose path is longer than about 240 bytes aborts the process, or cannot be read.
+  const std::string sharedfp_set = shardops::skip_path_bound_sharedfp();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher

@@ -129,7 +129,8 @@ def _python_to(value, a, dtype):
     if dtype.kind in _STRING_KINDS or a.dtype.kind in _STRING_KINDS or a.dtype == dtype:
         if a.dtype.kind in _STRING_KINDS and dtype.kind not in _STRING_KINDS and a.size:
             raise _cannot_convert(value, dtype)
-        return a
+        # An empty block ([] is float64 to NumPy) takes the agreed dtype, a string one too.
+        return a.astype(dtype) if not a.size and a.dtype != dtype else a
     takes = {"b": "b", "i": "biu", "u": "biu", "f": "biuf", "c": "biufc"}.get(dtype.kind, "")
     if a.size and a.dtype.kind not in takes:
         raise _cannot_convert(value, dtype)

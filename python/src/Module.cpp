@@ -54,7 +54,7 @@ void finalize_kokkos() {
 PYBIND11_MODULE(_shardops, m) {
   using namespace shardops::python;
   shardops::skip_absent_mtls();  // before mpi4py starts MPI (no effect if it has)
-  shardops::skip_lockedfile_sharedfp();
+  shardops::skip_path_bound_sharedfp();
   py::module_::import("mpi4py.MPI");  // MPI is started by mpi4py, before Kokkos
   int mpi_started = 0;
   MPI_Initialized(&mpi_started);

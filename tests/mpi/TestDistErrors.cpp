@@ -461,6 +461,12 @@ TEST(DistErrorAgreement, RanksWhoseCallsDifferAllThrow) {
   ignore.bad_indices = last ? BadIndices::Ignore : BadIndices::Error;
   expect_differ([&] { gather_nd(world(), shard(data), shard(idx), ignore); }, "GatherNd", "bad_indices");
   expect_differ([&] { cast(world(), shard(data), last ? DType::Float64 : DType::Int32); }, "Cast", "cast dtype");
+  // Host staging is each rank's own choice (route/GpuAwareMpi.hpp): not a difference.
+  OpOptions staged;
+  staged.route.stage_through_host = last;
+  const Tensor idx64 = random_indices(rng, DType::Int64, Shape{4, 1}, {6});
+  expect_same_tensor(gather_nd(world(), shard(data), shard(idx64), staged), gather_nd(data, idx64),
+                     "staged on one rank");
   expect_still_working();
 }
 

@@ -55,6 +55,20 @@ def test_a_mistake_on_one_rank_raises_everywhere():
     assert comm.allreduce(1) == comm.Get_size()
 
 
+def test_an_empty_python_block_takes_the_string_dtype():
+    # [] is float64 to NumPy; as a rank's empty block of string data it takes the others'
+    # dtype, as an empty block of numbers does (the ranks' calls differed).
+    comm = world()
+    if comm.Get_size() == 1:
+        pytest.skip("needs two ranks")
+    last = comm.Get_rank() == comm.Get_size() - 1
+    indices = [] if last else [comm.Get_rank()]
+    data = [] if last else [b"r%d" % comm.Get_rank()]
+    out = shardops.dynamic_stitch([indices], [data], comm=comm)
+    whole = np.concatenate(comm.allgather(out))
+    assert whole.tolist() == [b"r%d" % r for r in range(comm.Get_size() - 1)], whole
+
+
 def test_row_block_is_not_collective():
     comm = world().Dup()
     try:

@@ -121,18 +121,18 @@ class SkipAbsentMtls : public ::testing::Test {
   std::string dir_;
 };
 
-// skip_lockedfile_sharedfp(): Open MPI's lockedfile component is left out unless the
+// skip_path_bound_sharedfp(): Open MPI's lockedfile and sm components are left out unless the
 // environment or a parameter file chose the shared-file-pointer components.
 TEST_F(SkipAbsentMtls, LeavesOutTheLockedfileSharedFilePointer) {
   write("etc/openmpi-mca-params.conf", kDebianConf);
-  EXPECT_EQ(shardops::skip_lockedfile_sharedfp(), "^lockedfile");
-  EXPECT_STREQ(std::getenv("OMPI_MCA_sharedfp"), "^lockedfile");
+  EXPECT_EQ(shardops::skip_path_bound_sharedfp(), "^lockedfile,sm");
+  EXPECT_STREQ(std::getenv("OMPI_MCA_sharedfp"), "^lockedfile,sm");
   setenv("OMPI_MCA_sharedfp", "individual", 1);
-  EXPECT_EQ(shardops::skip_lockedfile_sharedfp(), "");
+  EXPECT_EQ(shardops::skip_path_bound_sharedfp(), "");
   EXPECT_STREQ(std::getenv("OMPI_MCA_sharedfp"), "individual");
   unsetenv("OMPI_MCA_sharedfp");
   write("home/.openmpi/mca-params.conf", "sharedfp = lockedfile\n");
-  EXPECT_EQ(shardops::skip_lockedfile_sharedfp(), "");
+  EXPECT_EQ(shardops::skip_path_bound_sharedfp(), "");
   EXPECT_EQ(std::getenv("OMPI_MCA_sharedfp"), nullptr);
 }
 

@@ -171,6 +171,14 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
   });
   RowStaging staging;
   if (format.fixed_length) {
+    // Fixed-length values are plain bytes: the fill value goes where HDF5 may leave them
+    // (fills_before_reading). A variable-length fill value is a string HDF5 allocates, which
+    // the buffer cannot hold many times over: such places read as empty strings.
+    if (d.fill_first) {
+      staging.clear = [&d, &mem_type, &what](unsigned char* buffer, std::int64_t n) {
+        fill_before_reading(d.dataset.get(), mem_type.get(), buffer, n, what);
+      };
+    }
     const auto width = static_cast<std::size_t>(format.width);
     staging.drain = [&values, width](const unsigned char* buffer, std::int64_t, std::int64_t n) {
       const char* chars = reinterpret_cast<const char*>(buffer);

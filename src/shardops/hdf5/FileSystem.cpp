@@ -344,4 +344,9 @@ void sync_dir_of(const std::string& path) noexcept {
 
 void remove_quietly(const std::string& path) noexcept { static_cast<void>(std::remove(path.c_str())); }
 
+std::vector<std::string> mpi_io_side_files(const std::string& file, int rank) {
+  const std::string r = std::to_string(rank);
+  return {file + ".data." + r, file + ".metadata." + r};
+}
+
 }  // namespace shardops::io

@@ -120,4 +120,12 @@ void sync_dir_of(const std::string& path) noexcept;
 /// Removes \p path if it exists; never throws.
 void remove_quietly(const std::string& path) noexcept;
 
+/// \brief The files Open MPI's MPI-IO makes beside \p file while rank \p rank has it open to
+/// write: it sets up a shared file pointer at every MPI_File_open, though shardops uses none,
+/// and the component left to do it (route/MpiStartup.hpp) keeps "FILE.data.RANK" and
+/// "FILE.metadata.RANK", removed when the file closes. A job that stops or fails with the
+/// file open removes them as it removes the file; after a SIGKILL the next job's clean-up
+/// does (their names start with the file's).
+std::vector<std::string> mpi_io_side_files(const std::string& file, int rank);
+
 }  // namespace shardops::io

@@ -49,8 +49,9 @@ struct OutputTransaction::PendingFile {
   std::set<std::string> dropped;             ///< datasets of the existing target deleted at commit
   FileLock lock;                             ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
-  int reserve_fd = -1;          ///< the new file, for reserving space and writing rows directly
-  long long data_end = 0;       ///< where the last dataset's data ends in the new file
+  std::vector<CleanupPath> side_files_on_stop;  ///< this rank's mpi_io_side_files() of the new file
+  int reserve_fd = -1;                          ///< the new file, for reserving space and writing rows directly
+  long long data_end = 0;                       ///< where the last dataset's data ends in the new file
   long long planned_bytes = 0;  ///< the bytes of the datasets written to the file so far, where known before
   bool reserving = true;        ///< false once the file system said it cannot
 
@@ -427,6 +428,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     });
   }
   f->temp_on_stop = CleanupPath(f->temp);
+  for (const std::string& side : mpi_io_side_files(f->temp, comm_.rank())) f->side_files_on_stop.emplace_back(side);
   PendingFile& added = *f;
   files_.push_back(std::move(f));  // from here on abort() removes the new file and drops the lock
   added.file = create_output_file(comm_, added.temp, what);
@@ -870,6 +872,8 @@ void OutputTransaction::abort() noexcept {
     if (comm_.rank() == 0 && f->file.valid() && f->reserve_fd >= 0) static_cast<void>(::ftruncate(f->reserve_fd, 0));
     f->file.reset();
     if (comm_.rank() == 0) remove_quietly(f->temp);
+    // Closing removes them, unless the close failed (a full disk).
+    for (const std::string& side : mpi_io_side_files(f->temp, comm_.rank())) remove_quietly(side);
   }
   files_.clear();
   // Every rank returns once the temporary files are gone. (Closing was collective

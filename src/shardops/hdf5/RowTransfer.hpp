@@ -66,12 +66,16 @@ struct RowStaging {
   /// Read: frees what HDF5 allocated for the n elements in \p buffer (variable-length
   /// data); runs after drain, and also when the read or drain failed (must not throw then).
   std::function<void(unsigned char* buffer, std::int64_t n)> release;
+  /// Read, optional: sets the n elements of \p buffer before HDF5 reads into it, for the
+  /// places it may leave as they were (a fill value); unset, the buffer is zeroed.
+  std::function<void(unsigned char* buffer, std::int64_t n)> clear;
 };
 
 /// \brief Collective: transfer_rows() through a staging buffer of one round's rows
 /// (at most max_transfer_bytes() of mem_type elements, allocated here after an agreed
 /// memory check) and \p staging's hooks. Hooks run inside agreed steps: an error in
-/// one on any rank is raised on every rank. A read buffer is zeroed before each round.
+/// one on any rank is raised on every rank. A read buffer is cleared before each round
+/// (staging.clear, else zeros).
 /// \throws IOError (agreed) if HDF5 fails; InvalidArgument if the buffer does not fit
 /// in memory; whatever a hook throws.
 void transfer_rows_staged(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,

@@ -164,12 +164,12 @@ std::optional<std::string> mca_param_from_files(const std::string& param) {
   return std::nullopt;
 }
 
-std::string skip_lockedfile_sharedfp_or_throw() {
+std::string skip_path_bound_sharedfp_or_throw() {
 #if !defined(OPEN_MPI)
   return "";
 #else
   if (!open_mpi_settings_free({"OMPI_MCA_sharedfp"}) || mca_param_from_files("sharedfp")) return "";
-  constexpr const char* kValue = "^lockedfile";
+  constexpr const char* kValue = "^lockedfile,sm";
   return setenv("OMPI_MCA_sharedfp", kValue, 0) == 0 ? kValue : "";
 #endif
 }
@@ -205,9 +205,9 @@ std::string skip_absent_mtls() noexcept {
   }
 }
 
-std::string skip_lockedfile_sharedfp() noexcept {
+std::string skip_path_bound_sharedfp() noexcept {
   try {
-    return skip_lockedfile_sharedfp_or_throw();
+    return skip_path_bound_sharedfp_or_throw();
   } catch (...) {
     return "";
   }

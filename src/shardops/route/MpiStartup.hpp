@@ -27,11 +27,14 @@ std::string skip_absent_mtls() noexcept;
 
 /// \brief Call before MPI_Init (not collective). With Open MPI, where neither the environment
 /// nor Open MPI's parameter files choose the shared-file-pointer components, leaves out the
-/// lockedfile one (OMPI_MCA_sharedfp=^lockedfile). Open MPI 4.1's MPI-IO asks it at every
-/// MPI_File_open whether it can run: it creates and removes "NAME.locktest.RANK" beside the
-/// file (an input's folder included) and copies the file's path into a 256-byte buffer, so a
-/// path longer than about 240 bytes aborts the process. shardops uses no shared file pointer.
+/// two that name files after the file opened (OMPI_MCA_sharedfp=^lockedfile,sm). Open MPI
+/// 4.1's MPI-IO sets one up at every MPI_File_open, though shardops uses no shared file
+/// pointer: lockedfile copies the file's path into a 256-byte buffer (a path longer than
+/// about 240 bytes aborted the process) and creates "NAME.locktest.RANK" beside the file, an
+/// input's folder included; sm maps "NAME_cid-N-PID.sm" in the session folder, which fails
+/// for file names of about 240 bytes. What is left, individual, sets up nothing for a file
+/// opened to read, and for one opened to write, two files beside it that go when it closes.
 /// \return the value given to OMPI_MCA_sharedfp, or "" when nothing was set
-std::string skip_lockedfile_sharedfp() noexcept;
+std::string skip_path_bound_sharedfp() noexcept;
 
 }  // namespace shardops

@@ -29,13 +29,13 @@ std::string call_text(const std::vector<std::int64_t>& dims) {
 
 void agree_on_op(const Comm& comm, const char* op, const std::string& arguments, const OpOptions& options) {
   if (comm.size() == 1) return;
-  const RouteOptions& r = options.route;
+  // Of the route's settings only the rows per round: every rank must cut an exchange into the
+  // same rounds. Host staging and GPU-aware MPI are each rank's own (route/GpuAwareMpi.hpp).
   agree_on_call(comm, (options.tf_name.empty() ? std::string(op) : options.tf_name) + "(" + arguments +
                           " bad_indices=" + (options.bad_indices == BadIndices::Error ? "error" : "ignore") +
                           " denormals=" + (options.denormals == Denormals::Flush ? "flush" : "keep") +
                           " gather_params=" + std::to_string(static_cast<int>(options.gather_params)) +
-                          " route=" + std::to_string(r.stage_through_host) + std::to_string(r.gpu_aware_mpi) + "," +
-                          std::to_string(r.rows_per_round()) + ")");
+                          " rows_per_round=" + std::to_string(options.route.rows_per_round()) + ")");
 }
 
 }  // namespace shardops

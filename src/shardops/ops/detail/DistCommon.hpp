@@ -32,7 +32,7 @@ std::string call_text(const std::vector<std::int64_t>& dims);
 /// \brief Collective, before anything else a distributed op does: agree_on_call over
 /// \p arguments (the op's tensors by call_text and its attributes, as text) and the
 /// options that shape the exchange or the answer (the bad-index policy, denormals,
-/// GatherNd's params, the route's settings), as "op(arguments options)" with \p op TF's
+/// GatherNd's params, the route's rows per round), as "op(arguments options)" with \p op TF's
 /// name (or options.tf_name).
 void agree_on_op(const Comm& comm, const char* op, const std::string& arguments, const OpOptions& options);
 

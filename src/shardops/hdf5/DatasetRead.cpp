@@ -41,9 +41,13 @@ struct OpenDataset {
 // overlap in the selection. Read into fresh memory, those elements would be what that
 // memory held, different from rank count to rank count.
 bool fills_before_reading(hid_t dcpl, bool is_virtual) {
-  H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
-  if (H5Pget_fill_time(dcpl, &when) < 0) hdf5_error_detail();
-  return is_virtual || when == H5D_FILL_TIME_NEVER;
+  H5D_fill_time_t raw = H5D_FILL_TIME_IFSET;
+  if (H5Pget_fill_time(dcpl, &raw) < 0) hdf5_error_detail();
+  // A damaged file can hold any number there, which no enumerator names: compared as one.
+  static_assert(sizeof raw == sizeof(int), "H5D_fill_time_t is an int-sized enum");
+  int when = 0;
+  std::memcpy(&when, &raw, sizeof when);
+  return is_virtual || when == static_cast<int>(H5D_FILL_TIME_NEVER);
 }
 
 // Fills the \p elements of \p buffer (\p mem_type) with \p dataset's fill value, as HDF5 reads

@@ -59,7 +59,9 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
   for (;;) {
     const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-      throw IOError(what + ": cannot create the lock file '" + path_ + "': " + std::strerror(errno));
+      const int err = errno;
+      throw IOError(what + ": cannot create the lock file '" + path_ + "': " + std::strerror(err) +
+                    (err == EMFILE ? descriptor_shortage_text() : ""));
     }
     // Poll with a non-blocking lock: a blocking flock could not be given up on time.
     for (;;) {

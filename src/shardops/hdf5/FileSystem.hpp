@@ -84,8 +84,9 @@ std::string file_size_limit_text();
 /// descriptors open now); a large number where that cannot be told.
 long long descriptors_left() noexcept;
 
-/// \brief The descriptors an MPI-IO open may hold at once (the file, OMPIO's shared file
-/// pointer file, HDF5's): fewer than this left, an open fails for want of them.
+/// \brief The descriptors an MPI-IO open may hold at once (the file, the two files of OMPIO's
+/// shared file pointer for a file opened to write (mpi_io_side_files), HDF5's): fewer than
+/// this left, an open fails for want of them.
 constexpr long long kDescriptorsPerOpen = 8;
 
 /// \brief "; this process has only K file descriptors left (too many open files: the limit,

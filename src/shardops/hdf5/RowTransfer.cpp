@@ -170,8 +170,10 @@ void transfer_rows_staged(const Comm& comm, hid_t dset, hid_t mem_type, const Sh
       run_agreed(comm, [&] {
         if (elements > 0) staging.fill(buffer.data(), first_element, elements);
       });
-    } else if (staging.clear && elements > 0) {
-      run_agreed(comm, [&] { staging.clear(buffer.data(), elements); });
+    } else if (staging.clear) {  // the same on every rank: each joins the agreement
+      run_agreed(comm, [&] {
+        if (elements > 0) staging.clear(buffer.data(), elements);
+      });
     } else {
       std::fill_n(buffer.begin(), round_bytes, static_cast<unsigned char>(0));
     }

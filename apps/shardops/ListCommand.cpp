@@ -4,22 +4,13 @@
 #include <iostream>
 #include <sstream>
 
+#include "shardops/core/Shape.hpp"
 #include "shardops/hdf5/FileListing.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/JobCommit.hpp"
 
 namespace shardops {
 namespace app {
-
-namespace {
-
-std::string dims_text(const std::vector<std::int64_t>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-}  // namespace
 
 void run_list_command(const Comm& comm, const Request& r) {
   std::string file = r.listing, path = "/";

@@ -92,26 +92,29 @@ ReportFile::~ReportFile() {
 }
 
 bool ReportFile::put_in_place(const std::string& json) {
-  if (unnamed_ >= 0) {
-    if (!io::write_all(unnamed_, json.data(), json.size(), 0)) return false;
+  const bool unnamed = unnamed_ >= 0;
+  const int fd = unnamed ? unnamed_ : ::open(temp_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool written = io::write_all(fd, json.data(), json.size(), 0);
+  int err = errno;
+  if (!unnamed && ::close(fd) != 0 && written) {
+    written = false;
+    err = errno;
+  }
+  if (!written) {
+    errno = err;
+    return false;
+  }
+  if (unnamed) {
     // An unnamed file gets a name only by a link; then, as a named one, it is renamed.
     temp_ = io::hidden_path_beside(path_, ".shardops-report." + io::unique_token());
     temp_on_stop_ = io::CleanupPath(temp_);
     const std::string self = "/proc/self/fd/" + std::to_string(unnamed_);
     if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temp_.c_str(), AT_SYMLINK_FOLLOW) != 0) {
-      const int err = errno;
+      const int link_err = errno;
       temp_on_stop_.reset();
       temp_.clear();
-      errno = err;
-      return false;
-    }
-  } else {
-    std::FILE* f = std::fopen(temp_.c_str(), "w");
-    if (f == nullptr) return false;
-    const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    const int err = errno;
-    if (std::fclose(f) != 0 || !written) {
-      if (!written) errno = err;
+      errno = link_err;
       return false;
     }
   }

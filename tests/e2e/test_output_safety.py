@@ -764,32 +764,31 @@ def two_existing_files_stopped_in_place(t, sh):
     before_a = make_existing(a, size_rows=4096)
     e2e.write_h5(b, {"/small": np.arange(3)}, mode="w")
     before_b = e2e.file_state(b)
-    job = Job(sh, ["run", deck, "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:5"})
-    if not job.wait_for("test pause at in-place", count=2 * sh.np):
-        rc = job.finish()
-        t.suite.require(False, "the job never wrote both files in place", job.result(rc))
-    for pid in job.ranks():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGHUP)
-    rc = job.finish(timeout=30)
-    r = job.result(rc)
-    t.suite.check(rc is not None and rc != 0, "the stopped job exited %s" % rc, r)
+    _, r = signal_at(t, sh, ["run", deck, "-q"], "in-place", 2 * sh.np, signal.SIGHUP)  # both files written in place
     t.suite.check(e2e.file_state(a) == before_a, "a.h5 is not as it was", r)
     t.suite.check(e2e.file_state(b) == before_b, "b.h5 is not as it was", r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
-def kill_at(t, sh, argv, where, count):
-    """SIGKILL of every rank of a job running argv at the count-th pause at `where`."""
+def signal_at(t, sh, argv, where, count, sig):
+    """`sig` to every rank of a job running argv at the count-th pause at `where`; returns its
+    exit code and result, after checking that it did not exit 0."""
     job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
     if not job.wait_for("test pause at " + where, count=count):
         rc = job.finish()
         t.suite.require(False, "the job never reached %s" % where, job.result(rc))
     for pid in job.ranks():
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, sig)
     rc = job.finish(timeout=30)
-    t.suite.require(rc is not None and rc != 0, "the killed job exited %s" % rc, job.result(rc))
+    r = job.result(rc)
+    t.suite.require(rc is not None and rc != 0, "the %s job exited %s" % (sig.name, rc), r)
+    return rc, r
+
+
+def kill_at(t, sh, argv, where, count):
+    """SIGKILL of every rank of a job running argv at the count-th pause at `where`."""
+    signal_at(t, sh, argv, where, count, signal.SIGKILL)
     t.suite.check(leftovers(t.d) != [], "nothing was left to clean (the test did not kill at %s)" % where)
 
 
@@ -896,18 +895,10 @@ def report_rules(t, sh):
     # SIGKILL before the commit leaves no claimed report behind (a hidden empty one was
     # left for good: nothing removed it).
     killed = os.path.join(t.d, "killed.json")
-    job = Job(sh, gather_args(inp, e2e.ref(out, "/k")) + ["--report", killed], sh.np,
-              env={"SHARDOPS_TEST_PAUSE": "read:5"})
-    if not job.wait_for("test pause at read", count=sh.np):
-        rc = job.finish()
-        t.suite.require(False, "the job never reached its read phase", job.result(rc))
-    for pid in job.ranks():
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    rc = job.finish(timeout=30)
-    t.suite.check(rc is not None and rc != 0, "the killed job exited %s" % rc, job.result(rc))
-    t.suite.check(not os.path.exists(killed), "the killed job's report exists", job.result(rc))
-    t.suite.check(leftovers(t.d) == [], "the killed job left %s" % leftovers(t.d), job.result(rc))
+    _, r = signal_at(t, sh, gather_args(inp, e2e.ref(out, "/k")) + ["--report", killed], "read", sh.np,
+                     signal.SIGKILL)
+    t.suite.check(not os.path.exists(killed), "the killed job's report exists", r)
+    t.suite.check(leftovers(t.d) == [], "the killed job left %s" % leftovers(t.d), r)
 
 
 def main():

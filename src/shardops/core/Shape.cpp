@@ -1,7 +1,6 @@
 #include "shardops/core/Shape.hpp"
 
 #include <limits>
-#include <sstream>
 
 #include "shardops/core/Error.hpp"
 
@@ -69,12 +68,12 @@ bool Shape::starts_with(const Shape& prefix) const {
   return true;
 }
 
-std::string Shape::str() const {
-  std::ostringstream os;
-  os << '[';
-  for (std::size_t i = 0; i < dims_.size(); ++i) os << (i ? "," : "") << dims_[i];
-  os << ']';
-  return os.str();
+std::string Shape::str() const { return dims_text(dims_); }
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
 }
 
 std::string slice_debug_string(const Shape& shape, std::int64_t flat) {

@@ -58,6 +58,9 @@ class Shape {
   std::int64_t num_elements_ = 1;
 };
 
+/// "[5,3]" for any list of dims, checked or not (Shape::str() of a valid shape).
+std::string dims_text(const std::vector<std::int64_t>& dims);
+
 /// \brief TensorFlow's SliceDebugString: the multi-index of flat position \p flat in
 /// \p shape, "[1,2]"; "[7]" for rank 1; "" for a scalar.
 std::string slice_debug_string(const Shape& shape, std::int64_t flat);

@@ -50,19 +50,24 @@ bool fills_before_reading(hid_t dcpl, bool is_virtual) {
   return is_virtual || when == static_cast<int>(H5D_FILL_TIME_NEVER);
 }
 
-// Fills the \p elements of \p buffer (\p mem_type) with \p dataset's fill value, as HDF5 reads
-// the places nothing was written to (zeros where it has none), so that those places read
-// the same at any rank count.
-void fill_before_reading(hid_t dataset, hid_t mem_type, void* buffer, std::int64_t elements, const std::string& what) {
-  if (elements <= 0) return;
-  const std::size_t size = H5Tget_size(mem_type);
-  std::vector<unsigned char> value(size, 0);
+// \p dataset's fill value as a \p mem_type element holds it, as HDF5 reads the places
+// nothing was written to (zeros where it has none).
+std::vector<unsigned char> fill_value_as(hid_t dataset, hid_t mem_type, const std::string& what) {
+  std::vector<unsigned char> value(H5Tget_size(mem_type), 0);
   const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the fill value"));
   H5D_fill_value_t defined = H5D_FILL_VALUE_UNDEFINED;
   check_status(H5Pfill_value_defined(dcpl.get(), &defined), what + ": cannot read the fill value");
   if (defined != H5D_FILL_VALUE_UNDEFINED)
     check_status(H5Pget_fill_value(dcpl.get(), mem_type, value.data()), what + ": cannot read the fill value");
+  return value;
+}
+
+// Fills the \p elements of \p buffer with \p value (fill_value_as) before a read, so that the
+// places HDF5 leaves (fills_before_reading) read the same at any rank count.
+void fill_before_reading(void* buffer, std::int64_t elements, const std::vector<unsigned char>& value) {
+  if (elements <= 0) return;
   auto* out = static_cast<unsigned char*>(buffer);
+  const std::size_t size = value.size();
   if (std::all_of(value.begin(), value.end(), [](unsigned char b) { return b == 0; })) {
     std::memset(out, 0, static_cast<std::size_t>(elements) * size);
     return;
@@ -164,9 +169,11 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
   const StringFormat& format = d.info.strings;
   TypeHandle mem_type;
   StringTensorBuilder values;
+  std::vector<unsigned char> fill;  // fixed-length values where HDF5 may leave the buffer (fill_first)
   run_agreed(comm, [&] {
     const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
     mem_type = string_memory_type(type.get(), what);
+    if (d.fill_first && format.fixed_length) fill = fill_value_as(d.dataset.get(), mem_type.get(), what);
     const auto elements = static_cast<std::size_t>(local_shape.num_elements());
     // A handle and an offset per string (the bytes are checked as the pool is built).
     check_allocation(elements * (dtype_size(DType::String) + sizeof(std::int64_t)),
@@ -178,11 +185,8 @@ Tensor read_string_block(const Comm& comm, const OpenDataset& d, const Shape& lo
     // Fixed-length values are plain bytes: the fill value goes where HDF5 may leave them
     // (fills_before_reading). A variable-length fill value is a string HDF5 allocates, which
     // the buffer cannot hold many times over: such places read as empty strings.
-    if (d.fill_first) {
-      staging.clear = [&d, &mem_type, &what](unsigned char* buffer, std::int64_t n) {
-        fill_before_reading(d.dataset.get(), mem_type.get(), buffer, n, what);
-      };
-    }
+    if (d.fill_first)
+      staging.clear = [&fill](unsigned char* buffer, std::int64_t n) { fill_before_reading(buffer, n, fill); };
     const auto width = static_cast<std::size_t>(format.width);
     staging.drain = [&values, width](const unsigned char* buffer, std::int64_t, std::int64_t n) {
       const char* chars = reinterpret_cast<const char*>(buffer);
@@ -352,7 +356,8 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
       staging.resize(static_cast<std::size_t>(local_shape.num_elements()) * dtype_size(d.info.dtype));
       buffer = staging.data();
     }
-    if (d.fill_first) fill_before_reading(d.dataset.get(), mem_type.get(), buffer, local_shape.num_elements(), what);
+    if (d.fill_first)
+      fill_before_reading(buffer, local_shape.num_elements(), fill_value_as(d.dataset.get(), mem_type.get(), what));
   });
   const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
   transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "shardops/core/Error.hpp"
@@ -50,20 +51,20 @@ namespace {
 constexpr int kWriteFlag = 0x01;      // HDF5's H5F_SUPER_WRITE_ACCESS
 constexpr int kSwmrWriteFlag = 0x04;  // H5F_SUPER_SWMR_WRITE_ACCESS
 
-// The write flags of the HDF5 superblock in the open file \p fd of \p size bytes (0 if none
-// are set, or the file has no superblock of version 3, the one that carries them). The
-// superblock is at 0, 512, 1024, 2048, ... (a user block before it); its version is the
-// byte after the 8-byte signature, and in a version 3 superblock the consistency flags
-// are byte 11.
-int superblock_write_flags(int fd, long long size) {
+// The HDF5 superblock of the open file \p fd of \p size bytes, found where H5Fis_hdf5 looks
+// for its signature (0, 512, 1024, 2048, ...: a user block before it): its write flags (0
+// where none are set, or the superblock is older than version 3, the one that carries them
+// in byte 11), or nullopt where there is no signature.
+std::optional<int> superblock_write_flags(int fd, long long size) {
   static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-  for (long long at = 0; at + 12 <= size; at = at == 0 ? 512 : at * 2) {
-    unsigned char head[12];
-    if (::pread(fd, head, sizeof head, static_cast<off_t>(at)) != static_cast<ssize_t>(sizeof head)) return 0;
+  for (long long at = 0; at + 8 <= size; at = at == 0 ? 512 : at * 2) {
+    unsigned char head[12] = {};
+    const ssize_t got = ::pread(fd, head, sizeof head, static_cast<off_t>(at));
+    if (got < 8) return std::nullopt;
     if (std::memcmp(head, signature, sizeof signature) != 0) continue;
-    return head[8] >= 3 ? head[11] & (kWriteFlag | kSwmrWriteFlag) : 0;
+    return got == sizeof head && head[8] >= 3 ? head[11] & (kWriteFlag | kSwmrWriteFlag) : 0;
   }
-  return 0;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -79,18 +80,15 @@ void check_input_file(const std::string& file, const std::string& what) {
   if (!S_ISREG(st.st_mode)) throw IOError(what + ": '" + file + "' is not a regular file");
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw IOError(what + ": cannot open file '" + file + "' for reading: " + errno_text(errno));
-  const int flags = superblock_write_flags(fd, st.st_size);
+  const std::optional<int> flags = superblock_write_flags(fd, st.st_size);
   ::close(fd);
-  quiet_hdf5();
-  const htri_t is_hdf5 = H5Fis_hdf5(file.c_str());
-  hdf5_error_detail();  // clear the stack
-  if (is_hdf5 <= 0) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
+  if (!flags) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
   // HDF5 refuses such a file itself, but only where its file locking is on; inputs are
   // opened with it off (InputWatch looks at the locks instead), so the flags are checked
   // here, and skipped as HDF5 skips them when HDF5_USE_FILE_LOCKING is FALSE.
-  if (flags != 0 && hdf5_file_locking()) {
+  if (*flags != 0 && hdf5_file_locking()) {
     throw IOError(what + ": '" + file + "' is marked as open for writing by an HDF5 program" +
-                  ((flags & kSwmrWriteFlag) != 0 ? " in SWMR mode" : "") +
+                  ((*flags & kSwmrWriteFlag) != 0 ? " in SWMR mode" : "") +
                   " (its superblock's write flag): that program still has it open, or was killed before it closed "
                   "it, so what it holds may be half-written. Where no program has it open, `h5clear -s` clears "
                   "the flag");

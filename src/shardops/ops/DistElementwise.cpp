@@ -21,8 +21,7 @@ std::string scalar_text(const Scalar& s) {
 DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t limit, std::int64_t delta) {
   agree_on_op(comm, "Range",
               std::string(dtype_name(dtype)) + " start=" + std::to_string(start) + " limit=" + std::to_string(limit) +
-                  " delta=" + std::to_string(delta),
-              OpOptions());
+                  " delta=" + std::to_string(delta));
   // TF's RangeOp: delta != 0, and the range must run towards limit.
   if (delta == 0) throw InvalidArgument("Requires delta != 0: " + std::to_string(delta));
   if (delta > 0 && start > limit) {
@@ -42,17 +41,17 @@ DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t
 }
 
 DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s) {
-  agree_on_op(comm, compare_op_name(op), "x=" + call_text(x) + " y=" + scalar_text(s), OpOptions());
+  agree_on_op(comm, compare_op_name(op), "x=" + call_text(x) + " y=" + scalar_text(s));
   return DistTensor(compare_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
 }
 
 DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s) {
-  agree_on_op(comm, op == ArithOp::Add ? "Add" : "Mul", "x=" + call_text(x) + " y=" + scalar_text(s), OpOptions());
+  agree_on_op(comm, op == ArithOp::Add ? "Add" : "Mul", "x=" + call_text(x) + " y=" + scalar_text(s));
   return DistTensor(arith_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
 }
 
 DistTensor cast(const Comm& comm, const DistTensor& x, DType to) {
-  agree_on_op(comm, "Cast", "x=" + call_text(x) + " DstT=" + dtype_name(to), OpOptions());
+  agree_on_op(comm, "Cast", "x=" + call_text(x) + " DstT=" + dtype_name(to));
   // The lowest rank's error is the first bad element in global order.
   Tensor local;
   run_agreed(comm, [&] { local = cast_values(x.local(), to, x.is_scalar() ? 0 : x.row_offset() * x.row_elements()); });
@@ -63,8 +62,7 @@ DistTensor random_uniform(const Comm& comm, DType dtype, const Shape& shape, std
                           const Scalar& maxval) {
   agree_on_op(comm, "RandomUniform",
               std::string(dtype_name(dtype)) + shape.str() + " seed=" + std::to_string(seed) +
-                  " minval=" + scalar_text(minval) + " maxval=" + scalar_text(maxval),
-              OpOptions());
+                  " minval=" + scalar_text(minval) + " maxval=" + scalar_text(maxval));
   const int r = comm.rank();
   if (shape.rank() == 0) {
     const RowLayout layout = RowLayout::on_rank(1, comm.size(), 0);

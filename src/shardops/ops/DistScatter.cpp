@@ -222,7 +222,7 @@ void agree_on_scatter(const Comm& comm, ScatterOp op, const DistTensor* tensor, 
                       const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
   agree_on_op(comm, scatter_op_name(op),
               (tensor ? "tensor=" + call_text(*tensor) + " " : std::string()) + "indices=" + call_text(indices) +
-                  " updates=" + call_text(updates) + (tensor ? std::string() : " shape=" + call_text(shape)),
+                  " updates=" + call_text(updates) + (tensor ? std::string() : " shape=" + dims_text(shape)),
               options);
 }
 

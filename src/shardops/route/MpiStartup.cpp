@@ -144,31 +144,43 @@ bool open_mpi_settings_free(std::initializer_list<const char*> params) {
   return true;
 }
 
-// The value Open MPI's parameter files give \p param (the user's file first, then the
-// system's; the override file, which beats the environment, counts as set too): nullopt
-// where none sets it; "?" where a file cannot be read or the folder is unknown.
-std::optional<std::string> mca_param_from_files(const std::string& param) {
+// What Open MPI's parameter files say of one parameter.
+struct FileParam {
+  bool known = true;                 ///< false: the folder is unknown, or a file cannot be read
+  bool overridden = false;           ///< the override file sets it: that beats the environment
+  std::optional<std::string> value;  ///< the value the files give, the override's first
+};
+
+// \p param in Open MPI's parameter files, in its order of precedence: the override file, then
+// the user's, then the system's (where Open MPI's folder has none, it is not this Open MPI's).
+FileParam mca_param_from_files(const std::string& param) {
+  FileParam p, unknown;
+  unknown.known = false;
   const std::string sysconf = ompi_sysconfdir();
-  if (sysconf.empty()) return std::string("?");
-  const std::optional<std::string> override_text = file_text(sysconf + "/openmpi-mca-params-override.conf");
-  if (!override_text) return std::string("?");
-  if (const std::optional<std::string> v = detail::mca_param_in_file(*override_text, param)) return v;
-  std::vector<std::string> files;
+  if (sysconf.empty() || !exists(sysconf + "/openmpi-mca-params.conf")) return unknown;
+  std::vector<std::string> files{sysconf + "/openmpi-mca-params-override.conf"};
   if (const char* home = std::getenv("HOME")) files.push_back(std::string(home) + "/.openmpi/mca-params.conf");
   files.push_back(sysconf + "/openmpi-mca-params.conf");
-  for (const std::string& file : files) {
-    const std::optional<std::string> text = file_text(file);
-    if (!text) return std::string("?");
-    if (const std::optional<std::string> v = detail::mca_param_in_file(*text, param)) return v;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::optional<std::string> text = file_text(files[i]);
+    if (!text) return unknown;
+    p.value = detail::mca_param_in_file(*text, param);
+    if (p.value) {
+      p.overridden = i == 0;
+      return p;
+    }
   }
-  return std::nullopt;
+  return p;
 }
 
 std::string skip_path_bound_sharedfp_or_throw() {
 #if !defined(OPEN_MPI)
   return "";
 #else
-  if (!open_mpi_settings_free({"OMPI_MCA_sharedfp"}) || mca_param_from_files("sharedfp")) return "";
+  if (!open_mpi_settings_free({"OMPI_MCA_sharedfp"})) return "";
+  // A crash on long paths is worse than leaving a site's unreadable choice unknown: only a
+  // choice the files are seen to make stands.
+  if (mca_param_from_files("sharedfp").value) return "";
   constexpr const char* kValue = "^lockedfile,sm";
   return setenv("OMPI_MCA_sharedfp", kValue, 0) == 0 ? kValue : "";
 #endif
@@ -182,14 +194,10 @@ std::string skip_absent_mtls_or_throw() {
   if (!open_mpi_settings_free({"OMPI_MCA_mtl", "OMPI_MCA_pml"})) return "";
   const std::vector<std::string> absent = absent_mtls();
   if (absent.empty()) return "";
-  const std::string sysconf = ompi_sysconfdir();
-  if (sysconf.empty() || !exists(sysconf + "/openmpi-mca-params.conf")) return "";
-  // A value in the override file beats the environment: leave it alone.
-  const std::optional<std::string> override_text = file_text(sysconf + "/openmpi-mca-params-override.conf");
-  if (!override_text || detail::mca_param_in_file(*override_text, "mtl")) return "";
-  const std::optional<std::string> current = mca_param_from_files("mtl");
-  if (current == std::string("?")) return "";
-  const std::optional<std::string> value = detail::mtl_excluding(current, absent);
+  // Files it cannot read, or a value in the override file (which beats the environment): left alone.
+  const FileParam current = mca_param_from_files("mtl");
+  if (!current.known || current.overridden) return "";
+  const std::optional<std::string> value = detail::mtl_excluding(current.value, absent);
   if (!value || setenv("OMPI_MCA_mtl", value->c_str(), 0) != 0) return "";
   return *value;
 #endif

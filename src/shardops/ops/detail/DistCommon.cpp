@@ -21,21 +21,19 @@ void agree_index_error(const Comm& comm, bool found, std::int64_t order, const s
 
 std::string call_text(const DistTensor& t) { return std::string(dtype_name(t.dtype())) + t.shape().str(); }
 
-std::string call_text(const std::vector<std::int64_t>& dims) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
-  return text + "]";
+void agree_on_op(const Comm& comm, const char* op, const std::string& arguments) {
+  if (comm.size() > 1) agree_on_call(comm, std::string(op) + "(" + arguments + ")");
 }
 
 void agree_on_op(const Comm& comm, const char* op, const std::string& arguments, const OpOptions& options) {
   if (comm.size() == 1) return;
   // Of the route's settings only the rows per round: every rank must cut an exchange into the
   // same rounds. Host staging and GPU-aware MPI are each rank's own (route/GpuAwareMpi.hpp).
-  agree_on_call(comm, (options.tf_name.empty() ? std::string(op) : options.tf_name) + "(" + arguments +
-                          " bad_indices=" + (options.bad_indices == BadIndices::Error ? "error" : "ignore") +
-                          " denormals=" + (options.denormals == Denormals::Flush ? "flush" : "keep") +
-                          " gather_params=" + std::to_string(static_cast<int>(options.gather_params)) +
-                          " rows_per_round=" + std::to_string(options.route.rows_per_round()) + ")");
+  agree_on_op(comm, options.tf_name.empty() ? op : options.tf_name.c_str(),
+              arguments + " bad_indices=" + (options.bad_indices == BadIndices::Error ? "error" : "ignore") +
+                  " denormals=" + (options.denormals == Denormals::Flush ? "flush" : "keep") +
+                  " gather_params=" + std::to_string(static_cast<int>(options.gather_params)) +
+                  " rows_per_round=" + std::to_string(options.route.rows_per_round()));
 }
 
 }  // namespace shardops

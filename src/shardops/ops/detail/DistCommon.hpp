@@ -26,8 +26,6 @@ inline void record_bytes_sent(const OpOptions& options, std::int64_t bytes) {
 
 /// "float32[8,4]": a tensor argument as agree_on_op compares the ranks' calls.
 std::string call_text(const DistTensor& t);
-/// "[4,4]": a list of dims (checked or not) as agree_on_op compares it.
-std::string call_text(const std::vector<std::int64_t>& dims);
 
 /// \brief Collective, before anything else a distributed op does: agree_on_call over
 /// \p arguments (the op's tensors by call_text and its attributes, as text) and the
@@ -35,6 +33,8 @@ std::string call_text(const std::vector<std::int64_t>& dims);
 /// GatherNd's params, the route's rows per round), as "op(arguments options)" with \p op TF's
 /// name (or options.tf_name).
 void agree_on_op(const Comm& comm, const char* op, const std::string& arguments, const OpOptions& options);
+/// agree_on_op for a call that takes no OpOptions (the element-wise helpers): "op(arguments)".
+void agree_on_op(const Comm& comm, const char* op, const std::string& arguments);
 
 /// Collective: raises on every rank the bad-index error with the smallest \p order
 /// among the ranks that \p found one.

@@ -83,6 +83,15 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // SIGTERM/SIGINT/SIGHUP: remove what the job wrote so far and exit 128 + signal.
   shardops::io::install_stop_handlers(rank == 0);
+  // Every rank has the same arguments and refuses them alike; after MPI started, so that
+  // no rank ends (and has mpirun stop the others) before rank 0 has said why.
+  if (const std::string error = shardops::kokkos_args_error(argc, argv); !error.empty()) {
+    const int code = static_cast<int>(shardops::ErrorKind::InvalidArgument);
+    if (rank == 0) std::cerr << "shardops: error: " << error << std::endl;
+    shardops::io::exit_quietly_on_stop(code);  // mpirun stops the others once one has exited
+    MPI_Finalize();
+    return code;
+  }
   std::vector<char*> kokkos_args = shardops::split_kokkos_args(argc, argv, true);
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   Kokkos::initialize(kokkos_argc, kokkos_args.data());

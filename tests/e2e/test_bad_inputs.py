@@ -237,6 +237,14 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("shape_exceeds_the_disk", scatter("/sidx_one", "/supd16", "2000000000000,16"), 3,
           ["no space left on the device: the dataset needs 128000000000000 bytes"], max_seconds=20),
         C("unknown_option", gather("/gidx_ok", "--bogus-option"), 2, ["--bogus-option"]),
+        # Kokkos' own arguments: a misspelled one would be ignored, a number it cannot read
+        # aborted the process (SIGABRT in Kokkos::initialize).
+        C("kokkos_argument_misspelled", gather("/gidx_ok", "--kokkos-thread=2"), 2,
+          ["'--kokkos-thread=2' is not an argument of this build's Kokkos", "--kokkos-threads"]),
+        C("kokkos_threads_not_a_number", gather("/gidx_ok", "--kokkos-threads=abc"), 2,
+          ["--kokkos-threads takes a whole number: --kokkos-threads=N"]),
+        C("kokkos_flag_given_a_value", gather("/gidx_ok", "--kokkos-disable-warnings=yes"), 2,
+          ["--kokkos-disable-warnings takes no value"]),
         C("missing_required_option", ["gather-nd", "--params", g("/params"), "--out", o], 2, ["--indices"]),
         C("stitch_count_mismatch", ["dynamic-stitch", "--indices", g("/i0"), g("/i1"), "--data", g("/d0"),
                                     "--out", o], 2, ["--indices and --data must name the same number of datasets"]),

@@ -205,7 +205,13 @@ def scatter_into_virtual_file(suite, sh, d):
 
 
 def listing_shows_links(suite, sh, d, links):
-    """`shardops ls` lists the datasets links lead to (a master file's data), with each link."""
+    """`shardops ls` lists the datasets links lead to (a master file's data), with each link:
+    an external link into the file itself too (it was left out), and one that leads nowhere
+    (listed as such, where it was left out silently)."""
+    with h5py.File(links, "a") as f:
+        f["real"] = np.arange(2, dtype=np.int64)
+        f["own"] = h5py.ExternalLink(os.path.basename(links), "/real")
+        f["nowhere"] = h5py.ExternalLink("missing.h5", "/x")
     res = sh.run(["ls", links], np=1)
     expect_success(suite, res)
     lines = [line.split() for line in res.stdout.splitlines()]
@@ -215,6 +221,10 @@ def listing_shows_links(suite, sh, d, links):
     suite.check("(an external link to 'link_target.h5:/g/x')" in by_path.get("/d", ""),
                 "/d's external link is not shown: %r" % res.stdout, res)
     suite.check("(a soft link to '/d')" in by_path.get("/soft", ""), "/soft's link is not shown: %r" % res.stdout, res)
+    suite.check(by_path.get("/own", "") == "[2] int64 (an external link to 'links.h5:/real')",
+                "/own (into its own file) is not listed: %r" % res.stdout, res)
+    suite.check(by_path.get("/nowhere", "") == "leads to nothing (an external link to 'missing.h5:/x')",
+                "/nowhere is not listed as leading nowhere: %r" % res.stdout, res)
 
 
 NEWER_HDF5 = """

@@ -2,10 +2,15 @@
 /// \file
 /// \brief Splitting a program's arguments between Kokkos and the program: Kokkos gets
 /// only its --kokkos-* arguments (it would also act on a plain --help, and print its
-/// own help over the program's), the program gets the rest. argv[0] goes to both.
+/// own help over the program's), the program gets the rest. argv[0] goes to both. The
+/// Kokkos ones are checked first: Kokkos ignores a name it does not know (a typo would
+/// change nothing, silently) and aborts the process on a number it cannot read.
 
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "shardops/kokkos_ext/KokkosExt.hpp"
 
 namespace shardops {
 
@@ -16,6 +21,56 @@ inline std::vector<char*> split_kokkos_args(int argc, char** argv, bool kokkos) 
     if ((std::strncmp(argv[i], "--kokkos-", 9) == 0) == kokkos) args.push_back(argv[i]);
   }
   return args;
+}
+
+namespace detail {
+// Whether \p text is a whole number of at most 9 digits (what Kokkos reads as an int).
+inline bool is_count(const std::string& text) {
+  return !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+}
+}  // namespace detail
+
+/// \brief What is wrong with the --kokkos-* arguments of argv (the usage error to report),
+/// or "" when this Kokkos reads each of them as given (kx::command_line_arguments()).
+inline std::string kokkos_args_error(int argc, char** argv) {
+  const std::vector<kx::CommandLineArgument> known = kx::command_line_arguments();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.compare(0, 9, "--kokkos-") != 0) continue;
+    const std::size_t eq = arg.find('=');
+    const std::string name = arg.substr(9, eq == std::string::npos ? std::string::npos : eq - 9);
+    const kx::CommandLineArgument* found = nullptr;
+    for (const kx::CommandLineArgument& k : known)
+      if (name == k.name) found = &k;
+    if (!found) {
+      std::string names;
+      for (const kx::CommandLineArgument& k : known)
+        names += std::string(names.empty() ? "" : ", ") + "--kokkos-" + k.name;
+      return "usage: '" + arg + "' is not an argument of this build's Kokkos (it takes " + names + ")";
+    }
+    const std::string value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+    const std::string option = "--kokkos-" + name;
+    switch (found->value) {
+      case kx::ArgValue::None:
+        if (eq != std::string::npos) return "usage: '" + arg + "': " + option + " takes no value";
+        break;
+      case kx::ArgValue::Int:
+        if (!detail::is_count(value))
+          return "usage: '" + arg + "': " + option + " takes a whole number: " + option + "=N";
+        break;
+      case kx::ArgValue::IntList: {
+        const std::size_t comma = value.find(',');
+        if (!detail::is_count(value.substr(0, comma)) ||
+            (comma != std::string::npos && !detail::is_count(value.substr(comma + 1))))
+          return "usage: '" + arg + "': " + option + " takes a whole number or two: " + option + "=N[,M]";
+        break;
+      }
+      case kx::ArgValue::Text:
+        if (eq == std::string::npos) return "usage: '" + arg + "': " + option + " takes a value: " + option + "=VALUE";
+        break;
+    }
+  }
+  return "";
 }
 
 }  // namespace shardops

@@ -52,14 +52,31 @@ FileHandle open_input_file(const Comm& comm, const std::string& file, const std:
                      "cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
 }
 
-FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure) {
-  quiet_hdf5();
-  const PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
+namespace {
+// The serial driver without HDF5's own file lock (open_serial says why).
+PropListHandle serial_file_access(const std::string& failure) {
+  PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
   check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
 #if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
   check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
 #endif
+  return fapl;
+}
+}  // namespace
+
+FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure) {
+  quiet_hdf5();
+  const PropListHandle fapl = serial_file_access(failure);
   return FileHandle(check_id(H5Fopen(path.c_str(), flags, fapl.get()), failure));
+}
+
+PropListHandle serial_link_access() {
+  const std::string failure = "an access property list for external links";
+  const PropListHandle fapl = serial_file_access(failure);
+  // A dataset access list is a link access list too: one for H5Dopen2 and the H5O/H5L calls.
+  PropListHandle dapl(check_id(H5Pcreate(H5P_DATASET_ACCESS), failure, ErrorKind::Internal));
+  check_status(H5Pset_elink_fapl(dapl.get(), fapl.get()), failure, ErrorKind::Internal);
+  return dapl;
 }
 
 FileHandle create_output_file(const Comm& comm, const std::string& path, const std::string& what) {

@@ -32,6 +32,12 @@ FileHandle open_input_file(const Comm& comm, const std::string& file, const std:
 /// \throws IOError \p failure, with HDF5's detail.
 FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure);
 
+/// \brief An access list for objects of a file open_serial opened (links and datasets):
+/// the files their external links lead to are opened as open_serial opens them. Left to
+/// HDF5, it opens them with its own file locking on, and a file already open without it
+/// (an external link into the same file) then cannot be opened through the link.
+PropListHandle serial_link_access();
+
 /// \brief Collective: creates the new file \p path (fails if it exists) for writing.
 /// \throws IOError naming \p what.
 FileHandle create_output_file(const Comm& comm, const std::string& path, const std::string& what);

@@ -125,6 +125,7 @@ struct Visit {
   std::string prefix;
   bool attributes;
   std::vector<DatasetListing>* out;
+  hid_t access = H5P_DEFAULT;  ///< how links and datasets are opened (serial_link_access)
 };
 
 herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* data) {
@@ -148,16 +149,22 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
 herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
   auto* v = static_cast<Visit*>(data);
   if (info->type == H5L_TYPE_HARD) return 0;
-  if (H5Oexists_by_name(group, name, H5P_DEFAULT) <= 0) {
-    hdf5_error_detail();  // a link that leads to nothing: not a dataset
+  if (H5Oexists_by_name(group, name, v->access) <= 0) {
+    // A link that leads to nothing (a missing file or object): listed, so that it is seen.
+    DatasetListing listing;
+    listing.path = v->prefix + name;
+    hdf5_error_detail();  // clears what the failed call left
+    listing.problem = "leads to nothing";
+    listing.link = link_text(group, name);
+    v->out->push_back(std::move(listing));
     return 0;
   }
   H5O_info_t object;
-  if (H5Oget_info_by_name2(group, name, &object, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || object.type != H5O_TYPE_DATASET) {
+  if (H5Oget_info_by_name2(group, name, &object, H5O_INFO_BASIC, v->access) < 0 || object.type != H5O_TYPE_DATASET) {
     hdf5_error_detail();
     return 0;
   }
-  const DatasetHandle d(H5Dopen2(group, name, H5P_DEFAULT));
+  const DatasetHandle d(H5Dopen2(group, name, v->access));
   DatasetListing listing;
   if (d.valid()) {
     listing = describe(d.get(), v->prefix + name, v->attributes);
@@ -177,14 +184,15 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   check_input_file(file, what);
   const FileHandle f =
       open_serial(file, H5F_ACC_RDONLY, what + ": cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
-  const PathLookup found = lookup_path(f.get(), path, what);
+  const PropListHandle access = serial_link_access();
+  const PathLookup found = lookup_path(f.get(), path, what, access.get());
   if (path != "/" && found.kind == ObjectKind::Missing) {
     throw InvalidArgument(what + ": '" + (found.stop.empty() ? path : found.stop) + "' does not exist in '" + file +
                           "'");
   }
   std::vector<DatasetListing> out;
   if (found.kind == ObjectKind::Dataset) {
-    const DatasetHandle d(check_id(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    const DatasetHandle d(check_id(H5Dopen2(f.get(), path.c_str(), access.get()), what + ": cannot open the dataset"));
     out.push_back(describe(d.get(), path, attributes));
     out.back().link = link_text(f.get(), path);
     return out;
@@ -195,7 +203,7 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   unsigned order = 0;
   H5Pget_link_creation_order(gcpl.get(), &order);
   const H5_index_t index = (order & H5P_CRT_ORDER_INDEXED) != 0 ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
-  Visit visit{path == "/" ? "/" : path + "/", attributes, &out};
+  Visit visit{path == "/" ? "/" : path + "/", attributes, &out, access.get()};
   hdf5_error_detail();
   check_status(H5Ovisit2(g.get(), index, H5_ITER_INC, on_object, &visit, H5O_INFO_BASIC),
                what + ": cannot walk the file");

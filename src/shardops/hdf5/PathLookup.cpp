@@ -6,9 +6,9 @@
 namespace shardops::io {
 
 namespace {
-ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& what) {
+ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& what, hid_t lapl) {
   H5O_info_t info;
-  check_status(H5Oget_info_by_name2(file, prefix.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT),
+  check_status(H5Oget_info_by_name2(file, prefix.c_str(), &info, H5O_INFO_BASIC, lapl),
                what + ": cannot read the object '" + prefix + "'");
   switch (info.type) {
     case H5O_TYPE_GROUP: return ObjectKind::Group;
@@ -19,22 +19,22 @@ ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& wha
 }
 }  // namespace
 
-PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what) {
+PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what, hid_t lapl) {
   PathLookup result;
   std::string prefix;
   const auto parts = path_components(path);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     prefix += "/" + parts[i];
-    const htri_t exists = H5Lexists(file, prefix.c_str(), H5P_DEFAULT);
+    const htri_t exists = H5Lexists(file, prefix.c_str(), lapl);
     if (exists < 0) throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
     // A soft link whose target is gone counts as missing.
-    const htri_t resolves = exists > 0 ? H5Oexists_by_name(file, prefix.c_str(), H5P_DEFAULT) : 0;
+    const htri_t resolves = exists > 0 ? H5Oexists_by_name(file, prefix.c_str(), lapl) : 0;
     if (resolves < 0) throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
     if (resolves == 0) {
       result.stop = prefix;
       return result;
     }
-    const ObjectKind kind = kind_of(file, prefix, what);
+    const ObjectKind kind = kind_of(file, prefix, what, lapl);
     if (i + 1 == parts.size()) {
       result.kind = kind;
     } else if (kind != ObjectKind::Group) {

@@ -24,9 +24,10 @@ struct PathLookup {
   ObjectKind blocked_by = ObjectKind::Missing;
 };
 
-/// \brief Looks up \p path ("/a/b/c", valid as parse_dataset_ref checks) in \p file.
+/// \brief Looks up \p path ("/a/b/c", valid as parse_dataset_ref checks) in \p file, links
+/// followed with the link access list \p lapl.
 /// \throws IOError naming \p what if HDF5 cannot read the links (damaged file).
-PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what);
+PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what, hid_t lapl = H5P_DEFAULT);
 
 /// \brief "a soft link to '/x'", "an external link to 'F:/x'" for the link \p name (relative to
 /// \p loc, or absolute); "" for a hard link or none.

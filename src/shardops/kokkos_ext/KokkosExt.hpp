@@ -7,6 +7,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace shardops {
 namespace kx {
@@ -69,6 +70,33 @@ int concurrency(const ExecSpace& space) {
 template <class ViewType>
 ViewType make_uninitialized(const std::string& label, std::size_t n) {
   return ViewType(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), n);
+}
+
+/// What a --kokkos-NAME command-line argument takes after '='.
+enum class ArgValue { None, Int, IntList, Text };
+
+/// A command-line argument Kokkos::initialize reads: its NAME in --kokkos-NAME.
+struct CommandLineArgument {
+  const char* name;
+  ArgValue value;
+};
+
+/// \brief The --kokkos-* arguments this Kokkos reads. It ignores (3.4) or only warns about
+/// (4.x) a name it does not know, and aborts the process on an integer argument that is
+/// not a number, so the program checks them against this list first.
+inline std::vector<CommandLineArgument> command_line_arguments() {
+  return {
+    {"help", ArgValue::None}, {"disable-warnings", ArgValue::None}, {"tune-internals", ArgValue::None},
+        {"tools-help", ArgValue::None}, {"threads", ArgValue::Int}, {"numa", ArgValue::Int},
+        {"device-id", ArgValue::Int}, {"num-devices", ArgValue::IntList}, {"skip-device", ArgValue::Int},
+        {"tools-library", ArgValue::Text}, {"tools-args", ArgValue::Text},
+#if KOKKOS_VERSION >= 40000
+        {"num-threads", ArgValue::Int}, {"print-configuration", ArgValue::None}, {"map-device-id-by", ArgValue::Text},
+        {"tools-libs", ArgValue::Text},
+#else
+        {"ndevices", ArgValue::IntList},
+#endif
+  };
 }
 
 }  // namespace kx

@@ -168,12 +168,10 @@ def cgroup_cases(suite, sh, d, version):
             res = run_in_group(sh, group, ["run", deck], sh.np)
         expect_error(suite, res, 2, [deck + ": reading its 1000", "YAML nodes", "cgroup v%d memory limit" % version])
 
-    def output_in_file_pages_beyond_the_limit():
-        # A dense scatter (more updates than rows) makes its output in the output file's own
-        # pages, which count against the limit until written out, as a held output would. Its
-        # inputs are mapped from the page cache; its 192 MiB output does not fit the 160 MiB
-        # group: refused at once (exit 2, the limit named), where the dirty pages would have
-        # left the job thrashing against the limit.
+    def dense_output_beyond_the_limit():
+        # A dense scatter (more updates than rows) holds its output whole. Its inputs are
+        # mapped from the page cache (not the job's memory); its 192 MiB output does not fit the
+        # 160 MiB group: refused at once (exit 2, the limit named), nothing written.
         rows, width = 3 * MiB // 2, 128
         dense = os.path.join(d, "cg_dense.h5")
         rng = np.random.default_rng(5)
@@ -189,7 +187,7 @@ def cgroup_cases(suite, sh, d, version):
         os.remove(dense)
 
     suite.case(name + "_input_beyond_the_limit", too_big)
-    suite.case(name + "_output_in_file_pages_beyond_the_limit", output_in_file_pages_beyond_the_limit)
+    suite.case(name + "_dense_output_beyond_the_limit", dense_output_beyond_the_limit)
     suite.case(name + "_small_job_runs", fits)
     suite.case(name + "_deck_beyond_the_limit", big_deck)
 

@@ -157,8 +157,8 @@ def disk_full_existing_file(t, sh, during):
 
 
 def dense_scatter_inputs(d, rows, cols=16):
-    """scatter-nd inputs of two updates per output row: the job makes its output all at once in
-    the output file's own pages. Returns the input file and the expected output."""
+    """scatter-nd inputs of two updates per output row (a held output). Returns the input file
+    and the expected output."""
     rng = np.random.default_rng(31)
     idx = rng.integers(0, rows, size=(2 * rows, 1)).astype(np.int64)
     upd = rng.standard_normal((2 * rows, cols)).astype(np.float32)
@@ -174,10 +174,10 @@ def dense_scatter_args(inp, rows, out, cols=16):
             "%d,%d" % (rows, cols), "--out", out, "-q"]
 
 
-def disk_full_output_in_file_pages(t, sh):
-    """A 32 MB output made in the file's own pages (a dense scatter) on a 20 MB file system, new
-    and existing target: exit 3 naming the cause, nothing left, the existing file unchanged;
-    a 4 MB one fits, is right, and was made in the pages (the report says streamed)."""
+def disk_full_dense_scatter(t, sh):
+    """A 32 MB dense scatter output (more updates than rows: made whole, then written) on a 20
+    MB file system, new and existing target: exit 3 naming the cause, nothing left, the
+    existing file unchanged; a 4 MB one fits and is right."""
     with small_tmpfs(20) as fs:
         inp, _ = dense_scatter_inputs(t.d, 1 << 19)
         out = os.path.join(fs, "out.h5")
@@ -191,48 +191,10 @@ def disk_full_output_in_file_pages(t, sh):
                 t.suite.check(e2e.file_state(out) == before, "the existing file changed", r)
             t.suite.check(os.listdir(fs) == (["out.h5"] if existing else []), "left %s" % os.listdir(fs), r)
         inp, expected = dense_scatter_inputs(t.d, 1 << 16)
-        report = os.path.join(t.d, "r.json")
-        r = sh.run(dense_scatter_args(inp, 1 << 16, e2e.ref(out, "/fits")) + ["--report", report])
+        r = sh.run(dense_scatter_args(inp, 1 << 16, e2e.ref(out, "/fits")))
         e2e.expect_success(t.suite, r)
         e2e.same_array(t.suite, "fits", e2e.read_h5(out, "/fits"), expected, r)
-        with open(report) as f:
-            made = [o["streamed"] for o in json.load(f)["outputs"]]
-        t.suite.check(made == [True], "not made in the file's pages: streamed=%s" % made, r)
         t.suite.check(sorted(os.listdir(fs)) == ["out.h5"], "left %s" % os.listdir(fs), r)
-
-
-def output_pages_cut_short(t, sh):
-    """Another program cuts the new file short while the job makes its rows in the file's pages
-    (mapped): the SIGBUS that follows ends the job with exit 3 naming the file, nothing
-    committed, nothing left; an existing target stays as it was."""
-    inp, _ = dense_scatter_inputs(t.d, 1 << 16)
-    for existing in (False, True):
-        out = os.path.join(t.d, "cut.h5")
-        if os.path.exists(out):
-            os.remove(out)
-        before = make_existing(out) if existing else None
-        job = Job(sh, dense_scatter_args(inp, 1 << 16, e2e.ref(out, "/s")), sh.np,
-                  env={"SHARDOPS_TEST_PAUSE": "output-pages:3"})
-        if not job.wait_for("test pause at output-pages", count=sh.np):
-            rc = job.finish()
-            t.suite.require(False, "the job never made its rows in the file's pages", job.result(rc))
-        if existing:
-            # The rows go into the target itself, past its original end: cut it back there.
-            os.truncate(out, len(before))
-        else:
-            for name in leftovers(t.d):
-                if ".shardops-tmp." in name and ".data." not in name and ".metadata." not in name:
-                    os.truncate(os.path.join(t.d, name), 0)
-        rc = job.finish(timeout=30)
-        r = job.result(rc)
-        t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
-        t.suite.check("could not keep the rows written into" in r.stderr, "the message does not say why", r)
-        t.suite.check("Segmentation" not in r.stderr and "core dumped" not in r.stderr, "a rank crashed", r)
-        t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
-        if existing:
-            t.suite.check(e2e.file_state(out) == before, "the existing file changed", r)
-        else:
-            t.suite.check(not os.path.exists(out), "the output was committed", r)
 
 
 def fits_exactly_enough(t, sh):
@@ -666,11 +628,7 @@ def stopped_in_phase(t, sh, phase, sig, whom):
         # A streamed output's rows are made in the write phase: the op's own apply phase
         # is the one of an output held whole.
         env["SHARDOPS_STREAM_OUTPUTS"] = "0"
-    argv = gather_args(inp, e2e.ref(out, "/g"))
-    if phase == "output-pages":
-        # A dense scatter makes its rows in the target's own pages, mapped past its end.
-        argv = dense_scatter_args(dense_scatter_inputs(t.d, 1 << 16)[0], 1 << 16, e2e.ref(out, "/g"))
-    job = Job(sh, argv, sh.np, env=env)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env=env)
     reached = job.wait_for("test pause at " + phase, count=sh.np)  # every rank is in it
     if not reached:
         rc = job.finish()
@@ -768,11 +726,7 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     inp, expected = make_inputs(t.d)
     out = os.path.join(t.d, name)
     before = make_existing(out)
-    argv = gather_args(inp, e2e.ref(out, "/g"))
-    if where == "output-pages":
-        # A dense scatter's rows, made in the target's own pages (mapped past its end).
-        argv = dense_scatter_args(dense_scatter_inputs(t.d, 1 << 16)[0], 1 << 16, e2e.ref(out, "/g"))
-    kill_at(t, sh, argv, where, 1)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), where, 1)
     # A job that only reads the file first: it reads the file as it was, the killed job's
     # change undone (a reader used to read it changed, or, mid-journal, not as HDF5 at all).
     rows = os.path.join(t.d, "rows.h5")
@@ -1006,14 +960,13 @@ def main():
             run_case("disk_full_existing_file_during_write", disk_full_existing_file, "write")
             run_case("disk_full_existing_file_during_merge", disk_full_existing_file, "merge")
             run_case("disk_small_output_fits", fits_exactly_enough)
-            run_case("disk_full_output_in_file_pages", disk_full_output_in_file_pages)
+            run_case("disk_full_dense_scatter", disk_full_dense_scatter)
         else:
             suite.skip("disk_full_*", "needs root to mount a small tmpfs")
         for kind in ("new", "compressed", "existing", "strings", "fixed_strings"):
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
         run_case("longest_file_name", longest_file_name)
-        run_case("output_pages_cut_short", output_pages_cut_short)
     if everything or "concurrent" in groups:
         run_case("append_in_place", append_in_place)
         run_case("overwrite_is_bounded", overwrite_is_bounded)
@@ -1039,9 +992,7 @@ def main():
         run_case("two_files_fail_together", two_files_fail_together)
     if everything or "signals" in groups:
         # in-place: the new rows are in the existing target, past its end, before the commit.
-        # output-pages: a dense scatter's rows made in the target's own pages (mapped).
-        phases = ["read", "validate", "apply", "write", "in-place", "output-pages", "commit"] + (
-            ["route"] if args.np > 1 else [])
+        phases = ["read", "validate", "apply", "write", "in-place", "commit"] + (["route"] if args.np > 1 else [])
         for phase in phases:
             run_case("sigterm_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGTERM, "mpirun")
             run_case("sigint_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGINT, "mpirun")
@@ -1055,7 +1006,6 @@ def main():
         run_case("sigpipe_is_ignored", sigpipe_is_ignored)
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
-        run_case("sigkill_while_rows_made_in_file_pages", killed_then_cleaned, "output-pages")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
         run_case("long_file_names", long_file_names)

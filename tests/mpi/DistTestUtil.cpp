@@ -187,21 +187,6 @@ void expect_same_rows(const LazyTensor& lazy, const DistTensor& held, const std:
   if (lazy.held() || is_string(held.dtype())) return;
   const std::size_t row = lazy.row_bytes();
   const std::int64_t rows = lazy.local_rows();
-  if (lazy.made_as_block()) {
-    // As the output layer makes it in a file's pages: from what the block starts with, put
-    // there first (started), or from bytes of anything (the maker puts it there itself).
-    const LazyTensor::BlockStart& start = lazy.block_start();
-    for (const bool started : {true, false}) {
-      std::vector<unsigned char> made(static_cast<std::size_t>(rows) * row, 0xAB);
-      if (started && start.kind == LazyTensor::BlockStart::Kind::Rows)
-        std::copy(start.rows.data(), start.rows.data() + made.size(), made.begin());
-      else if (started)
-        std::fill(made.begin(), made.end(), 0);
-      lazy.make_block(made.data(), started);
-      EXPECT_TRUE(std::equal(made.begin(), made.end(), held.local().data()))
-          << what << ": the block made " << (started ? "from its start" : "from bytes of anything");
-    }
-  }
   for (const std::int64_t piece : {std::int64_t(1), std::int64_t(3)}) {
     std::vector<unsigned char> made(static_cast<std::size_t>(rows) * row);
     for (std::int64_t first = 0; first < rows; first += piece)

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -300,12 +299,6 @@ std::vector<std::string> leftovers_of(const std::string& target, const std::stri
   return found;
 }
 
-int open_for_rows(const std::string& path) noexcept {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd >= 0 || errno != EACCES) return fd;
-  return ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-}
-
 bool write_all(int fd, const void* data, std::size_t n, long long at) {
   const auto* p = static_cast<const unsigned char*>(data);
   while (n > 0) {
@@ -323,17 +316,6 @@ bool write_all(int fd, const void* data, std::size_t n, long long at) {
     p += w;
     n -= static_cast<std::size_t>(w);
     at += w;
-  }
-  return true;
-}
-
-bool write_zeros(int fd, std::size_t n, long long at) {
-  // Never written: the pages read as the zero page, so this holds no memory of its own.
-  static const std::array<unsigned char, std::size_t(256) << 10> zeros{};
-  for (std::size_t done = 0; done < n;) {
-    const std::size_t now = std::min(zeros.size(), n - done);
-    if (!write_all(fd, zeros.data(), now, at + static_cast<long long>(done))) return false;
-    done += now;
   }
   return true;
 }

@@ -104,16 +104,9 @@ long long file_size(const std::string& path) noexcept;
 /// target's name + \p suffix_prefix (such as ".shardops-tmp."): what earlier jobs left.
 std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix);
 
-/// \brief Opens the existing file \p path to write rows into: read-write where the file
-/// allows (its pages can then be mapped for writing), else write-only; -1 with errno set.
-int open_for_rows(const std::string& path) noexcept;
-
 /// Writes all \p n bytes at \p at (pwrite, retried on EINTR and short writes). Returns
 /// false with errno set (EIO for a write of 0 bytes) if it cannot.
 bool write_all(int fd, const void* data, std::size_t n, long long at);
-
-/// write_all() of \p n zero bytes at \p at.
-bool write_zeros(int fd, std::size_t n, long long at);
 
 /// \brief write_all() for bytes that are fsynced next: the disk writes of each few MiB
 /// start as soon as they are written (sync_file_range), while the rest is still being

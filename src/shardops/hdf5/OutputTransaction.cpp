@@ -9,13 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <set>
-#include <type_traits>
 
-#include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
-#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
 #include "shardops/core/StringTensor.hpp"
@@ -30,7 +26,6 @@
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/hdf5/StorageLayout.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
-#include "shardops/hdf5/detail/MappedRows.hpp"
 
 namespace shardops::io {
 
@@ -426,7 +421,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   f->original_length = comm_.max(static_cast<std::int64_t>(f->original_length));
   if (f->existed) {
     run_agreed(comm_, [&] {
-      f->target_fd = open_for_rows(target);
+      f->target_fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
       if (f->target_fd < 0)
         throw IOError(what + ": cannot open '" + ref.file + "' for writing: " + std::strerror(errno));
       f->target_on_stop = CleanupTruncate(f->target_fd, f->original_length);
@@ -438,7 +433,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   files_.push_back(std::move(f));  // from here on abort() removes the new file and drops the lock
   added.file = create_output_file(comm_, added.temp, what);
   run_agreed(comm_, [&] {
-    added.reserve_fd = open_for_rows(added.temp);
+    added.reserve_fd = ::open(added.temp.c_str(), O_WRONLY | O_CLOEXEC);
     if (added.reserve_fd < 0) added.reserving = false;
   });
   return added;
@@ -520,84 +515,30 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
   });
 }
 
-namespace {
-
-// Makes the rows of \p tensor (made as a block) in bytes [at, at + bytes) of \p fd (the
-// file \p file), mapped, where detail::map_file_for_writing can map them: the caller has
-// reserved them. What the block starts from (the tensor's rows, or zeros) is written first,
-// which puts the pages in the page cache a write at a time, far cheaper than a fault per
-// fresh page of a mapping; then they are mapped, present, and the op applies the rest.
-// False, nothing written, where the pages cannot be mapped.
-bool make_block_in_file_pages(int fd, const LazyTensor& tensor, long long at, std::size_t bytes,
-                              const std::string& file, const std::string& what) {
-  // Kernels that run elsewhere (a GPU, even with managed memory) cannot write a file's pages.
-  if (!std::is_same<MemSpace, Kokkos::HostSpace>::value) return false;
-  std::shared_ptr<unsigned char> pages = detail::map_file_for_writing(fd, at, bytes, file);
-  if (!pages) return false;
-  // Dirty pages count against a memory limit as the held block would (the op checked that
-  // it fits), and cannot be dropped as clean ones can until they are written out.
-  const std::shared_ptr<void> held = hold_memory(bytes);
-  const LazyTensor::BlockStart& start = tensor.block_start();
-  const bool rows = start.kind == LazyTensor::BlockStart::Kind::Rows;
-  if (!(rows ? write_all(fd, start.rows.data(), bytes, at) : write_zeros(fd, bytes, at)))
-    throw IOError(what + ": writing its rows into '" + file + "' failed: " + std::strerror(errno) +
-                  "; nothing was committed");
-  prefault_pages(pages.get(), bytes);
-  test_pause("output-pages");
-  tensor.make_block(pages.get(), start.kind != LazyTensor::BlockStart::Kind::Nothing);
-  return true;
-}
-
-}  // namespace
-
-bool OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes,
-                                      const std::string& file, const std::string& reserve_dir, bool reserved,
-                                      bool flush_now, const std::string& what) {
+void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes,
+                                      const std::string& file, const std::string& reserve_dir, bool flush_now,
+                                      const std::string& what) {
   const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
   const std::int64_t first = tensor.is_scalar() ? 0 : tensor.row_offset();
   const std::int64_t rows = tensor.local_rows();
   const std::int64_t row_bytes = bytes / total_rows;
-  double making = 0;                // seconds spent making rows made on demand: the op's, not the write's
-  bool made_whole = tensor.held();  // whether this rank held its rows whole in memory of its own
+  double making = 0;  // seconds spent making rows made on demand: the op's, not the write's
   run_agreed(comm_, [&] {
     if (rows <= 0) return;
     if (static_cast<std::size_t>(row_bytes) != tensor.row_bytes())
       throw InternalError(what + ": rows of " + std::to_string(tensor.row_bytes()) +
                           " bytes to write where the dataset's are " + std::to_string(row_bytes));
     const long long at = offset + first * row_bytes;
-    if (!reserve_dir.empty()) reserved = reserve_space(fd, at, rows * row_bytes, reserve_dir, what);
-    const auto all = static_cast<std::size_t>(rows * row_bytes);
-    // Rows made as a block are made in the file's own pages where they can be (the job then
-    // holds no memory of its own for them), else whole into memory and written as held rows are.
-    std::optional<DistTensor> block;
-    if (tensor.made_as_block()) {
-      progress_inner_phase_start("apply", "the rows of the output, made where they are written");
-      Kokkos::Timer timer;
-      if (!reserved || !make_block_in_file_pages(fd, tensor, at, all, file, what)) {
-        block = tensor.whole();
-        made_whole = true;
-      }
-      making = timer.seconds();
-      progress_inner_phase_end("apply", making);
-      if (!block) {
-        note_transfer_progress(rows, rows, static_cast<std::size_t>(row_bytes), rows, Transfer::Write, what);
-        if (options_.durable && flush_now && ::fsync(fd) != 0)
-          throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
-                        "; nothing was committed");
-        return;
-      }
-    }
+    if (!reserve_dir.empty()) reserve_space(fd, at, rows * row_bytes, reserve_dir, what);
     // Rows held are written a round at a time, as transfer_rows goes (for -v's progress
     // lines and the report's byte count); rows made on demand a piece at a time, each
     // made into one reused buffer small enough to stay in the caches.
-    const bool held = tensor.held() || block.has_value();
+    const bool held = tensor.held();
     const std::int64_t round = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(held ? max_transfer_bytes()
                                           : std::min(max_transfer_bytes(), LazyTensor::kPieceBytes)) /
                row_bytes);
-    const auto* data = !held   ? nullptr
-                       : block ? static_cast<const unsigned char*>(block->local().data())
-                               : static_cast<const unsigned char*>(tensor.tensor().local().data());
+    const auto* data = held ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
     Tensor piece_buffer;
     if (!held) {
       piece_buffer = Tensor(DType::UInt8, Shape{std::min(round, rows) * row_bytes}, Init::Uninitialized,
@@ -625,40 +566,37 @@ bool OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
                     "; nothing was committed");
   });
   PhaseClock::move("write", "apply", making);
-  return comm_.max(made_whole ? 1 : 0) == 0;
 }
 
-std::optional<bool> OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_type,
-                                                      const LazyTensor& tensor, const std::string& what) {
+bool OutputTransaction::write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const LazyTensor& tensor,
+                                       const std::string& what) {
   // Contiguous data in the file's byte layout, in host memory: every rank writes its rows
   // with pwrite where HDF5 placed the dataset (MPI-IO would hand the kernel one large
   // write per rank, see write_all). The same answer on every rank.
-  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return std::nullopt;
-  if (tensor.shape().num_elements() == 0 || (!tensor.is_scalar() && tensor.shape().dim(0) <= 0)) return std::nullopt;
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return false;
+  if (tensor.shape().num_elements() == 0 || (!tensor.is_scalar() && tensor.shape().dim(0) <= 0)) return false;
   // The file's metadata is the same on every rank; a rank without a descriptor says no.
   const Extent extent = f.reserve_fd >= 0 ? raw_extent(dataset, mem_type) : Extent{};
-  if (comm_.min(extent.offset >= 0 && extent.bytes > 0 ? 1 : 0) == 0) return std::nullopt;
+  if (comm_.min(extent.offset >= 0 && extent.bytes > 0 ? 1 : 0) == 0) return false;
   // Flushed once for the whole file before it is closed (close_and_verify): an fsync per
   // dataset waits for the file system's journal each time, and the new file is not the
   // target's until the commit, so nothing needs its rows on disk sooner.
-  const bool made_as_written =
-      write_rows_at(f.reserve_fd, tensor, extent.offset, extent.bytes, f.given, "", f.reserving, false, what);
+  write_rows_at(f.reserve_fd, tensor, extent.offset, extent.bytes, f.given, "", false, what);
   f.data_end = std::max(f.data_end, extent.offset + extent.bytes);
-  return made_as_written;
+  return true;
 }
 
-std::optional<bool> OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
-                                                      const LazyTensor& tensor, const Attributes& provenance,
-                                                      const StorageOptions& storage) {
+bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor,
+                                       const Attributes& provenance, const StorageOptions& storage) {
   // Contiguous fixed-size data already in the file's byte layout, in host memory; the
   // rest (strings, filters, device memory) goes through the new file and is copied in
   // at the commit. The same answer on every rank.
   if (!f.existed || tensor.dtype() == DType::String || storage.chunked() ||
       !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
-    return std::nullopt;
+    return false;
   const std::string what = target.str();
   const std::int64_t total_rows = tensor.is_scalar() ? 1 : tensor.shape().dim(0);
-  if (total_rows <= 0 || tensor.shape().num_elements() == 0) return std::nullopt;
+  if (total_rows <= 0 || tensor.shape().num_elements() == 0) return false;
   std::int64_t offset = -1, bytes = 0;
   on_root_agreed(comm_, [&] {
     // A dataset it replaces is deleted at the commit, where HDF5 reuses its space.
@@ -680,16 +618,16 @@ std::optional<bool> OutputTransaction::write_in_place(PendingFile& f, const Data
     bytes = extent.bytes;
   });
   offset = comm_.max(offset);
-  if (offset < 0) return std::nullopt;
+  if (offset < 0) return false;
   bytes = comm_.max(bytes);
   // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
   // cutting pages still being written back waits for them.
-  const bool made_as_written = write_rows_at(f.target_fd, tensor, offset, bytes, f.given,
-                                             std::filesystem::path(f.target).parent_path().string(), false, true, what);
+  write_rows_at(f.target_fd, tensor, offset, bytes, f.given, std::filesystem::path(f.target).parent_path().string(),
+                true, what);
   f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
   f.in_place.push_back(target.path);
   test_pause("in-place");
-  return made_as_written;
+  return true;
 }
 
 void OutputTransaction::write(const DatasetRef& target, const DistTensor& tensor, const Attributes& provenance) {
@@ -793,7 +731,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
           check_target(f.existing.get(), target, options_.overwrite, what, false))
         f.replaced.insert(target.path);
     });
-    if (const std::optional<bool> made = write_in_place(f, target, output, provenance, storage)) return *made;
+    if (write_in_place(f, target, output, provenance, storage)) return !output.held();
 
     const bool strings = output.dtype() == DType::String;
     StringOutput string_output;
@@ -825,12 +763,10 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     // own rows; then all reopen it.
     const bool vlen = strings && !string_output.format.fixed_length;
     const bool serial = vlen || storage.compression == Compression::Lzf;
-    if (!serial && !strings) {
-      if (const std::optional<bool> made = write_directly(f, dataset.get(), mem_type.get(), output, what)) {
-        run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
-        f.written.push_back(target.path);
-        return *made;
-      }
+    if (!serial && !strings && write_directly(f, dataset.get(), mem_type.get(), output, what)) {
+      run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
+      f.written.push_back(target.path);
+      return !output.held();
     }
     // HDF5 writes the rest from memory: rows made on demand are made whole first.
     DistTensor tensor;

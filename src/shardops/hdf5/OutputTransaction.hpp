@@ -4,7 +4,6 @@
 /// beside their targets and renamed into place only when every rank succeeded.
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,9 +97,7 @@ class OutputTransaction {
   /// piece at a time into one reused buffer and writes each piece as it is made, so the
   /// output is never held whole; the time spent making them counts in the "apply" phase,
   /// not "write". Elsewhere (chunked or filtered storage) they are made whole first.
-  /// \return whether the rows were made as they were written, never held whole in memory
-  /// of the job's own: a piece at a time, or as a block in the file's pages (the same on
-  /// every rank)
+  /// \return whether the rows were made as they were written (the same on every rank)
   bool write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance);
   bool write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,
              const StorageOptions& storage);
@@ -130,24 +127,19 @@ class OutputTransaction {
   PendingFile& pending_for(const DatasetRef& target);
   /// Collective: this rank's rows of \p tensor written with pwrite into \p fd, where a
   /// dataset of \p bytes (all rows) starts at \p offset; space reserved first in
-  /// \p reserve_dir's file system unless it is empty (else \p reserved says whether the
-  /// caller reserved it); flushed now when durable and \p flush_now (else the caller
-  /// flushes \p fd before the commit). Rows made as a block are made in the file's pages
-  /// where the space is reserved and they can be mapped. \p file names the file in messages.
-  /// \return whether no rank held the rows whole in memory of its own (made a piece at a time,
-  /// or as a block in the file's pages; the same on every rank)
-  bool write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes, const std::string& file,
-                     const std::string& reserve_dir, bool reserved, bool flush_now, const std::string& what);
+  /// \p reserve_dir's file system unless it is empty; flushed now when durable and \p
+  /// flush_now (else the caller flushes \p fd before the commit). \p file names the file in
+  /// messages.
+  void write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes, const std::string& file,
+                     const std::string& reserve_dir, bool flush_now, const std::string& what);
   /// Collective: writes \p tensor into the new file's contiguous \p dataset by pwrite, if
-  /// it can: then write_rows_at's answer; nothing (nothing written) where HDF5 must write it.
-  std::optional<bool> write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const LazyTensor& tensor,
-                                     const std::string& what);
+  /// it can; false (nothing written) where HDF5 must write it.
+  bool write_directly(PendingFile& f, hid_t dataset, hid_t mem_type, const LazyTensor& tensor, const std::string& what);
   // Writes \p tensor straight into an existing target, past its original length,
   // where it can (contiguous, fixed-size, host memory, not replacing a dataset): the
   // bytes are written once, not into the new file and copied again at the commit.
-  // write_rows_at's answer, or nothing where it cannot.
-  std::optional<bool> write_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor,
-                                     const Attributes& provenance, const StorageOptions& storage);
+  bool write_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor, const Attributes& provenance,
+                      const StorageOptions& storage);
   void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);
   void close_and_verify(PendingFile& f);
 

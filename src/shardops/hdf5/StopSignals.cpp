@@ -33,8 +33,7 @@ struct Cut {
 };
 std::array<Cut, kCuts> g_cuts{};
 
-// Files mapped into the process (inputs, and the rows an output makes in its file's pages):
-// [begin, end), the file's name and which kind. A slot is free
+// Input files mapped into the process: [begin, end) and the file's name. A slot is free
 // while its name is null and taken but not yet armed while it is kClaimed; the handler
 // reads the addresses only of named slots.
 constexpr int kRanges = 256;
@@ -42,7 +41,6 @@ struct Range {
   std::atomic<std::uintptr_t> begin{0};
   std::atomic<std::uintptr_t> end{0};
   std::atomic<char*> file{nullptr};
-  std::atomic<bool> output{false};
 };
 std::array<Range, kRanges> g_ranges{};
 char kClaimedName[] = "";
@@ -122,20 +120,19 @@ void append_outcome(char* line, std::size_t& used, std::size_t size) {
   ::_exit(stop_exit_code(sig));
 }
 
-// The mapped range that holds \p address, or nullptr.
-const Range* mapped_range_at(const void* address) {
+// The mapped input file that holds \p address, or nullptr.
+const char* mapped_file_at(const void* address) {
   const auto a = reinterpret_cast<std::uintptr_t>(address);
   for (auto& range : g_ranges) {
     const char* file = range.file.load();
-    if (file != nullptr && file != kClaimed && a >= range.begin.load() && a < range.end.load()) return &range;
+    if (file != nullptr && file != kClaimed && a >= range.begin.load() && a < range.end.load()) return file;
   }
   return nullptr;
 }
 
 extern "C" void on_bus_error(int sig, siginfo_t* info, void*) {
-  const Range* range = info != nullptr ? mapped_range_at(info->si_addr) : nullptr;
-  const char* file = range != nullptr ? range->file.load() : nullptr;
-  if (file == nullptr || file == kClaimed) {
+  const char* file = info != nullptr ? mapped_file_at(info->si_addr) : nullptr;
+  if (file == nullptr) {
     // Not an input's pages: the default action (a core dump) once the handler returns
     // and the access faults again.
     static_cast<void>(::signal(sig, SIG_DFL));
@@ -146,15 +143,9 @@ extern "C" void on_bus_error(int sig, siginfo_t* info, void*) {
   // messages may be one that never reads that part of the file.
   char line[1024];
   std::size_t used = 0;
-  if (range->output.load()) {
-    append(line, used, sizeof line, "shardops: the file system could not keep the rows written into '");
-    append(line, used, sizeof line, file);
-    append(line, used, sizeof line, "' (no space left, a failing device, or the file cut short by another program)");
-  } else {
-    append(line, used, sizeof line, "shardops: the input file '");
-    append(line, used, sizeof line, file);
-    append(line, used, sizeof line, "' was cut short by another program while the job read it");
-  }
+  append(line, used, sizeof line, "shardops: the input file '");
+  append(line, used, sizeof line, file);
+  append(line, used, sizeof line, "' was cut short by another program while the job read it");
   append_outcome(line, used, sizeof line);
   static_cast<void>(::write(STDERR_FILENO, line, used));
   ::_exit(static_cast<int>(ErrorKind::IO));
@@ -237,7 +228,7 @@ int claim_cut(int fd, long long length) {
   throw InternalError("more than " + std::to_string(kCuts) + " files written in place at once");
 }
 
-int claim_range(const void* begin, std::size_t bytes, const std::string& file, bool output) {
+int claim_range(const void* begin, std::size_t bytes, const std::string& file) {
   char* name = ::strdup(file.c_str());
   if (name == nullptr) throw InternalError("out of memory registering " + file);
   for (int i = 0; i < kRanges; ++i) {
@@ -248,13 +239,12 @@ int claim_range(const void* begin, std::size_t bytes, const std::string& file, b
     if (range.file.compare_exchange_strong(expected, kClaimed)) {
       range.begin.store(reinterpret_cast<std::uintptr_t>(begin));
       range.end.store(reinterpret_cast<std::uintptr_t>(begin) + bytes);
-      range.output.store(output);
       range.file.store(name);
       return i;
     }
   }
   std::free(name);
-  throw InternalError("more than " + std::to_string(kRanges) + " files mapped at once");
+  throw InternalError("more than " + std::to_string(kRanges) + " input files mapped at once");
 }
 
 }  // namespace
@@ -281,8 +271,8 @@ CleanupPath::CleanupPath(const std::string& path) : SignalSlot(claim_path(path),
 
 CleanupTruncate::CleanupTruncate(int fd, long long length) : SignalSlot(claim_cut(fd, length), release_cut) {}
 
-MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string& file, MappedUse use)
-    : SignalSlot(claim_range(begin, bytes, file, use == MappedUse::OutputRows), release_range) {}
+MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string& file)
+    : SignalSlot(claim_range(begin, bytes, file), release_range) {}
 
 CommitWindow::CommitWindow() {
   g_committed.store(false);

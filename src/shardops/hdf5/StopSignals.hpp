@@ -16,10 +16,8 @@
 /// message then says that the outputs were written). What SIGKILL leaves behind is
 /// cleaned up by the next job that writes the same file (OutputTransaction).
 ///
-/// The same handlers catch SIGBUS in a file's pages mapped into the process
-/// (MappedRange): an input file cut short by another program while the job read it, or
-/// an output file whose pages the file system could not back while the job made its rows
-/// there (space is reserved first, so that takes a failing device or another program).
+/// The same handlers catch SIGBUS in an input file's pages mapped into the process
+/// (MappedRange): the file was cut short by another program while the job read it.
 /// The job cleans up as for a stop signal, says which file, and exits 3 (an I/O
 /// failure). A SIGBUS anywhere else keeps its default action.
 
@@ -83,15 +81,12 @@ class CleanupTruncate : public SignalSlot {
   CleanupTruncate(int fd, long long length);
 };
 
-/// What a mapped range holds: an input's rows (read), or rows an output makes in its file.
-enum class MappedUse { Input, OutputRows };
-
 /// \brief While it lives, a SIGBUS at an address in [\p begin, \p begin + \p bytes) is
-/// reported as a failure of \p file's pages (the file comment says what happens).
+/// reported as \p file having been cut short (the file comment says what happens).
 class MappedRange : public SignalSlot {
  public:
   MappedRange() = default;
-  MappedRange(const void* begin, std::size_t bytes, const std::string& file, MappedUse use = MappedUse::Input);
+  MappedRange(const void* begin, std::size_t bytes, const std::string& file);
 };
 
 /// \brief The commit: while one lives, a stop signal waits until it ends. At its end a

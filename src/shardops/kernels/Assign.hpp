@@ -237,8 +237,7 @@ class LastWriterAssign {
 
   /// AssignBy::OutputRow, after every claim: writes each output row once — its
   /// winner's row (found by \p source, see KeyedRows), else row t of \p base
-  /// ([rows, words] like the output; null: the row keeps what the output holds, as
-  /// UnnamedRows::Keep says).
+  /// ([rows, words] like the output; null: zeros).
   template <class SourceOfKey>
   void write_rows(const SourceOfKey& source, const W* base) const {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
@@ -263,6 +262,8 @@ class LastWriterAssign {
             stream_row(dst + t * words, source(w), words);
           } else if (base != nullptr) {
             stream_row(dst + t * words, base + t * words, words);
+          } else {
+            zero_row(dst + t * words, words);
           }
         });
   }

@@ -7,7 +7,6 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
-#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
@@ -52,15 +51,14 @@ ScatterStart start_scatter(const Comm& comm, ScatterOp op, const DistTensor* ten
 // Collective: every update row at the owner of its output row, handed to
 // \p finish(batches...) in global order (RootBatch, as scatter_apply takes them; their
 // targets and row lists point into memory that lasts until it returns, their rows are
-// Tensors; with \p keep, the batches stay valid for as long as what it is set to before
-// \p finish runs lives, and the indices). \p finish returns the entries it found
+// Tensors). \p finish returns the entries it found
 // without a target (-1: not counted). Bad indices meet the error policy before the route
 // at several ranks, after \p finish at one (which counts them on the way). ScatterNd on
 // strings concatenates instead, into \p out. Timed in \p phase.
 template <class Finish>
 void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const DistTensor& indices,
                    const DistTensor& updates, const OpOptions& options, std::optional<ScopedPhase>& phase, Tensor& out,
-                   const Finish& finish, std::shared_ptr<const void>* keep = nullptr) {
+                   const Finish& finish) {
   const ScatterGeometry& g = s.g;
   // ScatterNd on strings concatenates duplicates in index order instead of adding.
   const bool concat = is_string(s.dtype) && op == ScatterOp::ScatterNd;
@@ -116,12 +114,11 @@ void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const 
                                      out.shape(), out_rows, g.slice_size, me);
       return;
     }
-    const auto rows = std::make_shared<const RootRows>(route.reduce({upd.local()}, g.slice_size));
-    if (keep) *keep = rows;
+    const RootRows rows = route.reduce({upd.local()}, g.slice_size);
     record_bytes_sent(options, route.bytes_sent());
     phase.emplace("apply");
     // Each output row sees its updates in global order: the batches one after the other.
-    rows->apply([&](const auto&... batches) { finish(batches...); });
+    rows.apply([&](const auto&... batches) { finish(batches...); });
   });
 }
 
@@ -134,19 +131,20 @@ void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cu
   ExecSpace().fence();
 }
 
-// Whether the output of a scatter started as \p s can be made when it is written: fixed-size
-// rows in host memory, an index depth above 0, an output with rows. A piece at a time
-// where there are no more updates than output rows (stream_scatter_output), else as a
-// block. The same answer on every rank.
-bool made_when_written(const ScatterStart& s) {
+// Whether the output of a scatter started as \p s can be made as it is written: fixed-size
+// rows in host memory, an index depth above 0, an output with rows, and no more updates
+// than output rows (stream_scatter_output). The same answer on every rank.
+bool streams(const ScatterStart& s) {
   const ScatterGeometry& g = s.g;
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(s.dtype) &&
-         !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0;
+         !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
+         stream_scatter_output(g.num_updates, g.output_rows);
 }
 
-// The rest of the op after \p s where made_when_written(s) and stream_scatter_output: the updates that reach each rank
-// are listed by the piece of the output they land in, and each piece is made when it is written, from the tensor's rows
-// (ScatterNd: zeros) and its updates, in global order, with scatter_apply — the same bytes as the held output's rows.
+// The rest of the op after \p s where streams(s): the updates that reach each rank are listed
+// by the piece of the output they land in, and each piece is made when it is written, from
+// the tensor's rows (ScatterNd: zeros) and its updates, in global order, with scatter_apply
+// — the same bytes as the held output's rows.
 LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
                             const DistTensor& updates, const OpOptions& options, const ScatterStart& s,
                             std::optional<ScopedPhase>& phase) {
@@ -157,7 +155,7 @@ LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* te
   const std::size_t slice_bytes = static_cast<std::size_t>(slice) * dtype_size(s.dtype);
   const std::int64_t piece = piece_targets(rpd, slice_bytes);
   LazyTensor::MakeRows make;
-  Tensor no_strings;  // strings are held (made_when_written)
+  Tensor no_strings;  // strings are held (streams)
   route_updates(comm, op, s, indices, updates, options, phase, no_strings, [&](const auto&... batches) {
     using Batches = std::index_sequence_for<decltype(batches)...>;
     std::shared_ptr<PiecedBatches> pieced;
@@ -185,71 +183,15 @@ LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* te
   return LazyTensor(s.g.output, s.dtype, s.out_layout, me, std::move(make));
 }
 
-// The rest of the op after \p s where made_when_written(s) but the updates outnumber the
-// output's rows: the updates reach their owners as for a held output, and the output layer
-// has the whole block made when it writes it, into the file's own pages where it can
-// (LazyTensor::MakeBlock) — the held op's apply, into other memory. ScatterNd's zeros are
-// asked for as the held op asks (Init::ZeroDense where the updates cover the output).
-LazyTensor scatter_as_block(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
-                            const DistTensor& updates, const OpOptions& options, const ScatterStart& s,
-                            std::optional<ScopedPhase>& phase) {
-  const int me = comm.rank();
-  const std::int64_t out_rows = s.out_layout.count(me) * s.rows_per_dim0;
-  const std::int64_t slice = s.g.slice_size;
-  const std::size_t bytes = static_cast<std::size_t>(out_rows * slice) * dtype_size(s.dtype);
-  // Checked as the held output's allocation is: the block's pages are this rank's memory
-  // until they reach the disk, wherever they are made.
-  run_agreed(comm, [&] {
-    check_allocation(bytes, std::string(tensor ? "shardops::TensorScatter::output " : "shardops::ScatterNd::output ") +
-                                s.g.output.with_dim0(s.out_layout.count(me)).str() + " " + dtype_name(s.dtype));
-  });
-  LazyTensor::MakeBlock make;
-  std::shared_ptr<const void> keep;
-  Tensor no_strings;  // strings are held (made_when_written)
-  route_updates(
-      comm, op, s, indices, updates, options, phase, no_strings,
-      [&](const auto&... batches) -> std::int64_t {
-        // The captures keep what the batches point into: the route's rows (keep) and the
-        // index rows the batch of one rank reads its targets from.
-        make = [keep, index_rows = indices.local(), base = tensor ? tensor->local() : Tensor(),
-                has_base = tensor != nullptr, op, schedule = options.schedule, denormals = options.denormals,
-                dtype = s.dtype, out_rows, slice, bytes, batches...](unsigned char* out, bool started) {
-          Tensor rows = Tensor::adopt_host(dtype, Shape{out_rows, slice}, nullptr, out);
-          if (!has_base && !started) std::memset(out, 0, bytes);
-          // Started, the block holds the tensor's rows already: scatter_apply without a base
-          // applies the updates to what the output holds.
-          scatter_apply(ExecSpace(), op, schedule, denormals, has_base && !started ? &base : nullptr, rows, out_rows,
-                        slice, batches...);
-          ExecSpace().fence();
-        };
-        return -1;  // not applied yet: one rank's bad rows are counted by the check's own scan
-      },
-      &keep);
-  LazyTensor::BlockStart start;
-  if (tensor) {
-    start.kind = LazyTensor::BlockStart::Kind::Rows;
-    start.rows = tensor->local();
-  } else {
-    start.kind = LazyTensor::BlockStart::Kind::Zeros;
-    start.zeros = updates_cover_output(s.g.num_updates, s.g.output_rows, s.out_bytes) ? Init::ZeroDense : Init::Zero;
-  }
-  return LazyTensor(s.g.output, s.dtype, s.out_layout, me, std::move(start), std::move(make));
-}
-
-// The op, its output held whole or, where \p may_stream and made_when_written() allow,
-// made when it is written: a piece at a time (scatter_streamed) or as a block
-// (scatter_as_block).
+// The op, its output held whole or, where \p may_stream and streams() allow, made a piece
+// at a time as it is written (scatter_streamed).
 LazyTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
                         const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options,
                         bool may_stream) {
   kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
   std::optional<ScopedPhase> phase;
   const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
-  if (may_stream && made_when_written(s)) {
-    if (stream_scatter_output(s.g.num_updates, s.g.output_rows))
-      return scatter_streamed(comm, op, tensor, indices, updates, options, s, phase);
-    return scatter_as_block(comm, op, tensor, indices, updates, options, s, phase);
-  }
+  if (may_stream && streams(s)) return scatter_streamed(comm, op, tensor, indices, updates, options, s, phase);
   const ScatterGeometry& g = s.g;
   const int me = comm.rank();
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of

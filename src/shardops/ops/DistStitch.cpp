@@ -1,4 +1,3 @@
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -7,7 +6,6 @@
 
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/HostMemory.hpp"
-#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/kernels/Assign.hpp"
 #include "shardops/kernels/FindWhere.hpp"
@@ -145,19 +143,17 @@ Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::
   return Route::build(comm, dest, target, options, counts);
 }
 
-// Whether a stitch into \p g's output leaves its rows to be made when they are written:
-// fixed-size rows in host memory. A piece at a time where there are no more writers than
-// output rows (stream_scatter_output: the same trade as the scatter ops'), else as a block.
-bool stitch_made_when_written(const StitchGeometry& g, DType dtype) {
+// Whether a stitch of \p entries index elements in all into \p g's output leaves its rows
+// to be made as they are written: fixed-size rows in host memory, and no more writers than
+// output rows (stream_scatter_output: the same trade as the scatter ops').
+bool stream_stitch_output(const StitchGeometry& g, DType dtype, std::int64_t entries) {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(dtype) && g.slice_size > 0 &&
-         g.first_dim > 0;
+         g.first_dim > 0 && stream_scatter_output(entries, g.first_dim);
 }
 
-// The op, its output held whole or, where \p may_stream and stitch_made_when_written allow,
-// made when it is written: a piece at a time (the writers of each rank's rows listed by the
-// piece of the output they land in, each piece assigned as the held output is), or, with
-// more writers than rows, as a block (the held op's assignment, into the memory the output
-// layer gives: the file's own pages where it can).
+// The op, its output held whole or, where \p may_stream and stream_stitch_output allow,
+// made a piece at a time as it is written (the writers of each rank's rows listed by the
+// piece of the output they land in, each piece assigned as the held output is).
 LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                        const OpOptions& options, bool may_stream) {
   kx::ScopedRegion region("shardops::DynamicStitch");
@@ -199,8 +195,7 @@ LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
   const int me = comm.rank();
   const std::int64_t out_rows = out_layout.count(me);
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data[0].dtype());
-  const bool made_when_written = may_stream && stitch_made_when_written(g, data[0].dtype());
-  const bool stream = made_when_written && stream_scatter_output(base, g.first_dim);
+  const bool stream = may_stream && stream_stitch_output(g, data[0].dtype(), base);
   phase.emplace("route");
   std::vector<Tensor> rows;      // data[m] in indices[m]'s layout
   std::size_t word = row_bytes;  // a word every source's rows align to (a source may be a row slice)
@@ -259,41 +254,6 @@ LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     return LazyTensor(g.output, data[0].dtype(), out_layout, me, std::move(make));
   }
   const bool assigns = row_bytes > 0 && writers > 0;
-  if (made_when_written) {
-    // Checked as the held output's allocation is: the block's pages are this rank's memory
-    // until they reach the disk, wherever they are made.
-    run_agreed(comm, [&] {
-      check_allocation(
-          static_cast<std::size_t>(out_rows) * row_bytes,
-          "shardops::DynamicStitch::merged " + g.output.with_dim0(out_rows).str() + " " + dtype_name(data[0].dtype()));
-    });
-    // What the writers point into stays with the maker: the routed rows (arrived), the data's
-    // rows and the indices where they lie.
-    std::shared_ptr<const RootRows> routed = arrived ? std::make_shared<const RootRows>(*arrived) : nullptr;
-    std::vector<Tensor> index_rows;
-    for (const DistTensor& t : indices) index_rows.push_back(t.local());
-    LazyTensor::MakeBlock make = [routed, rows, index_rows, key_base, first_flat, own_first, dtype = data[0].dtype(),
-                                  local_shape = g.output.with_dim0(out_rows), schedule = options.schedule, out_rows,
-                                  row_bytes, word, assigns](unsigned char* out, bool started) {
-      if (!assigns) {
-        if (!started) std::memset(out, 0, static_cast<std::size_t>(out_rows) * row_bytes);
-        return;
-      }
-      const auto each_writer = [&](const auto& f) {
-        if (routed) return routed->for_each(f);
-        for (std::size_t m = 0; m < index_rows.size(); ++m) {
-          const IndexAsTarget to{reinterpret_cast<const std::int32_t*>(index_rows[m].data()), own_first};
-          f(all_rows(index_rows[m].num_elements(), to, rows[m]), key_base[m] + first_flat[m]);
-        }
-      };
-      Tensor merged = Tensor::adopt_host(dtype, local_shape, nullptr, out);
-      stitch_rows(schedule, each_writer, merged, out_rows, row_bytes, word);
-    };
-    // Every row is written (the rows no index names as zeros) where some are: from nothing.
-    LazyTensor::BlockStart start;
-    start.kind = assigns ? LazyTensor::BlockStart::Kind::Nothing : LazyTensor::BlockStart::Kind::Zeros;
-    return LazyTensor(g.output, data[0].dtype(), out_layout, me, std::move(start), std::move(make));
-  }
   Tensor merged;
   run_agreed(comm, [&] {  // the output's block may fit on one rank and not on another
     merged = Tensor(data[0].dtype(), g.output.with_dim0(out_rows), assigns ? Init::Uninitialized : Init::Zero,

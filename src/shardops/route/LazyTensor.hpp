@@ -10,11 +10,6 @@
 /// once their rows reached their owners) can hand the output layer a LazyTensor instead: the layer makes
 /// a few MiB of rows into one reused
 /// buffer and writes them, over and over (docs/design.md, "Streamed outputs").
-///
-/// An op that writes its output at random (a scatter with more updates than rows) makes
-/// its rows fastest all at once: it hands over a block maker instead, and the output layer
-/// gives it the file's own pages to make them in where it can (the rank's part of a new
-/// contiguous dataset, mapped), so the rows are made where they are written, once.
 
 #include <cstddef>
 #include <cstdint>
@@ -40,22 +35,6 @@ class LazyTensor {
   /// caches. A maker may prepare its work in pieces of this size; any other run must work.
   static constexpr std::size_t kPieceBytes = std::size_t(8) << 20;
 
-  /// \brief What a block made all at once starts from: rows of its own (the maker writes every
-  /// byte), zeros (ScatterNd), or given rows (TensorScatter*'s tensor).
-  struct BlockStart {
-    enum class Kind { Nothing, Zeros, Rows };
-    Kind kind = Kind::Nothing;
-    Tensor rows;  ///< Rows: this rank's rows to start from, in the output's layout
-    /// Zeros: how a block of its own starts (Init::ZeroDense where the maker writes most of it).
-    Init zeros = Init::Zero;
-  };
-
-  /// \brief Makes all of this rank's rows into \p out (local_rows() * row_bytes() bytes of host
-  /// memory). \p started: \p out already holds what the block starts from (BlockStart), so only
-  /// the rest is done; else the maker puts it there first. Local, not collective; fails only
-  /// as memory or a kernel can (as MakeRows).
-  using MakeBlock = std::function<void(unsigned char* out, bool started)>;
-
   /// A tensor held whole (what every op can return).
   LazyTensor(DistTensor held);  // NOLINT(google-explicit-constructor): a held tensor is a LazyTensor
   /// \brief Rows made on demand: the tensor of global \p shape and \p dtype that \p layout
@@ -63,13 +42,9 @@ class LazyTensor {
   /// \throws InternalError for a scalar or a string dtype (their rows are not bytes to
   /// make), or where the memory space is not readable from the host.
   LazyTensor(Shape shape, DType dtype, RowLayout layout, int rank, MakeRows make);
-  /// \brief Rows made all at once by \p make, from \p start. Same checks as above.
-  LazyTensor(Shape shape, DType dtype, RowLayout layout, int rank, BlockStart start, MakeBlock make);
 
   /// Whether the rows are held (else they are made on demand).
-  bool held() const noexcept { return !make_ && !make_block_; }
-  /// Whether the rows are made all at once (make_block), not a run at a time.
-  bool made_as_block() const noexcept { return static_cast<bool>(make_block_); }
+  bool held() const noexcept { return !make_; }
   /// The held tensor. \throws InternalError if the rows are made on demand.
   const DistTensor& tensor() const;
 
@@ -85,31 +60,18 @@ class LazyTensor {
 
   /// Local: this rank's rows [first, first + count) into \p out (see MakeRows).
   /// \throws InternalError if the rows are held (read them from tensor()).
-  /// Rows made all at once make the whole block and copy out the run (the output layer
-  /// calls make_block instead).
   void make_rows(std::int64_t first, std::int64_t count, unsigned char* out) const;
-  /// What the block starts from. \throws InternalError unless made_as_block().
-  const BlockStart& block_start() const;
-  /// Local: all of this rank's rows into \p out, which holds what the block starts from where
-  /// \p started says so. \throws InternalError unless made_as_block().
-  void make_block(unsigned char* out, bool started) const;
   /// Local, not collective: the tensor held whole (made now, into a new tensor, if its
   /// rows are made on demand).
   DistTensor whole() const;
 
  private:
-  /// \throws InternalError unless the rows are fixed-size, in host memory, and made by a
-  /// function, and the layout covers the shape.
-  void check_made() const;
-
   DistTensor held_;
   Shape shape_;
   DType dtype_ = DType::Float32;
   RowLayout layout_;
   int rank_ = 0;
   MakeRows make_;
-  MakeBlock make_block_;
-  BlockStart block_start_;
 };
 
 }  // namespace shardops

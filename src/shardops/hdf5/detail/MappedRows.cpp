@@ -29,19 +29,6 @@ bool local_file_system(long type) {
   }
 }
 
-// File systems whose fallocate reserves the very blocks that later writes of the range go
-// to (a write through a mapping cannot fail with ENOSPC there; on a copy-on-write file
-// system it can, as a SIGBUS).
-bool reserves_written_blocks(long type) {
-  switch (static_cast<unsigned long>(type)) {
-    case 0xEF53UL:      // ext2, ext3, ext4
-    case 0x58465342UL:  // xfs
-    case 0x01021994UL:  // tmpfs
-      return true;
-    default: return false;
-  }
-}
-
 #ifdef MADV_POPULATE_READ
 constexpr int kPopulateRead = MADV_POPULATE_READ;
 #else
@@ -91,37 +78,6 @@ std::optional<Tensor> try_mapping(const std::string& file, long long offset, DTy
   return Tensor::adopt_host(dtype, shape, std::move(owner), static_cast<unsigned char*>(p) + (offset - start));
 }
 
-std::shared_ptr<unsigned char> try_mapping_for_writing(int fd, long long offset, std::size_t bytes,
-                                                       const std::string& file) {
-  struct statfs fs {};
-  struct stat st {};
-  if (fd < 0 || bytes == 0 || offset < 0) return nullptr;
-  if (::fstatfs(fd, &fs) != 0 || !reserves_written_blocks(static_cast<long>(fs.f_type))) return nullptr;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < offset + static_cast<long long>(bytes))
-    return nullptr;
-  // A write-only descriptor cannot be mapped for writing (EACCES): the caller writes instead.
-  const int mode = ::fcntl(fd, F_GETFL);
-  if (mode < 0 || (mode & O_ACCMODE) != O_RDWR) return nullptr;
-  const long long page = ::sysconf(_SC_PAGESIZE);
-  if (page <= 0) return nullptr;
-  const long long start = offset - offset % page;
-  const auto length = static_cast<std::size_t>(offset + static_cast<long long>(bytes) - start);
-  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(start));
-  if (p == MAP_FAILED) return nullptr;
-  std::shared_ptr<MappedRange> guard;
-  try {
-    guard = std::make_shared<MappedRange>(p, length, file, MappedUse::OutputRows);
-  } catch (const std::exception&) {
-    ::munmap(p, length);
-    return nullptr;
-  }
-  // Unmapping leaves the written pages dirty in the page cache, where the file's fsync (or
-  // the OS, later) writes them; the guard goes after the pages are unmapped.
-  std::shared_ptr<unsigned char> whole(static_cast<unsigned char*>(p),
-                                       [length, guard](unsigned char* q) { ::munmap(q, length); });
-  return std::shared_ptr<unsigned char>(whole, static_cast<unsigned char*>(p) + (offset - start));
-}
-
 }  // namespace
 
 std::optional<Tensor> map_file_rows(const std::string& file, long long offset, DType dtype, const Shape& shape) {
@@ -131,15 +87,6 @@ std::optional<Tensor> map_file_rows(const std::string& file, long long offset, D
     return try_mapping(file, offset, dtype, shape);
   } catch (const std::exception&) {
     return std::nullopt;
-  }
-}
-
-std::shared_ptr<unsigned char> map_file_for_writing(int fd, long long offset, std::size_t bytes,
-                                                    const std::string& file) {
-  try {
-    return try_mapping_for_writing(fd, offset, bytes, file);
-  } catch (const std::exception&) {
-    return nullptr;
   }
 }
 

@@ -19,8 +19,6 @@
 /// A file cut short by another program while it is mapped raises SIGBUS on the next
 /// access of a page past its new end; StopSignals reports it (MappedRange).
 
-#include <cstddef>
-#include <memory>
 #include <optional>
 #include <string>
 
@@ -32,18 +30,5 @@ namespace shardops::io::detail {
 /// nbytes) of \p file, mapped copy-on-write; nothing when the file comment's conditions
 /// are not met or the OS refuses (never throws). Not collective.
 std::optional<Tensor> map_file_rows(const std::string& file, long long offset, DType dtype, const Shape& shape);
-
-/// \brief Bytes [\p offset, \p offset + \p bytes) of the open file \p fd (named \p file in
-/// messages) mapped shared, for an output's rows to be made where they are written: what is
-/// stored there reaches the file (the page cache) and its disk blocks, with nothing copied.
-/// The caller must have reserved the range on disk (fallocate) and extended the file over
-/// it, so that no page of it needs space when it is first written; it then writes its
-/// own bytes only (the pages at the ends may hold other ranks' rows or HDF5's metadata). Only
-/// on file systems whose fallocate reserves the blocks those pages are written to (ext4,
-/// xfs, tmpfs): not on copy-on-write ones, network or parallel ones. A SIGBUS in the range
-/// ends the job with its file named (StopSignals, MappedUse::OutputRows). Unmapped when the
-/// last owner goes; nullptr where it is not done or the OS refuses (never throws).
-std::shared_ptr<unsigned char> map_file_for_writing(int fd, long long offset, std::size_t bytes,
-                                                    const std::string& file);
 
 }  // namespace shardops::io::detail

@@ -239,12 +239,11 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("unknown_option", gather("/gidx_ok", "--bogus-option"), 2, ["--bogus-option"]),
         # Kokkos' own arguments: a misspelled one would be ignored, a number it cannot read
         # aborted the process (SIGABRT in Kokkos::initialize).
-        C("kokkos_argument_misspelled", gather("/gidx_ok", "--kokkos-thread=2"), 2,
-          ["'--kokkos-thread=2' is not an argument of this build's Kokkos", "--kokkos-threads"]),
-        C("kokkos_threads_not_a_number", gather("/gidx_ok", "--kokkos-threads=abc"), 2,
-          ["--kokkos-threads takes a whole number: --kokkos-threads=N"]),
-        C("kokkos_flag_given_a_value", gather("/gidx_ok", "--kokkos-disable-warnings=yes"), 2,
-          ["--kokkos-disable-warnings takes no value"]),
+        C("kokkos_argument_misspelled", gather("/gidx_ok", "--kokkos-device=0"), 2,
+          ["'--kokkos-device=0' is not an argument of this build's Kokkos", "--kokkos-device-id"]),
+        C("kokkos_number_not_a_number", gather("/gidx_ok", "--kokkos-device-id=abc"), 2,
+          ["--kokkos-device-id takes a whole number: --kokkos-device-id=N"]),
+        C("kokkos_flag_given_a_value", gather("/gidx_ok", "--kokkos-help=yes"), 2, ["--kokkos-help takes no value"]),
         C("missing_required_option", ["gather-nd", "--params", g("/params"), "--out", o], 2, ["--indices"]),
         C("stitch_count_mismatch", ["dynamic-stitch", "--indices", g("/i0"), g("/i1"), "--data", g("/d0"),
                                     "--out", o], 2, ["--indices and --data must name the same number of datasets"]),

@@ -24,9 +24,19 @@ inline std::vector<char*> split_kokkos_args(int argc, char** argv, bool kokkos) 
 }
 
 namespace detail {
-// Whether \p text is a whole number of at most 9 digits (what Kokkos reads as an int).
-inline bool is_count(const std::string& text) {
-  return !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+// Whether \p text is a whole number of at most 9 digits (what Kokkos reads as an int) of at
+// least \p least.
+inline bool is_number(const std::string& text, long least) {
+  return !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos &&
+         std::stol(text) >= least;
+}
+// Whether \p text is one of the '|'-separated \p words.
+inline bool is_one_of(const std::string& text, const std::string& words) {
+  return !text.empty() && ("|" + words + "|").find("|" + text + "|") != std::string::npos;
+}
+inline std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return text;
 }
 }  // namespace detail
 
@@ -48,25 +58,36 @@ inline std::string kokkos_args_error(int argc, char** argv) {
         names += std::string(names.empty() ? "" : ", ") + "--kokkos-" + k.name;
       return "usage: '" + arg + "' is not an argument of this build's Kokkos (it takes " + names + ")";
     }
-    const std::string value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+    const bool given = eq != std::string::npos;
+    const std::string value = given ? arg.substr(eq + 1) : std::string();
     const std::string option = "--kokkos-" + name;
+    const std::string bad = "usage: '" + arg + "': " + option;
     switch (found->value) {
       case kx::ArgValue::None:
-        if (eq != std::string::npos) return "usage: '" + arg + "': " + option + " takes no value";
+        if (given) return bad + " takes no value";
         break;
-      case kx::ArgValue::Int:
-        if (!detail::is_count(value))
-          return "usage: '" + arg + "': " + option + " takes a whole number: " + option + "=N";
+      case kx::ArgValue::Bool:
+        if (given && !detail::is_one_of(detail::lower(value), "true|yes|1|false|no|0"))
+          return bad + " takes true or false, or no value";
         break;
-      case kx::ArgValue::IntList: {
+      case kx::ArgValue::Count:
+        if (!detail::is_number(value, 1)) return bad + " takes a whole number of at least 1: " + option + "=N";
+        break;
+      case kx::ArgValue::Index:
+        if (!detail::is_number(value, 0)) return bad + " takes a whole number: " + option + "=N";
+        break;
+      case kx::ArgValue::IndexPair: {
         const std::size_t comma = value.find(',');
-        if (!detail::is_count(value.substr(0, comma)) ||
-            (comma != std::string::npos && !detail::is_count(value.substr(comma + 1))))
-          return "usage: '" + arg + "': " + option + " takes a whole number or two: " + option + "=N[,M]";
+        if (!detail::is_number(value.substr(0, comma), 0) ||
+            (comma != std::string::npos && !detail::is_number(value.substr(comma + 1), 0)))
+          return bad + " takes a whole number or two: " + option + "=N[,M]";
         break;
       }
+      case kx::ArgValue::Word:
+        if (!detail::is_one_of(value, found->words)) return bad + " takes one of " + found->words;
+        break;
       case kx::ArgValue::Text:
-        if (eq == std::string::npos) return "usage: '" + arg + "': " + option + " takes a value: " + option + "=VALUE";
+        if (!given) return bad + " takes a value: " + option + "=VALUE";
         break;
     }
   }

@@ -72,31 +72,41 @@ ViewType make_uninitialized(const std::string& label, std::size_t n) {
   return ViewType(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), n);
 }
 
-/// What a --kokkos-NAME command-line argument takes after '='.
-enum class ArgValue { None, Int, IntList, Text };
+/// What a --kokkos-NAME command-line argument takes after '=': nothing (a flag), a
+/// boolean or nothing (true), a count of at least 1, an index of at least 0, one or two
+/// such indices ("N" or "N,M"), one of the words listed, or any text.
+enum class ArgValue { None, Bool, Count, Index, IndexPair, Word, Text };
 
 /// A command-line argument Kokkos::initialize reads: its NAME in --kokkos-NAME.
 struct CommandLineArgument {
   const char* name;
   ArgValue value;
+  const char* words = "";  ///< ArgValue::Word: the words it takes, '|' between them
 };
 
 /// \brief The --kokkos-* arguments this Kokkos reads. It ignores (3.4) or only warns about
-/// (4.x) a name it does not know, and aborts the process on an integer argument that is
-/// not a number, so the program checks them against this list first.
+/// (4.x) a name it does not know, and aborts the process on a value it cannot read, so
+/// the program checks them against this list first.
 inline std::vector<CommandLineArgument> command_line_arguments() {
-  return {
-    {"help", ArgValue::None}, {"disable-warnings", ArgValue::None}, {"tune-internals", ArgValue::None},
-        {"tools-help", ArgValue::None}, {"threads", ArgValue::Int}, {"numa", ArgValue::Int},
-        {"device-id", ArgValue::Int}, {"num-devices", ArgValue::IntList}, {"skip-device", ArgValue::Int},
-        {"tools-library", ArgValue::Text}, {"tools-args", ArgValue::Text},
 #if KOKKOS_VERSION >= 40000
-        {"num-threads", ArgValue::Int}, {"print-configuration", ArgValue::None}, {"map-device-id-by", ArgValue::Text},
-        {"tools-libs", ArgValue::Text},
+  return {{"help", ArgValue::None},
+          {"tools-help", ArgValue::None},
+          {"disable-warnings", ArgValue::Bool},
+          {"print-configuration", ArgValue::Bool},
+          {"tune-internals", ArgValue::Bool},
+          {"num-threads", ArgValue::Count},
+          {"device-id", ArgValue::Index},
+          {"map-device-id-by", ArgValue::Word, "mpi_rank|random"},
+          {"tools-libs", ArgValue::Text},
+          {"tools-library", ArgValue::Text},
+          {"tools-args", ArgValue::Text}};
 #else
-        {"ndevices", ArgValue::IntList},
+  return {
+      {"help", ArgValue::None},           {"tools-help", ArgValue::None},       {"disable-warnings", ArgValue::None},
+      {"tune-internals", ArgValue::None}, {"threads", ArgValue::Count},         {"numa", ArgValue::Count},
+      {"device-id", ArgValue::Index},     {"num-devices", ArgValue::IndexPair}, {"ndevices", ArgValue::IndexPair},
+      {"skip-device", ArgValue::Index},   {"tools-library", ArgValue::Text},    {"tools-args", ArgValue::Text}};
 #endif
-  };
 }
 
 }  // namespace kx

@@ -68,10 +68,14 @@ void add_common(CLI::App* sub, Request& r, std::string& bad_indices, std::string
   sub->add_option("--schedule", schedule,
                   "How order-dependent kernels run: auto (default), sequential or parallel (same result)")
       ->check(CLI::IsMember({"auto", "sequential", "parallel"}));
+  // Switches take no value (--quiet=x): CLI11 would read one as a count, failing outside its
+  // own usage errors.
   auto* v = sub->add_flag_function(
-      "-v,--verbose", [&r](std::int64_t) { r.verbosity = Verbosity::Verbose; }, "Print progress (rank 0)");
+                   "-v,--verbose", [&r](std::int64_t) { r.verbosity = Verbosity::Verbose; }, "Print progress (rank 0)")
+                ->disable_flag_override();
   auto* q = sub->add_flag_function(
-      "-q,--quiet", [&r](std::int64_t) { r.verbosity = Verbosity::Quiet; }, "Print nothing but errors");
+                   "-q,--quiet", [&r](std::int64_t) { r.verbosity = Verbosity::Quiet; }, "Print nothing but errors")
+                ->disable_flag_override();
   v->excludes(q);
 }
 
@@ -91,12 +95,13 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   std::ostringstream null_stream;
   std::ostream& out = print ? std::cout : null_stream;
   app.add_flag_function(
-      "--list-ops",
-      [&out](std::int64_t) {
-        out << op_registry_json() << std::flush;
-        throw CLI::Success();
-      },
-      "Print every op (names, inputs, attributes, dtypes) as JSON and exit");
+         "--list-ops",
+         [&out](std::int64_t) {
+           out << op_registry_json() << std::flush;
+           throw CLI::Success();
+         },
+         "Print every op (names, inputs, attributes, dtypes) as JSON and exit")
+      ->disable_flag_override();
   app.require_subcommand(1, 1);
   Request r;
   std::string bad_indices = "error", schedule = "auto";
@@ -137,7 +142,8 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
   ls->add_option("target", r.listing, "FILE or FILE:/group (or FILE:/dataset)")->required();
   ls->add_flag("-a,--attributes", r.list_attributes, "Show each dataset's attributes too");
   ls->add_flag_function(
-      "-q,--quiet", [&](std::int64_t) { r.verbosity = Verbosity::Quiet; }, "Print nothing (check the file only)");
+        "-q,--quiet", [&](std::int64_t) { r.verbosity = Verbosity::Quiet; }, "Print nothing (check the file only)")
+      ->disable_flag_override();
   ls->footer("\nExample:\n  shardops ls data.h5:/inputs -a");
 
   CLI::App* run = app.add_subcommand("run", "Run a deck: a pipeline of ops over named tensors (YAML)");
@@ -175,6 +181,10 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
         what = std::string("unknown command '") + argv[1] + "' (the commands are " + op_commands() + ", ls, run)";
       }
     }
+    // CLI11's "quiet was given a disallowed flag override": say it as a user would.
+    const std::string override_text = " was given a disallowed flag override";
+    if (const std::size_t at = what.find(override_text); at != std::string::npos)
+      what = "--" + what.substr(0, at) + " takes no value";
     throw InvalidArgument("usage: " + what + " (run shardops --help)");
   }
   r.command = app.get_subcommands().front()->get_name();

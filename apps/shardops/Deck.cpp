@@ -483,7 +483,8 @@ class Loader {
         }
         step.outputs = out.list;
       } else {
-        try {  // bounded before the names are made
+        try {  // bounded before the names are made: TF's bound, then the memory's
+          check_num_partitions(n);
           check_count(n, sizeof(std::string) + out.text.size() + 12,
                       "num_partitions " + std::to_string(n) + ": the names of its outputs");
         } catch (const Error& e) {

@@ -176,6 +176,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   // input an input tensor.
   if (op.output_per_partition) {
     const std::int64_t n = args.integer("num_partitions");
+    check_num_partitions(n);  // TF's bound, the same on any machine, before the memory's
     check_tensor_count(comm, n, "--num-partitions " + std::to_string(n) + " (one output tensor each)");
   }
   std::vector<std::string> lists;

@@ -255,6 +255,12 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("bad_indices_policy_value", gather("/gidx_ok", "--bad-indices", "skip"), 2, ["--bad-indices"]),
         C("num_partitions_beyond_int64", partition("/pdata", "/parts_ok", "99999999999999999999"), 2,
           ["--num-partitions: '99999999999999999999' does not fit"]),
+        # TF's bound, the same on any machine (the memory's bound came first and said so).
+        C("num_partitions_beyond_int32", partition("/pdata", "/parts_ok", "2147483648"), 2,
+          ["Value for attr 'num_partitions' of 2147483648 does not fit in int32"]),
+        # A switch given a value: exit 2 naming it (CLI11 read it as a count: exit 1, "stoll").
+        C("quiet_given_a_value", gather("/gidx_ok", "--quiet=banana"), 2, ["--quiet takes no value"]),
+        C("verbose_given_a_value", gather("/gidx_ok", "--verbose=0"), 2, ["--verbose takes no value"]),
         C("chunk_rows_zero", gather("/gidx_ok", "--chunk-rows", "0"), 2,
           ["--chunk-rows: expected a whole number of at least 1, got '0'"]),
         C("chunk_rows_beyond_int64", gather("/gidx_ok", "--chunk-rows", "99999999999999999999"), 2,

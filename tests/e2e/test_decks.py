@@ -168,7 +168,32 @@ BAD_DECKS = [
     ("output inside another output", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
      "  - {op: add, x: x, y: 2, out: s}\noutputs:\n  r: o.h5:/a\n  s: o.h5:/a/b\n",
      ["deck.yaml:8: output 's'", "'/a' exists among this job's outputs to '", "o.h5' and is a dataset, not a group"]),
+    ("range bound beyond int32", "steps:\n  - {op: range, limit: 2147483648, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["range: limit = 2147483648 does not fit dtype int32 (use dtype: int64)"]),
+    ("range count beyond int64", "steps:\n  - {op: range, start: 9223372036854775807, limit: -9223372036854775808, "
+     "delta: -1, dtype: int64, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["has 18446744073709551615 elements, more than fit in int64"]),
 ]
+
+
+def range_at_the_ends_of_int64(suite, runner, tmp):
+    """range near the ends of int64, where limit - start or the count times delta overflow:
+    exactly the values between start and limit (an empty tensor came out)."""
+    deck = os.path.join(tmp, "range_ends.yaml")
+    with open(deck, "w") as f:
+        f.write("steps:\n"
+                "  - {op: range, start: -9223372036854775808, limit: 3, delta: 9223372036854775807, dtype: int64, "
+                "out: a}\n"
+                "  - {op: range, start: 9223372036854775800, limit: 9223372036854775807, delta: 3, dtype: int64, "
+                "out: b}\n"
+                "  - {op: range, start: 2147483647, limit: -2147483648, delta: -2147483648, out: c}\n"
+                "outputs:\n  a: range_ends.h5:/a\n  b: range_ends.h5:/b\n  c: range_ends.h5:/c\n")
+    r = runner.run(["run", deck, "-q"])
+    suite.require(r.rc == 0, "the range deck failed", r)
+    out = os.path.join(tmp, "range_ends.h5")
+    e2e.same_array(suite, "a", e2e.read_h5(out, "/a"), np.array([-2**63, -1], np.int64), r)
+    e2e.same_array(suite, "b", e2e.read_h5(out, "/b"), np.array([2**63 - 8, 2**63 - 5, 2**63 - 2], np.int64), r)
+    e2e.same_array(suite, "c", e2e.read_h5(out, "/c"), np.array([2**31 - 1, -1], np.int32), r)
 
 
 def bad_deck(suite, runner, tmp, name, text, needles):
@@ -410,6 +435,7 @@ def main():
             suite.case("bad deck: " + name, bad_deck, suite, runner, tmp, name, text, needles)
         suite.case("bad --set", bad_set, suite, runner, decks)
         suite.case("comparisons", comparisons, suite, runner, tmp)
+        suite.case("range at the ends of int64", range_at_the_ends_of_int64, suite, runner, tmp)
         suite.case("casts", casts, suite, runner, tmp)
         suite.case("real scalar for an integer tensor", real_scalar_for_integer_tensor, suite, runner, tmp)
         suite.case("inline integers as tensorflow", inline_integers_as_tensorflow, suite, runner, tmp)

@@ -2,6 +2,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
 
 #include "shardops/ops/detail/DistCommon.hpp"
 
@@ -32,9 +35,24 @@ DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t
     throw InvalidArgument("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" +
                           std::to_string(limit));
   }
-  const std::int64_t span = limit > start ? limit - start : start - limit;
-  const std::int64_t step = delta > 0 ? delta : -delta;
-  const std::int64_t n = (span + step - 1) / step;
+  if (dtype == DType::Int32) {
+    // TF's int32 Range takes int32 start, limit and delta.
+    for (const auto& [name, v] :
+         {std::pair<const char*, std::int64_t>{"start", start}, {"limit", limit}, {"delta", delta}})
+      if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
+        throw InvalidArgument(std::string("range: ") + name + " = " + std::to_string(v) +
+                              " does not fit dtype int32 (use dtype: int64)");
+  }
+  // The count in unsigned arithmetic: limit - start and -delta may not fit int64.
+  const std::uint64_t span = limit > start ? static_cast<std::uint64_t>(limit) - static_cast<std::uint64_t>(start)
+                                           : static_cast<std::uint64_t>(start) - static_cast<std::uint64_t>(limit);
+  const std::uint64_t step = delta > 0 ? static_cast<std::uint64_t>(delta) : 0 - static_cast<std::uint64_t>(delta);
+  const std::uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+  if (count > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    throw InvalidArgument("range(" + std::to_string(start) + ", " + std::to_string(limit) + ", " +
+                          std::to_string(delta) + ") has " + std::to_string(count) +
+                          " elements, more than fit in int64");
+  const auto n = static_cast<std::int64_t>(count);
   const RowLayout layout = RowLayout::balanced(n, comm.size());
   const int r = comm.rank();
   return DistTensor(range_values(dtype, start, delta, layout.offset(r), layout.count(r)), Shape{n}, layout, r);

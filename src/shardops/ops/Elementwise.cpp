@@ -57,8 +57,13 @@ KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t x) {
 template <class T>
 void fill_range(T* o, std::int64_t start, std::int64_t delta, std::int64_t first, std::int64_t count) {
   Kokkos::parallel_for(
-      "shardops::range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, count),
-      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = static_cast<T>(start + (first + i) * delta); });
+      "shardops::range", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, count), KOKKOS_LAMBDA(const std::int64_t i) {
+        // In unsigned arithmetic, which wraps where int64 would overflow: (first + i) * delta
+        // may not fit although the value, between start and limit, does.
+        const auto v = static_cast<std::uint64_t>(start) +
+                       static_cast<std::uint64_t>(first + i) * static_cast<std::uint64_t>(delta);
+        o[i] = static_cast<T>(static_cast<std::int64_t>(v));
+      });
 }
 
 template <class T>

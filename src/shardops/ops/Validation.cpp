@@ -42,13 +42,17 @@ BadIndices bad_indices_from_string(const std::string& text) {
 
 // ------------------------------------------------------------ DynamicPartition
 
-PartitionGeometry check_dynamic_partition(const Shape& data, const Shape& partitions, std::int64_t num_partitions) {
+void check_num_partitions(std::int64_t num_partitions) {
   if (num_partitions < 1) {
     throw InvalidArgument("Value for attr 'num_partitions' of " + str(num_partitions) + " must be at least minimum 1");
   }
   if (num_partitions > 2147483647) {
     throw InvalidArgument("Value for attr 'num_partitions' of " + str(num_partitions) + " does not fit in int32");
   }
+}
+
+PartitionGeometry check_dynamic_partition(const Shape& data, const Shape& partitions, std::int64_t num_partitions) {
+  check_num_partitions(num_partitions);
   if (!data.starts_with(partitions)) {
     throw InvalidArgument("data.shape must start with partitions.shape, got data.shape = " + data.str() +
                           ", partitions.shape = " + partitions.str());

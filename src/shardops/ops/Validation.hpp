@@ -34,6 +34,9 @@ struct PartitionGeometry {
   int num_partitions = 0;
 };
 PartitionGeometry check_dynamic_partition(const Shape& data, const Shape& partitions, std::int64_t num_partitions);
+/// TF's rule for the attribute alone (1 to 2^31 - 1), as check_dynamic_partition applies it.
+/// \throws InvalidArgument with TF's text
+void check_num_partitions(std::int64_t num_partitions);
 /// "partitions[1,0] = 7 is not in [0, 4)" ("partitions = 17 ..." for a scalar).
 std::string partition_index_error(const Shape& partitions, std::int64_t flat, std::int32_t value, int num_partitions);
 

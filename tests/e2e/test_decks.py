@@ -179,21 +179,17 @@ BAD_DECKS = [
 def range_at_the_ends_of_int64(suite, runner, tmp):
     """range near the ends of int64, where limit - start or the count times delta overflow:
     exactly the values between start and limit (an empty tensor came out)."""
-    deck = os.path.join(tmp, "range_ends.yaml")
-    with open(deck, "w") as f:
-        f.write("steps:\n"
-                "  - {op: range, start: -9223372036854775808, limit: 3, delta: 9223372036854775807, dtype: int64, "
-                "out: a}\n"
-                "  - {op: range, start: 9223372036854775800, limit: 9223372036854775807, delta: 3, dtype: int64, "
-                "out: b}\n"
-                "  - {op: range, start: 2147483647, limit: -2147483648, delta: -2147483648, out: c}\n"
-                "outputs:\n  a: range_ends.h5:/a\n  b: range_ends.h5:/b\n  c: range_ends.h5:/c\n")
-    r = runner.run(["run", deck, "-q"])
+    ends = [("a", "start: -9223372036854775808, limit: 3, delta: 9223372036854775807, dtype: int64",
+             np.array([-2**63, -1], np.int64)),
+            ("b", "start: 9223372036854775800, limit: 9223372036854775807, delta: 3, dtype: int64",
+             np.array([2**63 - 8, 2**63 - 5, 2**63 - 2], np.int64)),
+            ("c", "start: 2147483647, limit: -2147483648, delta: -2147483648", np.array([2**31 - 1, -1], np.int32))]
+    r = run_deck(runner, tmp, "range_ends", "steps:\n%soutputs:\n%s" % (
+        "".join("  - {op: range, %s, out: %s}\n" % (args, name) for name, args, _ in ends),
+        "".join("  %s: range_ends.h5:/%s\n" % (name, name) for name, _, _ in ends)))
     suite.require(r.rc == 0, "the range deck failed", r)
-    out = os.path.join(tmp, "range_ends.h5")
-    e2e.same_array(suite, "a", e2e.read_h5(out, "/a"), np.array([-2**63, -1], np.int64), r)
-    e2e.same_array(suite, "b", e2e.read_h5(out, "/b"), np.array([2**63 - 8, 2**63 - 5, 2**63 - 2], np.int64), r)
-    e2e.same_array(suite, "c", e2e.read_h5(out, "/c"), np.array([2**31 - 1, -1], np.int32), r)
+    for name, _, expected in ends:
+        e2e.same_array(suite, name, e2e.read_h5(os.path.join(tmp, "range_ends.h5"), "/" + name), expected, r)
 
 
 def bad_deck(suite, runner, tmp, name, text, needles):

@@ -284,6 +284,13 @@ def main():
                    make_virtual(d, "vds_missing", missing_source=True))
         suite.case("virtual_int16", gather_case, suite, sh, d, "virtual_int16",
                    make_virtual(d, "vds_int16", dtype="int16"))
+        # Read through an external link into its own file: each rank's own serial open of the
+        # file followed the link with HDF5's locking on and could not open the file again.
+        linked = make_virtual(d, "vds_linked")
+        with h5py.File(linked, "a") as f:
+            f["own"] = h5py.ExternalLink(os.path.basename(linked), "/d")
+        suite.case("virtual_through_a_link_into_its_file", gather_case, suite, sh, d, "virtual_through_own_link",
+                   linked, "/own")
         suite.case("virtual_as_tensor_output_beside_it", scatter_into_virtual_file, suite, sh, d)
         overlap, expected = make_overlapping_virtual(d)
         suite.case("virtual_overlapping_mappings", expected_case, suite, sh, d, "virtual_overlapping_mappings", overlap,

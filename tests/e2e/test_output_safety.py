@@ -492,13 +492,20 @@ def input_changed_while_read(t, sh, how):
     commit). appended: another program adds a dataset: no harm, the job succeeds. overwritten:
     another job writes the dataset read anew (HDF5 puts it in the old one's place): exit 3,
     nothing written. read_twice: the same, where the job also read a few rows of that dataset
-    into memory (which must not end the watch on the rows still mapped)."""
+    into memory (which must not end the watch on the rows still mapped). appended_through_link:
+    appended, the params read through an external link into their own file (the check of the
+    changed file took that dataset for removed)."""
     # 4 MiB of params: mapped, read until the commit; 256 KiB (read_in_memory): read at once
     rows = 1 << 12 if how == "read_in_memory" else 1 << 16
     inp, expected = make_inputs(t.d, rows=rows)
     out = os.path.join(t.d, "out.h5")
     before = make_existing(out)
     argv = gather_args(inp, e2e.ref(out, "/g"))
+    if how == "appended_through_link":
+        with e2e.h5py.File(inp, "a") as f:
+            f["own"] = e2e.h5py.ExternalLink(os.path.basename(inp), "/params")
+        argv[argv.index("--params") + 1] = e2e.ref(inp, "/own")
+        how = "appended"
     if how == "read_twice":
         # The params' first rows scattered back where they are: the output is the params.
         first = 64
@@ -980,6 +987,7 @@ def main():
         run_case("reader_waits_for_writer", reader_waits_for_writer)
         run_case("reader_lock_timeout", reader_lock_timeout)
         run_case("input_appended_while_read", input_changed_while_read, "appended")
+        run_case("input_appended_while_read_through_a_link", input_changed_while_read, "appended_through_link")
         run_case("input_overwritten_while_read", input_changed_while_read, "overwritten")
         run_case("input_written_in_place_while_read", input_changed_while_read, "written_in_place")
         run_case("input_overwritten_after_it_was_read", input_changed_while_read, "read_in_memory")

@@ -282,7 +282,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     if (open != open_.end()) open_.erase(open);  // collective, as every rank found it virtual
     run_agreed(comm, [&] {
       own_file = open_serial(ref.file, H5F_ACC_RDONLY, what + ": cannot open '" + ref.file + "' to read its rows");
-      d.dataset = DatasetHandle(check_id(H5Dopen2(own_file.get(), ref.path.c_str(), H5P_DEFAULT),
+      d.dataset = DatasetHandle(check_id(H5Dopen2(own_file.get(), ref.path.c_str(), serial_link_access().get()),
                                          what + ": cannot open the virtual dataset"));
     });
   }

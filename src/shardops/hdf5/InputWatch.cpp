@@ -186,9 +186,10 @@ void InputWatch::check(Watched& w) {
     problem.clear();
     try {
       const FileHandle f = open_serial(w.file, H5F_ACC_RDONLY, "cannot open it again");
+      const PropListHandle access = serial_link_access();  // a dataset read through a link into its file
       for (const Mark& m : w.marks) {
         if (!m.in_use) continue;
-        const DatasetHandle d(H5Dopen2(f.get(), m.path.c_str(), H5P_DEFAULT));
+        const DatasetHandle d(H5Dopen2(f.get(), m.path.c_str(), access.get()));
         if (!d.valid()) {
           hdf5_error_detail();
           problem = "the input dataset '" + w.file + ":" + m.path + "' was removed";

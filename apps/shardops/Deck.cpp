@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -85,6 +86,7 @@ class Loader {
   }
 
   Deck load(const std::string& text) {
+    check_characters(text);
     YAML::Node root;
     try {
       // Duplicate keys, depth and alias expansion first: the tree would hide them.
@@ -127,6 +129,28 @@ class Loader {
   }
 
  private:
+  // YAML is text: a control character other than a tab or a line break (a NUL from a
+  // binary file, say) is refused by name and position, where yaml-cpp's message would
+  // be about something else.
+  void check_characters(const std::string& text) const {
+    std::size_t line = 1, column = 1;
+    for (const char c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      if ((byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7f) {
+        char code[8];
+        std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned>(byte));
+        throw InvalidArgument(path_ + ":" + std::to_string(line) + ": column " + std::to_string(column) +
+                              ": the control character " + code + " (a deck is YAML text)");
+      }
+      if (c == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+  }
+
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
     fail_at(node.IsDefined() ? node.Mark().line + 1 : 0, message);
   }

@@ -1,5 +1,7 @@
 #include "ErrorReport.hpp"
 
+#include <cstdio>
+
 namespace shardops {
 namespace app {
 
@@ -31,6 +33,28 @@ std::string format_error(const std::string& command, const Error& e, const Input
       list += (list.empty() ? "" : ", ") + describe(x);
     }
     if (!list.empty()) out += " (inputs: " + list + ")";
+  }
+  return out;
+}
+
+std::string one_line(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned>(byte));
+      out += escaped;
+    }
   }
   return out;
 }

@@ -31,5 +31,11 @@ struct InputList {
 /// "dynamic-stitch: indices[1] is out of range (in --indices f.h5:/i1 [4] int32)".
 std::string format_error(const std::string& command, const Error& e, const InputList& inputs);
 
+/// \brief \p message on one line: control characters (a newline or a tab in a dataset name
+/// the user gave, or in text read from a file) written as C escapes (`\n`, `\t`, `\x01`),
+/// so that an error is always the one line a script or a log filter takes it for. Other
+/// bytes, UTF-8 included, are kept.
+std::string one_line(const std::string& message);
+
 }  // namespace app
 }  // namespace shardops

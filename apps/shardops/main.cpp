@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
       if (!shardops::app::parse_command_line(static_cast<int>(args.size()), args.data(), launcher_rank_is_zero()))
         return 0;
     } catch (const shardops::Error& e) {
-      if (launcher_rank_is_zero()) std::cerr << "shardops: error: " << e.what() << std::endl;
+      if (launcher_rank_is_zero()) std::cerr << "shardops: error: " << shardops::app::one_line(e.what()) << std::endl;
       return e.exit_code();
     }
     // A request after all (--help given as a value): run it as usual.
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   // no rank ends (and has mpirun stop the others) before rank 0 has said why.
   if (const std::string error = shardops::kokkos_args_error(argc, argv); !error.empty()) {
     const int code = static_cast<int>(shardops::ErrorKind::InvalidArgument);
-    if (rank == 0) std::cerr << "shardops: error: " << error << std::endl;
+    if (rank == 0) std::cerr << "shardops: error: " << shardops::app::one_line(error) << std::endl;
     shardops::io::exit_quietly_on_stop(code);  // mpirun stops the others once one has exited
     MPI_Finalize();
     return code;
@@ -135,10 +135,11 @@ int main(int argc, char** argv) {
       });
     } catch (const Error& e) {
       code = e.exit_code();
-      if (rank == 0) std::cerr << "shardops: error: " << app::format_error(command, e, inputs) << std::endl;
+      if (rank == 0)
+        std::cerr << "shardops: error: " << app::one_line(app::format_error(command, e, inputs)) << std::endl;
     } catch (const std::exception& e) {
       code = 1;
-      if (rank == 0) std::cerr << "shardops: internal error: " << e.what() << std::endl;
+      if (rank == 0) std::cerr << "shardops: internal error: " << app::one_line(e.what()) << std::endl;
     }
   }
   // mpirun stops the other ranks as soon as one exits non-zero: they end with the same code.

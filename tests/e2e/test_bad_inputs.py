@@ -261,6 +261,13 @@ def catalogue(d, good, not_h5, truncated, regular):
         # A switch given a value: exit 2 naming it (CLI11 read it as a count: exit 1, "stoll").
         C("quiet_given_a_value", gather("/gidx_ok", "--quiet=banana"), 2, ["--quiet takes no value"]),
         C("verbose_given_a_value", gather("/gidx_ok", "--verbose=0"), 2, ["--verbose takes no value"]),
+        # A control character in a name the user gave stays on the error's one line, escaped.
+        C("dataset_name_with_a_newline", gather("/gidx\nok"), 2, ["/gidx\\nok: no such dataset"]),
+        C("row_bound_beyond_int64", ["gather-nd", "--params", g("/params") + "[99999999999999999999:]", "--indices",
+                                     g("/gidx_ok"), "--out", o], 2,
+          ["the bound 99999999999999999999 lies beyond the 64-bit integers"]),
+        C("row_bound_not_an_integer", ["gather-nd", "--params", g("/params") + "[1.5:]", "--indices",
+                                       g("/gidx_ok"), "--out", o], 2, ["'[1.5:]': the bounds must be integers"]),
         C("chunk_rows_zero", gather("/gidx_ok", "--chunk-rows", "0"), 2,
           ["--chunk-rows: expected a whole number of at least 1, got '0'"]),
         C("chunk_rows_beyond_int64", gather("/gidx_ok", "--chunk-rows", "99999999999999999999"), 2,

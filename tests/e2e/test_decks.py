@@ -92,6 +92,10 @@ BAD_DECKS = [
     ("missing key", "steps:\n  - {op: gather_nd, params: p, out: g}\ntensors:\n  p: {value: [1, 2]}\n"
                     "outputs:\n  g: o.h5:/g\n", ["missing 'indices'"]),
     ("not yaml", "steps: [ {op: range\n", ["not valid YAML"]),
+    # A NUL (a binary file given as a deck) is named with its place (yaml-cpp's message was
+    # "unknown escape character").
+    ("control character", "steps:\n  - {op: range, limit: 4, out: r}\noutputs:\n  r: o\x00.h5:/r\n",
+     ["deck.yaml:4: column 7: the control character 0x00 (a deck is YAML text)"]),
     ("output not a tensor", "steps:\n  - {op: range, limit: 4, out: r}\noutputs:\n  q: o.h5:/q\n",
      ["deck.yaml:4:", "output 'q' is not a tensor"]),
     ("bad dataset name", "steps:\n  - {op: range, limit: 4, out: r}\noutputs:\n  r: no-colon\n", ["deck.yaml:4:"]),

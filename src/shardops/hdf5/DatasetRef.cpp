@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 
 #include "shardops/core/Error.hpp"
 
@@ -31,19 +32,22 @@ std::vector<std::string> path_components(const std::string& path) {
 
 namespace {
 
+enum class Bound { Ok, NotAnInteger, BeyondInt64 };
+
 // A bound of a slice: empty, or an optional '-' and decimal digits that fit int64.
-bool parse_bound(const std::string& text, std::optional<std::int64_t>& out) {
-  if (text.empty()) return true;
+Bound parse_bound(const std::string& text, std::optional<std::int64_t>& out) {
+  if (text.empty()) return Bound::Ok;
   std::size_t i = text[0] == '-' ? 1 : 0;
-  if (i == text.size()) return false;
+  if (i == text.size()) return Bound::NotAnInteger;
   for (std::size_t k = i; k < text.size(); ++k)
-    if (text[k] < '0' || text[k] > '9') return false;
+    if (text[k] < '0' || text[k] > '9') return Bound::NotAnInteger;
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno == ERANGE || *end != '\0') return false;
+  if (errno == ERANGE) return Bound::BeyondInt64;
+  if (*end != '\0') return Bound::NotAnInteger;
   out = v;
-  return true;
+  return Bound::Ok;
 }
 
 struct Slice {
@@ -61,8 +65,14 @@ Slice parse_slice(const std::string& name, const std::string& inside) {
     malformed(name, "'[" + inside + "]' has a step; slices with a step are not supported");
   Slice s;
   const std::string a = inside.substr(0, colon), b = inside.substr(colon + 1);
-  if (!parse_bound(a, s.start) || !parse_bound(b, s.stop))
-    malformed(name, "'[" + inside + "]': the bounds must be integers (or left out)");
+  for (const auto& [text, bound] : {std::pair{a, &s.start}, std::pair{b, &s.stop}}) {
+    switch (parse_bound(text, *bound)) {
+      case Bound::Ok: break;
+      case Bound::NotAnInteger: malformed(name, "'[" + inside + "]': the bounds must be integers (or left out)");
+      case Bound::BeyondInt64:
+        malformed(name, "'[" + inside + "]': the bound " + text + " lies beyond the 64-bit integers");
+    }
+  }
   return s;
 }
 

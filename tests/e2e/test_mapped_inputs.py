@@ -191,6 +191,43 @@ def default_size(t, sh):
         e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), big[:100], r)
 
 
+def through_an_external_link(t, sh):
+    """A dataset read through an external link lies in the link's target file: its rows are
+    mapped from that file's pages (they were taken from the linking file, at the target's
+    offset: another dataset's bytes, exit 0), directly, with a row selection and through a
+    chain of two links."""
+    target = os.path.join(t.d, "target.h5")
+    params = values("float32", (65536, 8), seed=21)  # 2 MiB
+    with e2e.h5py.File(target, "w") as f:
+        f.create_dataset("pad", data=np.zeros((16384, 8), np.float32))
+        f.create_dataset("params", data=params)
+    linking = os.path.join(t.d, "linking.h5")
+    with e2e.h5py.File(linking, "w") as f:
+        f.create_dataset("other", data=np.full((200000, 8), 7, np.float32))  # where the target's bytes lie
+        f["x"] = e2e.h5py.ExternalLink("target.h5", "/params")
+        f.create_dataset("idx", data=np.random.default_rng(4).integers(0, 60000, (3000, 1)))
+    chain = os.path.join(t.d, "chain.h5")
+    with e2e.h5py.File(chain, "w") as f:
+        f["g/y"] = e2e.h5py.ExternalLink("linking.h5", "/x")
+    idx = e2e.read_h5(linking, "/idx")[:, 0]
+    for name, rows in ((e2e.ref(linking, "/x"), params), (e2e.ref(linking, "/x") + "[3:-2]", params[3:-2]),
+                       (e2e.ref(chain, "/g/y"), params)):
+        out = os.path.join(t.d, "out.h5")
+        if os.path.exists(out):
+            os.remove(out)
+        argv = ["gather-nd", "--params", name, "--indices", e2e.ref(linking, "/idx"), "--out", e2e.ref(out, "/g"),
+                "-q"]
+
+        def check_maps(job, name=name):
+            mapped = ranks_mapping(job, target, sh.np)
+            t.suite.check(any(mapped) == maps_here(t.d), "%s: ranks mapping the link's target %s" % (name, mapped))
+            t.suite.check(not any(ranks_mapping(job, linking, sh.np)), "%s: a rank maps the linking file" % name)
+
+        r = run_paused(t, sh, argv, {}, check_maps)
+        e2e.expect_success(t.suite, r, name)
+        e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), rows[idx], r)
+
+
 def replicated_params(t, sh):
     """GatherNd copies all of params onto every rank when its indices outnumber the params
     rows times the ranks (ops/DistGather.cpp): with the input mapped, every rank maps all of
@@ -304,6 +341,7 @@ def main():
         ("switched_off", switched_off),
         ("default_size", default_size),
         ("replicated_params", replicated_params),
+        ("through_an_external_link", through_an_external_link),
         ("written_tensor_stays_private", written_tensor_stays_private),
         ("input_cut_short", input_cut_short),
     ])

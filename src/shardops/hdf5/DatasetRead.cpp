@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -139,6 +141,40 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
   return d;
 }
 
+// An HDF5 name of \p id (H5Fget_name or H5Iget_name), "" if HDF5 has none.
+template <class GetName>
+std::string hdf5_name(hid_t id, GetName get_name) {
+  const ssize_t n = get_name(id, nullptr, 0);
+  if (n <= 0) {
+    hdf5_error_detail();  // clears the stack of a failed call
+    return "";
+  }
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  if (get_name(id, name.data(), name.size()) != n) {
+    hdf5_error_detail();
+    return "";
+  }
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return a == b;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// The file and path that hold \p dataset (open under \p ref's name) when an external link,
+// or several in a row, took that name out of \p ref's file: nullopt where it lies in that
+// file. The file is named as HDF5 opened it (the link's target, found as HDF5 looks for it).
+std::optional<DatasetRef> held_elsewhere(hid_t dataset, const DatasetRef& ref) {
+  const std::string file = hdf5_name(dataset, H5Fget_name);
+  const std::string path = hdf5_name(dataset, H5Iget_name);
+  if (file.empty() || path.empty() || same_file(file, ref.file)) return std::nullopt;
+  return DatasetRef{file, path};
+}
+
 // The layout to read \p shape with: the caller's (checked) or the default.
 RowLayout choose_layout(const Comm& comm, const Shape& shape, const RowLayout* layout, const std::string& what) {
   if (shape.rank() == 0) {
@@ -271,6 +307,24 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   const Comm& comm = comm_;
   const std::string what = ref.str();
   OpenDataset d = open_dataset(comm, file(ref), ref);
+  // Where the rows are: a dataset that an external link leads to lies in another file,
+  // which is then an input as much as ref.file: checked and watched like one (another
+  // program writing it is an error), and its own pages are the ones mapped.
+  DatasetRef source = ref;
+  std::optional<DatasetRef> elsewhere;
+  run_agreed(comm, [&] { elsewhere = held_elsewhere(d.dataset.get(), ref); });
+  if (elsewhere) {
+    // Closing the dataset closes the linked file (HDF5 keeps no external file open
+    // without an object of it): opened again after the checks, its metadata is current.
+    d.dataset.reset();
+    run_agreed(comm, [&] {
+      watch_->opening(elsewhere->file, what);
+      check_input_file(elsewhere->file, what + " (the file its link leads to)");
+    });
+    d = open_dataset(comm, file(ref), ref);
+    source.file = elsewhere->file;
+    source.path = elsewhere->path;
+  }
   // HDF5 1.10 reads a virtual dataset (h5py's VirtualLayout) only from a file opened without
   // MPI-IO ("parallel reads not supported on virtual datasets"): each rank then opens the
   // file for itself, and HDF5 reads its rows from the source files. The file is closed here
@@ -292,7 +346,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
 
   // The whole dataset's size first, so that the message does not depend on the rank count.
   run_agreed(comm, [&] {
-    watch_->reading(ref.file, ref.path, d.dataset.get());
+    watch_->reading(source.file, source.path, d.dataset.get());
     tensor_bytes(shape, d.info.dtype, "reading " + what);
     check_filters_available(d.dataset.get(), what);
   });
@@ -303,7 +357,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
     const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
     DistTensor t(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
-    watch_->read_done(ref.file, ref.path);
+    watch_->read_done(source.file, source.path);
     return t;
   }
   Tensor local;
@@ -327,19 +381,20 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     const long long first_byte = mappable_at + d.first * static_cast<long long>(row_bytes);
     // Replicated: all rows on every rank (agreed), the rank's block a part of them.
     std::optional<Tensor> all;
-    if (options.replicate && mappable_at >= 0) all = detail::map_file_rows(ref.file, first_byte, d.info.dtype, shape);
+    if (options.replicate && mappable_at >= 0)
+      all = detail::map_file_rows(source.file, first_byte, d.info.dtype, shape);
     const bool replicated = options.replicate && comm.min(all ? 1 : 0) == 1;
     std::optional<Tensor> mapped;
     if (replicated) {
       mapped = all->slice_rows(chosen.offset(rank), chosen.offset(rank) + rows);
     } else if (mappable_at >= 0 && rows > 0) {
-      mapped = detail::map_file_rows(ref.file, first_byte + chosen.offset(rank) * static_cast<long long>(row_bytes),
+      mapped = detail::map_file_rows(source.file, first_byte + chosen.offset(rank) * static_cast<long long>(row_bytes),
                                      d.info.dtype, shape.with_dim0(rows));
     }
     // Every rank maps or none does: the read below is collective.
     if (replicated || comm.min(mappable_at >= 0 && (rows == 0 || mapped) ? 1 : 0) == 1) {
       note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
-      watch_->mapped(ref.file, ref.path);
+      watch_->mapped(source.file, source.path);
       const DistTensor t(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
       return replicated ? t.with_replica(*all) : t;
     }
@@ -368,7 +423,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     run_agreed(comm,
                [&] { local = Tensor::from_host_bytes(d.info.dtype, local_shape, staging.data(), staging.size()); });
   }
-  watch_->read_done(ref.file, ref.path);
+  watch_->read_done(source.file, source.path);
   return DistTensor(local, shape, chosen, rank);
 }
 

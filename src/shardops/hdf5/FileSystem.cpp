@@ -20,7 +20,6 @@
 #include <system_error>
 
 #include "shardops/core/Error.hpp"
-#include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
 namespace shardops::io {
@@ -83,10 +82,10 @@ void check_input_file(const std::string& file, const std::string& what) {
   const std::optional<int> flags = superblock_write_flags(fd, st.st_size);
   ::close(fd);
   if (!flags) throw IOError(what + ": '" + file + "' is not an HDF5 file (no HDF5 signature found)");
-  // HDF5 refuses such a file itself, but only where its file locking is on; inputs are
-  // opened with it off (InputWatch looks at the locks instead), so the flags are checked
-  // here, and skipped as HDF5 skips them when HDF5_USE_FILE_LOCKING is FALSE.
-  if (*flags != 0 && hdf5_file_locking()) {
+  // HDF5 refuses such a file itself, with its file locking on or off (h5py does, with
+  // HDF5_USE_FILE_LOCKING=FALSE too); inputs are opened through MPI-IO, which does not look,
+  // so the flags are checked here.
+  if (*flags != 0) {
     throw IOError(what + ": '" + file + "' is marked as open for writing by an HDF5 program" +
                   ((*flags & kSwmrWriteFlag) != 0 ? " in SWMR mode" : "") +
                   " (its superblock's write flag): that program still has it open, or was killed before it closed "

@@ -122,10 +122,32 @@ def catalogue(d, good, not_h5, truncated, regular):
         f["dangling"] = h5py.SoftLink("/nowhere")
         f["grp_soft"] = h5py.SoftLink("/grp")
         f["ext_missing"] = h5py.ExternalLink("missing.h5", "/x")
+        # Links to files that are there but cannot be read (HDF5 says only that they lead
+        # nowhere; a pipe would be read without end).
+        f["to_text"] = h5py.ExternalLink(os.path.basename(not_h5), "/x")
+        f["to_truncated"] = h5py.ExternalLink(os.path.basename(truncated), "/b")
+        f["to_folder"] = h5py.ExternalLink("folder.h5", "/x")
+        f["to_pipe"] = h5py.ExternalLink("pipe.h5", "/x")
+        f["chain"] = h5py.ExternalLink("chain.h5", "/y")
+    os.makedirs(os.path.join(d, "folder.h5"), exist_ok=True)
+    if not os.path.exists(os.path.join(d, "pipe.h5")):
+        os.mkfifo(os.path.join(d, "pipe.h5"))
+    with h5py.File(os.path.join(d, "chain.h5"), "w") as f:
+        f["y"] = h5py.ExternalLink(os.path.basename(not_h5), "/x")
     via = lambda path: ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"), "--out", ref(linked, path),
                         "--overwrite"]
+    through = lambda path: ["gather-nd", "--params", ref(linked, path), "--indices", g("/gidx_ok"), "--out", o]
     C = BadCase
     return [
+        C("input_through_link_to_a_non_hdf5_file", through("/to_text"), 3,
+          ["(through the external link '/to_text' in", "not_hdf5.h5' is not an HDF5 file"]),
+        C("input_through_link_to_a_truncated_file", through("/to_truncated"), 3,
+          ["(through the external link '/to_truncated' in", "as HDF5 (truncated or damaged?)"]),
+        C("input_through_link_to_a_folder", through("/to_folder"), 3, ["folder.h5' is not a regular file"]),
+        C("input_through_link_to_a_pipe", through("/to_pipe"), 3, ["pipe.h5' is not a regular file"],
+          max_seconds=30),
+        C("input_through_a_chain_of_links", through("/chain"), 3,
+          ["(through the external link '/y' in", "not_hdf5.h5' is not an HDF5 file"]),
         # Never written through a soft or external link, nor in a link's place.
         C("output_through_external_link", via("/ext"), 2, ["is an external link to 'in.h5:/params'"], out=linked),
         C("output_below_external_link", via("/ext/new"), 2, ["is an external link to 'in.h5:/params'"], out=linked),

@@ -206,13 +206,19 @@ def scatter_into_virtual_file(suite, sh, d):
 
 def listing_shows_links(suite, sh, d, links):
     """`shardops ls` lists the datasets links lead to (a master file's data), with each link:
-    an external link into the file itself too (it was left out), and one that leads nowhere
-    (listed as such, where it was left out silently)."""
+    an external link into the file itself too (it was left out), one that leads nowhere
+    (listed as such, where it was left out silently), and ones to files that are there but
+    cannot be read (listed as "leads to nothing"; a pipe hung the listing)."""
+    with open(os.path.join(d, "text.h5"), "w") as f:
+        f.write("not HDF5\n")
+    os.mkfifo(os.path.join(d, "pipe.h5"))
     with h5py.File(links, "a") as f:
         f["real"] = np.arange(2, dtype=np.int64)
         f["own"] = h5py.ExternalLink(os.path.basename(links), "/real")
         f["nowhere"] = h5py.ExternalLink("missing.h5", "/x")
-    res = sh.run(["ls", links], np=1)
+        f["to_text"] = h5py.ExternalLink("text.h5", "/x")
+        f["to_pipe"] = h5py.ExternalLink("pipe.h5", "/x")
+    res = sh.run(["ls", links], np=1, timeout=60)
     expect_success(suite, res)
     lines = [line.split() for line in res.stdout.splitlines()]
     by_path = {words[0]: " ".join(words[1:]) for words in lines if words}
@@ -225,6 +231,10 @@ def listing_shows_links(suite, sh, d, links):
                 "/own (into its own file) is not listed: %r" % res.stdout, res)
     suite.check(by_path.get("/nowhere", "") == "leads to nothing (an external link to 'missing.h5:/x')",
                 "/nowhere is not listed as leading nowhere: %r" % res.stdout, res)
+    for name, why in (("/to_text", "text.h5' is not an HDF5 file"), ("/to_pipe", "pipe.h5' is not a regular file")):
+        suite.check(by_path.get(name, "").startswith("cannot be read: through the external link") and
+                    why in by_path.get(name, ""), "%s is not listed with why it cannot be read: %r" % (name, res.stdout),
+                    res)
 
 
 NEWER_HDF5 = """

@@ -17,6 +17,7 @@
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Filters.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/LinkTarget.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
 #include "shardops/hdf5/RowTransfer.hpp"
 #include "shardops/hdf5/StorageLayout.hpp"
@@ -103,6 +104,7 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
   const std::string what = ref.str();
   OpenDataset d;
   run_agreed(comm, [&] {
+    check_external_links(file, ref.file, ref.path, what);
     const PathLookup found = lookup_path(file, ref.path, what);
     if (found.blocked) {
       throw InvalidArgument(what + ": no such dataset: '" + found.stop + "' is " + object_kind_name(found.blocked_by) +

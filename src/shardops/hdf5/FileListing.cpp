@@ -9,6 +9,7 @@
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/LinkTarget.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
 #include "shardops/hdf5/Provenance.hpp"
 #include "shardops/hdf5/TypeMap.hpp"
@@ -122,6 +123,7 @@ DatasetListing describe(hid_t dataset, const std::string& path, bool attributes)
 }
 
 struct Visit {
+  std::string file;  ///< the file's name, as given
   std::string prefix;
   bool attributes;
   std::vector<DatasetListing>* out;
@@ -149,6 +151,20 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
 herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
   auto* v = static_cast<Visit*>(data);
   if (info->type == H5L_TYPE_HARD) return 0;
+  if (info->type == H5L_TYPE_EXTERNAL) {
+    // A target file that is there but cannot be read (HDF5 would say it leads to nothing,
+    // or wait without end on a pipe) is listed with why.
+    try {
+      check_external_links(group, v->file, name, "");
+    } catch (const Error& e) {
+      DatasetListing listing;
+      listing.path = v->prefix + name;
+      listing.problem = std::string("cannot be read: ") + e.what();
+      listing.link = link_text(group, name);
+      v->out->push_back(std::move(listing));
+      return 0;
+    }
+  }
   if (H5Oexists_by_name(group, name, v->access) <= 0) {
     // A link that leads to nothing (a missing file or object): listed, so that it is seen.
     DatasetListing listing;
@@ -185,6 +201,7 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   const FileHandle f =
       open_serial(file, H5F_ACC_RDONLY, what + ": cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
   const PropListHandle access = serial_link_access();
+  check_external_links(f.get(), file, path, what);
   const PathLookup found = lookup_path(f.get(), path, what, access.get());
   if (path != "/" && found.kind == ObjectKind::Missing) {
     throw InvalidArgument(what + ": '" + (found.stop.empty() ? path : found.stop) + "' does not exist in '" + file +
@@ -203,7 +220,7 @@ std::vector<DatasetListing> list_datasets(const std::string& file, const std::st
   unsigned order = 0;
   H5Pget_link_creation_order(gcpl.get(), &order);
   const H5_index_t index = (order & H5P_CRT_ORDER_INDEXED) != 0 ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
-  Visit visit{path == "/" ? "/" : path + "/", attributes, &out, access.get()};
+  Visit visit{file, path == "/" ? "/" : path + "/", attributes, &out, access.get()};
   hdf5_error_detail();
   check_status(H5Ovisit2(g.get(), index, H5_ITER_INC, on_object, &visit, H5O_INFO_BASIC),
                what + ": cannot walk the file");

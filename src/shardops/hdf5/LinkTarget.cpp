@@ -1,0 +1,155 @@
+#include "shardops/hdf5/LinkTarget.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "shardops/core/Error.hpp"
+#include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/FileAccess.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
+
+namespace shardops::io {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// HDF5's "extpath" of a file: the folder of its name as opened, made absolute.
+std::string folder_of(const std::string& file) {
+  fs::path p(file);
+  std::error_code ec;
+  if (p.is_relative()) p = fs::current_path(ec) / p;
+  return p.parent_path().string();
+}
+
+std::string join(const std::string& folder, const std::string& name) {
+  if (folder.empty()) return name;
+  return folder + (folder.back() == '/' ? "" : "/") + name;
+}
+
+// A stat that fails for another reason than absence (a folder on the way that may not be
+// searched, a loop of symbolic links) counts as there: check_input_file() then says why.
+bool there(const std::string& path, bool& regular) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    regular = S_ISREG(st.st_mode);
+    return true;
+  }
+  regular = false;
+  return errno != ENOENT && errno != ENOTDIR;
+}
+
+// The target file and path of the external link \p name in \p loc; false if it is none.
+bool external_target(hid_t loc, const std::string& name, std::string& file, std::string& path) {
+  H5L_info_t info;
+  if (H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5L_TYPE_EXTERNAL) return false;
+  std::string value(info.u.val_size, '\0');
+  unsigned flags = 0;
+  const char* other_file = nullptr;
+  const char* other_path = nullptr;
+  if (value.empty() || H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0 ||
+      H5Lunpack_elink_val(value.data(), value.size(), &flags, &other_file, &other_path) < 0 || !other_file ||
+      !other_path)
+    return false;
+  file = other_file;
+  path = other_path;
+  return true;
+}
+
+// The first link on \p path (absolute, or relative to \p file, a group) that is not a hard
+// link: its name, its type (H5L_TYPE_ERROR: every component is a hard link, or the path ends
+// before one is met) and the components after it in \p rest.
+std::string first_link_on(hid_t file, const std::string& path, H5L_type_t& type, std::string& rest) {
+  std::string prefix;
+  const std::vector<std::string> parts = path_components(path);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    prefix += (i == 0 && path[0] != '/' ? "" : "/") + parts[i];  // a relative path stays relative to loc
+    H5L_info_t info;
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0 || H5Lget_info(file, prefix.c_str(), &info, H5P_DEFAULT) < 0)
+      break;
+    if (info.type == H5L_TYPE_HARD) continue;
+    type = info.type;
+    rest.clear();
+    for (std::size_t k = i + 1; k < parts.size(); ++k) rest += "/" + parts[k];
+    return prefix;
+  }
+  type = H5L_TYPE_ERROR;
+  return "";
+}
+
+// check_external_links() from \p file (open, named \p file_name), \p hops links deep.
+void follow_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
+                           int hops) {
+  constexpr int kMaxHops = 16;  // HDF5's default limit of links followed in one lookup
+  H5L_type_t type = H5L_TYPE_ERROR;
+  std::string rest, target_file, target_path;
+  const std::string link = first_link_on(file, path, type, rest);
+  const bool external = type == H5L_TYPE_EXTERNAL && external_target(file, link, target_file, target_path);
+  hdf5_error_detail();  // clears what the lookups left
+  if (!external || hops >= kMaxHops) return;
+  const std::string found = find_linked_file(file_name, target_file, "HDF5_EXT_PREFIX");
+  if (found.empty()) return;
+  const std::string how = "the external link '" + link + "' in '" + file_name + "'";
+  check_linked_file(found, how, what);
+  const FileHandle next =
+      open_serial(found, H5F_ACC_RDONLY, what + " (through " + how + "): cannot open '" + found + "'");
+  follow_external_links(next.get(), found, target_path + rest, what, hops + 1);
+}
+
+}  // namespace
+
+std::string find_linked_file(const std::string& parent_file, const std::string& named, const char* prefix_variable) {
+  if (named.empty()) return "";
+  std::vector<std::string> candidates;
+  std::string name = named;
+  if (named[0] == '/') {
+    candidates.push_back(named);
+    name = named.substr(named.find_last_of('/') + 1);
+  }
+  if (const char* prefixes = std::getenv(prefix_variable)) {
+    const std::string list = prefixes;
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t end = std::min(list.find(':', at), list.size());
+      std::string prefix = list.substr(at, end - at);
+      if (prefix.rfind("${ORIGIN}", 0) == 0) prefix = folder_of(parent_file) + prefix.substr(9);
+      if (!prefix.empty()) candidates.push_back(join(prefix, name));
+      at = end + 1;
+    }
+  }
+  candidates.push_back(join(folder_of(parent_file), name));
+  candidates.push_back(name);
+  std::error_code ec;
+  const fs::path real = fs::canonical(fs::path(parent_file), ec);
+  if (!ec) candidates.push_back(join(real.parent_path().string(), name));
+  // HDF5 opens the first it can: a regular file before anything else that is there.
+  std::string first_there;
+  for (const std::string& c : candidates) {
+    bool regular = false;
+    if (!there(c, regular)) continue;
+    if (regular) return c;
+    if (first_there.empty()) first_there = c;
+  }
+  return first_there;
+}
+
+void check_linked_file(const std::string& file, const std::string& how, const std::string& what) {
+  const std::string context = what.empty() ? "through " + how : what + " (through " + how + ")";
+  try {
+    check_input_file(file, context);
+  } catch (const Error& e) {
+    // Missing after all (removed meanwhile): still a file that cannot be read.
+    throw IOError(e.what());
+  }
+  open_serial(file, H5F_ACC_RDONLY, context + ": cannot open '" + file + "' as HDF5 (truncated or damaged?)");
+}
+
+void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what) {
+  follow_external_links(file, file_name, path, what, 0);
+}
+
+}  // namespace shardops::io

@@ -129,6 +129,10 @@ def catalogue(d, good, not_h5, truncated, regular):
         f["to_folder"] = h5py.ExternalLink("folder.h5", "/x")
         f["to_pipe"] = h5py.ExternalLink("pipe.h5", "/x")
         f["chain"] = h5py.ExternalLink("chain.h5", "/y")
+        # Loops: HDF5 said "too many links" (exit 3, as for a damaged file) or "leads to nothing".
+        f["cyc1"] = h5py.SoftLink("/cyc2")
+        f["cyc2"] = h5py.SoftLink("/cyc1")
+        f["ext_loop"] = h5py.ExternalLink(os.path.basename(linked), "/ext_loop")
     os.makedirs(os.path.join(d, "folder.h5"), exist_ok=True)
     if not os.path.exists(os.path.join(d, "pipe.h5")):
         os.mkfifo(os.path.join(d, "pipe.h5"))
@@ -148,6 +152,10 @@ def catalogue(d, good, not_h5, truncated, regular):
           max_seconds=30),
         C("input_through_a_chain_of_links", through("/chain"), 3,
           ["(through the external link '/y' in", "not_hdf5.h5' is not an HDF5 file"]),
+        C("input_through_a_loop_of_soft_links", through("/cyc1"), 2,
+          ["'/cyc1' leads through more links than HDF5 follows (16): a loop of soft or external links"]),
+        C("input_through_a_loop_of_external_links", through("/ext_loop"), 2,
+          ["'/ext_loop' in", "leads through more links than HDF5 follows (16)"]),
         # Never written through a soft or external link, nor in a link's place.
         C("output_through_external_link", via("/ext"), 2, ["is an external link to 'in.h5:/params'"], out=linked),
         C("output_below_external_link", via("/ext/new"), 2, ["is an external link to 'in.h5:/params'"], out=linked),

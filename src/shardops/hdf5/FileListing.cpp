@@ -159,18 +159,21 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
     } catch (const Error& e) {
       DatasetListing listing;
       listing.path = v->prefix + name;
-      listing.problem = std::string("cannot be read: ") + e.what();
+      listing.problem = std::string(e.kind() == ErrorKind::InvalidArgument ? "" : "cannot be read: ") + e.what();
       listing.link = link_text(group, name);
       v->out->push_back(std::move(listing));
       return 0;
     }
   }
-  if (H5Oexists_by_name(group, name, v->access) <= 0) {
-    // A link that leads to nothing (a missing file or object): listed, so that it is seen.
+  const htri_t resolves = H5Oexists_by_name(group, name, v->access);
+  if (resolves <= 0) {
+    // A link that leads to nothing (a missing file or object) or round in a loop: listed,
+    // so that it is seen.
     DatasetListing listing;
     listing.path = v->prefix + name;
+    const bool loop = resolves < 0 && hdf5_error_is(H5E_NLINKS);
     hdf5_error_detail();  // clears what the failed call left
-    listing.problem = "leads to nothing";
+    listing.problem = loop ? "leads through more links than HDF5 follows (16): a loop of links" : "leads to nothing";
     listing.link = link_text(group, name);
     v->out->push_back(std::move(listing));
     return 0;

@@ -42,6 +42,20 @@ std::string hdf5_error_detail() {
   return text;
 }
 
+bool hdf5_error_is(hid_t minor) {
+  struct Seek {
+    hid_t minor;
+    bool found;
+  } seek{minor, false};
+  const auto look = [](unsigned, const H5E_error2_t* entry, void* data) -> herr_t {
+    auto* s = static_cast<Seek*>(data);
+    if (entry != nullptr && entry->min_num == s->minor) s->found = true;
+    return 0;
+  };
+  if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, look, &seek) < 0) return false;
+  return seek.found;
+}
+
 std::string with_hdf5_detail(const std::string& what) {
   const std::string detail = hdf5_error_detail();
   return detail.empty() ? what : what + " (HDF5: " + detail + ")";

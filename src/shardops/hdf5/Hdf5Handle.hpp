@@ -73,6 +73,10 @@ std::string hdf5_error_detail();
 /// \brief \p what followed by ": " and the HDF5 detail, if there is one.
 std::string with_hdf5_detail(const std::string& what);
 
+/// \brief Whether HDF5's error stack (left as it is) holds the minor error \p minor
+/// (H5E_NLINKS: more links on a path than HDF5 follows, a loop of them).
+bool hdf5_error_is(hid_t minor);
+
 /// \brief Returns \p id; throws \p kind with \p what (plus HDF5's detail) if it is negative.
 hid_t check_id(hid_t id, const std::string& what, ErrorKind kind = ErrorKind::IO);
 /// \brief Throws \p kind with \p what (plus HDF5's detail) if \p status is negative.

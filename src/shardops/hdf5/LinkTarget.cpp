@@ -91,7 +91,11 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
   const std::string link = first_link_on(file, path, type, rest);
   const bool external = type == H5L_TYPE_EXTERNAL && external_target(file, link, target_file, target_path);
   hdf5_error_detail();  // clears what the lookups left
-  if (!external || hops >= kMaxHops) return;
+  if (!external) return;
+  if (hops >= kMaxHops) {
+    throw InvalidArgument((what.empty() ? "" : what + ": ") + "'" + link + "' in '" + file_name +
+                          "' leads through more links than HDF5 follows (16): a loop of soft or external links");
+  }
   const std::string found = find_linked_file(file_name, target_file, "HDF5_EXT_PREFIX");
   if (found.empty()) return;
   const std::string how = "the external link '" + link + "' in '" + file_name + "'";

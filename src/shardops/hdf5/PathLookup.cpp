@@ -17,6 +17,18 @@ ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& wha
   }
   return ObjectKind::Other;
 }
+
+// A lookup of \p prefix that failed: a loop of links (InvalidArgument, as a loop of symbolic
+// links is), else a file HDF5 cannot read.
+[[noreturn]] void lookup_failed(const std::string& prefix, const std::string& what) {
+  if (hdf5_error_is(H5E_NLINKS)) {
+    hdf5_error_detail();  // clears the stack
+    throw InvalidArgument(what + ": '" + prefix +
+                          "' leads through more links than HDF5 follows (16): a loop of soft or external links");
+  }
+  throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
+}
+
 }  // namespace
 
 PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what, hid_t lapl) {
@@ -26,10 +38,10 @@ PathLookup lookup_path(hid_t file, const std::string& path, const std::string& w
   for (std::size_t i = 0; i < parts.size(); ++i) {
     prefix += "/" + parts[i];
     const htri_t exists = H5Lexists(file, prefix.c_str(), lapl);
-    if (exists < 0) throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
+    if (exists < 0) lookup_failed(prefix, what);
     // A soft link whose target is gone counts as missing.
     const htri_t resolves = exists > 0 ? H5Oexists_by_name(file, prefix.c_str(), lapl) : 0;
-    if (resolves < 0) throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
+    if (resolves < 0) lookup_failed(prefix, what);
     if (resolves == 0) {
       result.stop = prefix;
       return result;

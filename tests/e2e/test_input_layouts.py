@@ -51,6 +51,23 @@ def make_virtual(d, name, missing_source=False, dtype="float32"):
     return path
 
 
+def virtual_damaged_source(suite, sh, d):
+    """A virtual dataset whose source file is there but cannot be read (cut short): HDF5 reads
+    the fill value in its place, as for a missing source, and the job exited 0 with -1s.
+    Now exit 3 naming the source; a missing source still reads as the fill value."""
+    path = make_virtual(d, "vds_damaged")
+    src = os.path.join(d, "vds_damaged_src1.h5")
+    with open(src, "r+b") as f:
+        f.truncate(os.path.getsize(src) // 2)
+    out = os.path.join(d, "vds_damaged_out.h5")
+    res = sh.run(["gather-nd", "--params", ref(path, "/d"), "--indices", ref(identity(d, ROWS), "/i"), "--out",
+                  ref(out, "/g"), "-q"])
+    suite.check(res.rc == 3, "exit %s, expected 3" % res.rc, res)
+    suite.check("(through the virtual dataset's source file 'vds_damaged_src1.h5')" in res.stderr and
+                "as HDF5 (truncated or damaged?)" in res.stderr, "the message does not name the source", res)
+    suite.check(not os.path.exists(out), "an output was written", res)
+
+
 def make_external_raw(d):
     path = os.path.join(d, "external_raw.h5")
     with h5py.File(path, "w") as f:
@@ -295,6 +312,7 @@ def main():
         suite.case("virtual_rows", gather_case, suite, sh, d, "virtual_rows", vds, "/d", (5, 33))
         suite.case("virtual_missing_source", gather_case, suite, sh, d, "virtual_missing_source",
                    make_virtual(d, "vds_missing", missing_source=True))
+        suite.case("virtual_damaged_source", virtual_damaged_source, suite, sh, d)
         suite.case("virtual_int16", gather_case, suite, sh, d, "virtual_int16",
                    make_virtual(d, "vds_int16", dtype="int16"))
         # Read through an external link into its own file: each rank's own serial open of the

@@ -341,6 +341,11 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
       d.dataset = DatasetHandle(check_id(H5Dopen2(own_file.get(), ref.path.c_str(), serial_link_access().get()),
                                          what + ": cannot open the virtual dataset"));
     });
+    // HDF5 reads the fill value where it cannot open a source file: one that is there must
+    // be readable, and is an input like any other (another program writing it is an error).
+    std::vector<std::string> sources;
+    run_agreed(comm, [&] { sources = virtual_source_files(d.dataset.get(), source.file, what); });
+    for (const std::string& s : sources) run_agreed(comm, [&] { watch_->opening(s, what); });
   }
   const Shape& shape = d.info.shape;
   const int rank = comm.rank();

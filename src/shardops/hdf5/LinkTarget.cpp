@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -150,6 +151,27 @@ void check_linked_file(const std::string& file, const std::string& how, const st
     throw IOError(e.what());
   }
   open_serial(file, H5F_ACC_RDONLY, context + ": cannot open '" + file + "' as HDF5 (truncated or damaged?)");
+}
+
+std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& what) {
+  const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the virtual layout"));
+  size_t count = 0;
+  check_status(H5Pget_virtual_count(dcpl.get(), &count), what + ": cannot read the virtual layout");
+  std::vector<std::string> files;
+  for (size_t i = 0; i < count; ++i) {
+    const ssize_t n = H5Pget_virtual_filename(dcpl.get(), i, nullptr, 0);
+    if (n < 0) throw IOError(with_hdf5_detail(what + ": cannot read the virtual layout"));
+    std::string name(static_cast<std::size_t>(n) + 1, '\0');
+    H5Pget_virtual_filename(dcpl.get(), i, name.data(), name.size());
+    name.resize(static_cast<std::size_t>(n));
+    // '.': this very file; a name with a printf-style pattern (%b) names many files.
+    if (name == "." || name.find('%') != std::string::npos) continue;
+    const std::string found = find_linked_file(vds_file, name, "HDF5_VDS_PREFIX");
+    if (found.empty() || std::find(files.begin(), files.end(), found) != files.end()) continue;
+    check_linked_file(found, "the virtual dataset's source file '" + name + "'", what);
+    files.push_back(found);
+  }
+  return files;
 }
 
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what) {

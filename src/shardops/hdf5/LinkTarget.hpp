@@ -8,6 +8,7 @@
 #include <hdf5.h>
 
 #include <string>
+#include <vector>
 
 namespace shardops::io {
 
@@ -34,5 +35,12 @@ void check_linked_file(const std::string& file, const std::string& how, const st
 /// read (a pipe without end). Returns where a target file is missing (HDF5 says the link
 /// leads nowhere) and where every file opens. Soft links end the walk.
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what);
+
+/// \brief The source files of the virtual dataset \p dataset (of the file \p vds_file) that
+/// are there, each found by find_linked_file (HDF5_VDS_PREFIX) and checked by
+/// check_linked_file(): HDF5 reads the fill value in place of a source it cannot open, so
+/// a source that is there but cannot be read is an IOError naming \p what, where only a
+/// missing one reads as the fill value. Sources in \p vds_file itself ('.') are left out.
+std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& what);
 
 }  // namespace shardops::io

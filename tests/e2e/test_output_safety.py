@@ -376,6 +376,28 @@ def refused_overwrite_keeps_file(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def hard_linked_target(t, sh):
+    """An existing target with a second name (a hard link): two jobs writing it under the two
+    names took a lock each and wrote the file at once (datasets lost or wrong, the file left
+    unreadable). Refused under either name, exit 3, the file as it was; a new file and a file
+    with one name are written as usual."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "existing.h5")
+    before = make_existing(out)
+    other = os.path.join(t.d, "other_name.h5")
+    os.link(out, other)
+    for name in (out, other):
+        r = sh.run(gather_args(inp, e2e.ref(name, "/g")))
+        t.suite.check(r.rc == 3, "%s: exit %s, expected 3" % (name, r.rc), r)
+        t.suite.check("has 2 names (hard links)" in r.stderr, "the message does not say why", r)
+        t.suite.check(e2e.file_state(out) == before, "the file changed", r)
+    os.remove(other)
+    r = sh.run(gather_args(inp, e2e.ref(out, "/g")))
+    e2e.expect_success(t.suite, r)
+    e2e.same_array(t.suite, "g", e2e.read_h5(out, "/g"), expected, r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 # ---------------------------------------------------------------------------------------------
 # Concurrent writers
 
@@ -987,6 +1009,7 @@ def main():
         run_case("overwrite_is_bounded", overwrite_is_bounded)
         run_case("no_room_kept_past_the_end", no_room_kept_past_the_end)
         run_case("refused_overwrite_keeps_file", refused_overwrite_keeps_file)
+        run_case("hard_linked_target", hard_linked_target)
         run_case("overwrite_partition_group", overwrite_partition_group)
         run_case("concurrent_writers_existing_file", concurrent_writers, True)
         run_case("concurrent_writers_new_file", concurrent_writers, False)

@@ -1,6 +1,7 @@
 #include "shardops/hdf5/OutputTransaction.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -373,6 +374,20 @@ void plan_bytes(OutputTransaction::PendingFile& f, const DatasetRef& target, lon
 }
 }  // namespace
 
+namespace {
+// The lock, the journal and the notes of a target are named after it: under another name
+// (a hard link) a second job would take its own lock and write the same file at the same
+// time, or undo a killed job's change over a later one. A file written in place has one name.
+void refuse_if_hard_linked(const std::string& target, const std::string& given, const std::string& what) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0 || st.st_nlink <= 1) return;
+  throw IOError(what + ": the existing output file '" + given + "' has " + std::to_string(st.st_nlink) +
+                " names (hard links); jobs writing it under different names would not wait for each other, so "
+                "shardops writes into a file with one name only: write the output to a new file, or remove the "
+                "other names first");
+}
+}  // namespace
+
 OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref) {
   const std::string what = ref.str();
   std::string target;
@@ -393,6 +408,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     f->temp = temp_path_beside(target);
     f->existed = path_exists(target);
     if (!f->existed) return;
+    refuse_if_hard_linked(target, ref.file, what);
     const htri_t is_hdf5 = H5Fis_hdf5(target.c_str());
     hdf5_error_detail();  // clear the stack
     if (is_hdf5 <= 0) {

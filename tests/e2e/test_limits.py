@@ -361,6 +361,11 @@ INPUT_FILES = 60
 FEW_DESCRIPTORS = 48  # what mpirun and the ranks need, and a few more: fewer than the input files
 
 
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def descriptor_cases(suite, sh, d):
     files = []
     for k in range(INPUT_FILES):
@@ -398,6 +403,32 @@ def descriptor_cases(suite, sh, d):
         suite.check(os.listdir(outs) == [], "left %s" % os.listdir(outs), res)
 
     suite.case("outputs_beyond_descriptors", outputs_beyond_descriptors)
+
+    def existing_outputs_beyond_descriptors():
+        # Outputs into existing files, which rank 0 holds more descriptors for (locks,
+        # journals): the ranks ran out at different files, inside MPI-IO's open, and the
+        # job's abort waited without end in a collective close. Now exit 3 on every rank,
+        # each file as it was.
+        outs = os.path.join(d, "many-existing")
+        os.makedirs(outs, exist_ok=True)
+        names = [os.path.join(outs, "o%d.h5" % k) for k in range(20)]
+        steps = "".join("  - {op: add, x: a, y: %d, out: r%d}\n" % (k, k) for k in range(len(names)))
+        outputs = "".join("  r%d: %s:/x\n" % (k, n) for k, n in enumerate(names))
+        deck = write_deck(d, "many_existing", "tensors:\n  a: {value: [1.0, 2.0]}\nsteps:\n" + steps + "outputs:\n" +
+                          outputs)
+        for limit in (FEW_DESCRIPTORS, FEW_DESCRIPTORS + 8, FEW_DESCRIPTORS + 16):
+            for n in names:
+                write_h5(n, {"/y": np.arange(3, dtype=np.int32)}, mode="w")
+            before = {n: file_bytes(n) for n in names}
+            res = sh.run(["run", deck], rlimits={resource.RLIMIT_NOFILE: limit})
+            suite.require(not res.timed_out, "limit %d: hung" % limit, res)
+            expect_error(suite, res, 3, ["file descriptors left"])
+            suite.check(all(file_bytes(n) == before[n] for n in names), "limit %d: an existing file changed" % limit,
+                        res)
+            suite.check(sorted(os.listdir(outs)) == sorted(os.path.basename(n) for n in names),
+                        "limit %d: left %s" % (limit, os.listdir(outs)), res)
+
+    suite.case("existing_outputs_beyond_descriptors", existing_outputs_beyond_descriptors)
 
 
 def main():

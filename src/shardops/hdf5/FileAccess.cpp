@@ -1,5 +1,7 @@
 #include "shardops/hdf5/FileAccess.hpp"
 
+#include <sys/resource.h>
+
 #include "shardops/hdf5/FileSystem.hpp"
 
 namespace shardops::io {
@@ -29,6 +31,17 @@ FileHandle open_agreed(const Comm& comm, const std::string& path, unsigned flags
   PropListHandle fcpl(check_id(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate(H5P_FILE_CREATE)", ErrorKind::Internal));
   check_status(H5Pset_link_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
                "H5Pset_link_creation_order", ErrorKind::Internal);
+  // Decided together before the collective open: a rank that runs out of descriptors inside
+  // MPI-IO's open leaves its file set up unlike the others', and the collective close of the
+  // job's abort then waits without end (rank 0 holds more: the locks, journals and notes).
+  if (comm.min(descriptors_left()) < kDescriptorsPerOpen) {
+    struct rlimit limit {};
+    static_cast<void>(::getrlimit(RLIMIT_NOFILE, &limit));
+    throw IOError(what + ": cannot " + (create ? "create '" : "open '") + path + "': a rank has fewer than " +
+                  std::to_string(kDescriptorsPerOpen) +
+                  " file descriptors left (too many open files: the limit, `ulimit -n`, is " +
+                  std::to_string(limit.rlim_cur) + ")");
+  }
   FileHandle file;
   run_agreed(comm, [&] {
     const hid_t id =

@@ -411,6 +411,11 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     refuse_if_hard_linked(target, ref.file, what);
     const htri_t is_hdf5 = H5Fis_hdf5(target.c_str());
     hdf5_error_detail();  // clear the stack
+    if (is_hdf5 < 0) {
+      const std::string shortage = descriptor_shortage_text();
+      if (!shortage.empty())
+        throw IOError(what + ": cannot open the existing output file '" + ref.file + "'" + shortage);
+    }
     if (is_hdf5 <= 0) {
       throw IOError(what + ": the existing output file '" + ref.file + "' is not an HDF5 file; refusing to replace it");
     }

@@ -9,6 +9,7 @@
 #include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Settings.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
@@ -194,6 +195,11 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
     check_tensor_count(comm, list_tensors,
                        std::to_string(pairs) + (lists.size() == 2 ? " pairs of " : " sets of ") + names + " inputs");
   }
+  // An output the folder cannot take (missing, not writable, a name too long, a file there
+  // that is not a regular or writable one) is refused before any work; the write checks again.
+  run_agreed(comm, [&] {
+    if (comm.rank() == 0) io::resolve_output_path(io::parse_dataset_ref(out).file, out);
+  });
   // The inputs' files must not change until the commit: the op and a streamed output read
   // rows mapped from their pages.
   io::InputWatch watch(comm);

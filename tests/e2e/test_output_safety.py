@@ -260,6 +260,21 @@ def longest_file_name(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def file_name_too_long(t, sh):
+    """A name one byte longer than the file system takes: refused before any work (it failed
+    at the rename, after the job had read, computed and written everything), nothing left."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "n" * 253 + ".h5")  # 256 bytes
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "read:30"})
+    t.suite.check(not job.wait_for("test pause at read", timeout=20), "the job began its read phase")
+    rc = job.finish(timeout=sh.timeout)
+    r = job.result(rc, 0)
+    t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
+    t.suite.check("its name is 256 bytes, more than the file system of" in r.stderr, "the message does not say why", r)
+    t.suite.check(not os.path.exists(out), "an output was written", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 def file_size_limit_fits(t, sh):
     """An output that stays within the limit is written as usual."""
     inp, expected = make_inputs(t.d, rows=4096, index_rows=1 << 16)  # 4 MB
@@ -1004,6 +1019,7 @@ def main():
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
         run_case("longest_file_name", longest_file_name)
+        run_case("file_name_too_long", file_name_too_long)
     if everything or "concurrent" in groups:
         run_case("append_in_place", append_in_place)
         run_case("overwrite_is_bounded", overwrite_is_bounded)

@@ -126,6 +126,13 @@ std::string resolve_output_path(const std::string& file, const std::string& what
                                     : "is not accessible: " + errno_text(err)));
   }
   if (!S_ISDIR(st.st_mode)) throw IOError(what + ": cannot write '" + file + "': '" + dir + "' is not a directory");
+  // Refused now, not at the rename after all the work.
+  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::string name = resolved.filename().string();
+  if (name_max > 0 && name.size() > static_cast<std::size_t>(name_max)) {
+    throw IOError(what + ": cannot write '" + file + "': its name is " + std::to_string(name.size()) +
+                  " bytes, more than the file system of '" + dir + "' takes (" + std::to_string(name_max) + ")");
+  }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     throw IOError(what + ": cannot write '" + file + "': directory '" + dir +
                   "' is not writable: " + errno_text(errno));

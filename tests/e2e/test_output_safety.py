@@ -16,6 +16,7 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -799,6 +800,33 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     del before
 
 
+def killed_then_cleaned_by_another_user(t, sh):
+    """A job killed mid-commit, in a folder and on a target every user may write: a job of
+    another user writing the target undoes the change and adds its dataset. The lock file
+    and the journal the killed job left were its user's alone (0644, 0600): every other
+    user's job failed, "cannot create the lock file: Permission denied", readers too."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        t.suite.skip("killed_then_cleaned_by_another_user", "needs root and setpriv to run a job as nobody")
+        return
+    os.chmod(t.d, 0o777)
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    make_existing(out)
+    os.chmod(out, 0o666)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), "journaled", 1)
+    as_nobody = (["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sh.mpiexec, "-n", str(sh.np)] +
+                 sh.flags + [sh.binary] + gather_args(inp, e2e.ref(out, "/next")))
+    p = subprocess.run(as_nobody, capture_output=True, text=True, timeout=sh.timeout, cwd=t.d,
+                       env=dict(os.environ, HOME=t.d))
+    t.suite.check(p.returncode == 0, "the job of another user: exit %s: %s" % (p.returncode, p.stderr[-600:]))
+    if p.returncode == 0:
+        e2e.same_array(t.suite, "/next", e2e.read_h5(out, "/next"), expected)
+        with e2e.h5py.File(out, "r") as f:
+            t.suite.check("g" not in f, "the killed job's dataset is in the file: its change was not undone")
+        e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64))
+    t.suite.check(leftovers(t.d) == [], "the job of another user left %s" % leftovers(t.d))
+
+
 # ---------------------------------------------------------------------------------------------
 # One job, several files: all or none (JobCommit)
 
@@ -1063,6 +1091,7 @@ def main():
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
+        run_case("sigkill_then_cleaned_by_another_user", killed_then_cleaned_by_another_user)
         run_case("long_file_names", long_file_names)
         run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)
         run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)

@@ -57,7 +57,11 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
   const auto start = Clock::now();
   const auto waited = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   for (;;) {
-    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Any user's job may have left the file (killed before it removed it): one that cannot
+    // be written is locked read-only (flock needs no write access), else a job of another
+    // user could not write the target until the first user ran a job there again.
+    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
       throw IOError(what + ": cannot create the lock file '" + path_ + "': " + std::strerror(err) +

@@ -55,6 +55,8 @@ bool read_whole(const std::string& path, std::string& bytes) {
 void write_new(const std::string& path, const std::string& bytes, bool durable, const std::string& what) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) throw IOError(what + ": cannot create '" + path + "': " + std::strerror(errno));
+  // Names and inodes only: readable by a job of another user that undoes a killed job's change.
+  static_cast<void>(::fchmod(fd, S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH));
   const bool ok = write_all(fd, bytes.data(), bytes.size(), 0) && (!durable || ::fsync(fd) == 0);
   const int err = errno;
   ::close(fd);

@@ -332,6 +332,9 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   s.journal_fd = ::open(s.journal.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (s.journal_fd < 0)
     throw IOError(what + ": cannot create the journal '" + s.journal + "': " + std::strerror(errno));
+  // Readable by whoever may read the target (it holds the target's bytes): a job of another
+  // user that may write the target can then undo the change of a job killed mid-commit.
+  static_cast<void>(::fchmod(s.journal_fd, (st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) | S_IWUSR));
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.device = static_cast<std::uint64_t>(st.st_dev);

@@ -35,11 +35,17 @@ void run_list_command(const Comm& comm, const Request& r) {
               << uncommitted.front()
               << "' beside it); the next shardops job that reads or writes the file undoes it first\n";
   }
+  // Columns count characters, not bytes: a UTF-8 name's continuation bytes take no column
+  // (East Asian wide characters take two on most terminals; counted as one).
+  const auto columns = [](const std::string& text) {
+    return static_cast<std::size_t>(
+        std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  };
   std::size_t wide = 4;
-  for (const auto& d : found) wide = std::max(wide, d.path.size());
+  for (const auto& d : found) wide = std::max(wide, columns(d.path));
   std::ostringstream os;
   for (const auto& d : found) {
-    os << d.path << std::string(wide + 2 - d.path.size(), ' ');
+    os << d.path << std::string(wide + 2 - columns(d.path), ' ');
     if (!d.problem.empty()) {
       os << d.problem;  // nothing else is known of it
     } else {

@@ -133,6 +133,9 @@ def catalogue(d, good, not_h5, truncated, regular):
         f["cyc1"] = h5py.SoftLink("/cyc2")
         f["cyc2"] = h5py.SoftLink("/cyc1")
         f["ext_loop"] = h5py.ExternalLink(os.path.basename(linked), "/ext_loop")
+        # Elements that are arrays (H5T_ARRAY; h5py's high level turns such a dtype into dimensions).
+        h5py.h5d.create(f.id, b"arr", h5py.h5t.array_create(h5py.h5t.NATIVE_FLOAT, (2,)), h5py.h5s.create_simple((3,)))
+        f["br[0:2]"] = np.arange(4)
     os.makedirs(os.path.join(d, "folder.h5"), exist_ok=True)
     if not os.path.exists(os.path.join(d, "pipe.h5")):
         os.mkfifo(os.path.join(d, "pipe.h5"))
@@ -152,6 +155,10 @@ def catalogue(d, good, not_h5, truncated, regular):
           max_seconds=30),
         C("input_through_a_chain_of_links", through("/chain"), 3,
           ["(through the external link '/y' in", "not_hdf5.h5' is not an HDF5 file"]),
+        C("input_of_array_elements", through("/arr"), 2,
+          ["unsupported HDF5 type class H5T_ARRAY (each element an array; store it as extra dimensions"]),
+        C("dataset_name_ending_in_brackets", through("/br[0:2]"), 2,
+          ["no such dataset in", "('[0:2]' at the end of the name is read as a row selection of '/br'"]),
         C("input_through_a_loop_of_soft_links", through("/cyc1"), 2,
           ["'/cyc1' leads through more links than HDF5 follows (16): a loop of soft or external links"]),
         C("input_through_a_loop_of_external_links", through("/ext_loop"), 2,

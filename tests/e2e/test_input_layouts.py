@@ -236,6 +236,7 @@ def listing_shows_links(suite, sh, d, links):
         f["to_text"] = h5py.ExternalLink("text.h5", "/x")
         f["to_pipe"] = h5py.ExternalLink("pipe.h5", "/x")
         f["loop"] = h5py.SoftLink("/loop")
+        f["ünï€"] = np.arange(3, dtype=np.int64)  # columns count characters, not bytes
     res = sh.run(["ls", links], np=1, timeout=60)
     expect_success(suite, res)
     lines = [line.split() for line in res.stdout.splitlines()]
@@ -249,6 +250,9 @@ def listing_shows_links(suite, sh, d, links):
                 "/own (into its own file) is not listed: %r" % res.stdout, res)
     suite.check(by_path.get("/nowhere", "") == "leads to nothing (an external link to 'missing.h5:/x')",
                 "/nowhere is not listed as leading nowhere: %r" % res.stdout, res)
+    starts = {line.split()[0]: line.find("[") for line in res.stdout.splitlines() if line.split()}
+    suite.check(starts.get("/ünï€") == starts.get("/real"), "the columns after a non-ASCII name are not aligned: %r"
+                % res.stdout, res)
     suite.check(by_path.get("/loop", "").startswith("leads through more links than HDF5 follows (16): a loop of links"),
                 "/loop is not listed as a loop: %r" % res.stdout, res)
     for name, why in (("/to_text", "text.h5' is not an HDF5 file"), ("/to_pipe", "pipe.h5' is not a regular file")):

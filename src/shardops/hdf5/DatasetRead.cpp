@@ -117,7 +117,11 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
       if (link.rfind("'" + found.stop + "'", 0) == 0)
         throw InvalidArgument(what + ": no such dataset: " + link + ", which leads to nothing");
       throw InvalidArgument(what + ": no such dataset in '" + ref.file + "'" +
-                            (found.stop != ref.path ? " (its group '" + found.stop + "' does not exist)" : ""));
+                            (found.stop != ref.path ? " (its group '" + found.stop + "' does not exist)" : "") +
+                            (ref.rows.empty()
+                                 ? ""
+                                 : " ('" + ref.rows + "' at the end of the name is read as a row selection of '" +
+                                       ref.path + "'; a dataset whose own name ends in brackets cannot be named)"));
     }
     if (found.kind != ObjectKind::Dataset) {
       throw InvalidArgument(what + ": '" + ref.path + "' is " + object_kind_name(found.kind) + ", not a dataset");

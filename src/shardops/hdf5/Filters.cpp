@@ -21,6 +21,22 @@ std::string where_to_get(H5Z_filter_t id) {
   }
 }
 
+/// The registered names of the filters h5py and hdf5plugin write, for a dataset that does
+/// not store one (HDF5's registry: https://github.com/HDFGroup/hdf5_plugins).
+const char* registered_name(H5Z_filter_t id) {
+  switch (id) {
+    case 307: return "bzip2";
+    case 32000: return "lzf";
+    case 32001: return "blosc";
+    case 32004: return "lz4";
+    case 32008: return "bitshuffle";
+    case 32015: return "zstd";
+    case 32017: return "sz";
+    case 32026: return "blosc2";
+    default: return "unnamed";
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -64,7 +80,7 @@ void check_filters_available(hid_t dataset, const std::string& what) {
       continue;
     }
     hdf5_error_detail();
-    const std::string filter_name = name[0] != '\0' ? std::string(name.data()) : std::string("unnamed");
+    const std::string filter_name = name[0] != '\0' ? std::string(name.data()) : std::string(registered_name(id));
     throw IOError(what + ": the data is stored with HDF5 filter " + std::to_string(id) + " (" + filter_name +
                   "), which this HDF5 cannot load; install it (" + where_to_get(id) +
                   ") or point HDF5_PLUGIN_PATH at the folder that has it");

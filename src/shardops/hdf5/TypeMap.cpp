@@ -254,6 +254,9 @@ DType dtype_from_hdf5(hid_t type, const std::string& what) {
     case H5T_STRING: string_format_of(type, what); return DType::String;
     case H5T_NO_CLASS:
     case H5T_NCLASSES: throw IOError(with_hdf5_detail(what + ": cannot read its datatype"));
+    case H5T_ARRAY:
+      // h5py's dtype(('f4', (2,))): each element a small array, which TF has no dtype for.
+      unsupported(what, cls, "each element an array; store it as extra dimensions of the dataset instead");
     default: break;
   }
   unsupported(what, cls, "not a numeric type");

@@ -51,6 +51,28 @@ def make_virtual(d, name, missing_source=False, dtype="float32"):
     return path
 
 
+def link_past_a_file_that_is_not_hdf5(suite, sh, d):
+    """HDF5 looks for an external link's file in several places and opens the first it can
+    read: a file of that name that is not HDF5 in the linking file's folder is passed over for
+    the one in the working directory, by shardops as by HDF5 (its own check of the target must
+    not stop at the first file of that name)."""
+    sub = os.path.join(d, "past")
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, "data.h5"), "w") as f:
+        f.write("not HDF5\n")
+    with h5py.File(os.path.join(d, "data.h5"), "w") as f:
+        f["x"] = rows_of(0, ROWS)
+    linking = os.path.join(sub, "linking.h5")
+    with h5py.File(linking, "w") as f:
+        f["x"] = h5py.ExternalLink("data.h5", "/x")
+    out = os.path.join(d, "past_out.h5")
+    res = sh.run(["gather-nd", "--params", ref(linking, "/x"), "--indices", ref(identity(d, ROWS), "/i"), "--out",
+                  ref(out, "/o"), "-q"], cwd=d)
+    expect_success(suite, res)
+    if res.rc == 0:
+        same_array(suite, "past", read_h5(out, "o"), rows_of(0, ROWS), res)
+
+
 def virtual_damaged_source(suite, sh, d):
     """A virtual dataset whose source file is there but cannot be read (cut short): HDF5 reads
     the fill value in its place, as for a missing source, and the job exited 0 with -1s.
@@ -345,6 +367,7 @@ def main():
         suite.case("external_link", gather_case, suite, sh, d, "external_link", links, "/d")
         suite.case("soft_link_rows", gather_case, suite, sh, d, "soft_link_rows", links, "/soft", (1, 36))
         suite.case("listing_shows_links", listing_shows_links, suite, sh, d, links)
+        suite.case("link_past_a_file_that_is_not_hdf5", link_past_a_file_that_is_not_hdf5, suite, sh, d)
         python = newer_hdf5_python(os.path.dirname(os.path.dirname(HERE)))
         if python:
             suite.case("newer_hdf5_format", newer_hdf5_format, suite, sh, d, python)

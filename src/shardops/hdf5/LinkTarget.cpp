@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -31,18 +32,6 @@ std::string folder_of(const std::string& file) {
 std::string join(const std::string& folder, const std::string& name) {
   if (folder.empty()) return name;
   return folder + (folder.back() == '/' ? "" : "/") + name;
-}
-
-// A stat that fails for another reason than absence (a folder on the way that may not be
-// searched, a loop of symbolic links) counts as there: check_input_file() then says why.
-bool there(const std::string& path, bool& regular) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    regular = S_ISREG(st.st_mode);
-    return true;
-  }
-  regular = false;
-  return errno != ENOENT && errno != ENOTDIR;
 }
 
 // The target file and path of the external link \p name in \p loc; false if it is none.
@@ -97,10 +86,9 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
     throw InvalidArgument((what.empty() ? "" : what + ": ") + "'" + link + "' in '" + file_name +
                           "' leads through more links than HDF5 follows (16): a loop of soft or external links");
   }
-  const std::string found = find_linked_file(file_name, target_file, "HDF5_EXT_PREFIX");
-  if (found.empty()) return;
   const std::string how = "the external link '" + link + "' in '" + file_name + "'";
-  check_linked_file(found, how, what);
+  const std::string found = linked_file(file_name, target_file, "HDF5_EXT_PREFIX", how, what);
+  if (found.empty()) return;
   const FileHandle next =
       open_serial(found, H5F_ACC_RDONLY, what + " (through " + how + "): cannot open '" + found + "'");
   follow_external_links(next.get(), found, target_path + rest, what, hops + 1);
@@ -108,12 +96,13 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
 
 }  // namespace
 
-std::string find_linked_file(const std::string& parent_file, const std::string& named, const char* prefix_variable) {
-  if (named.empty()) return "";
-  std::vector<std::string> candidates;
+std::vector<std::string> linked_file_places(const std::string& parent_file, const std::string& named,
+                                            const char* prefix_variable) {
+  if (named.empty()) return {};
+  std::vector<std::string> places;
   std::string name = named;
   if (named[0] == '/') {
-    candidates.push_back(named);
+    places.push_back(named);
     name = named.substr(named.find_last_of('/') + 1);
   }
   if (const char* prefixes = std::getenv(prefix_variable)) {
@@ -122,35 +111,46 @@ std::string find_linked_file(const std::string& parent_file, const std::string& 
       const std::size_t end = std::min(list.find(':', at), list.size());
       std::string prefix = list.substr(at, end - at);
       if (prefix.rfind("${ORIGIN}", 0) == 0) prefix = folder_of(parent_file) + prefix.substr(9);
-      if (!prefix.empty()) candidates.push_back(join(prefix, name));
+      if (!prefix.empty()) places.push_back(join(prefix, name));
       at = end + 1;
     }
   }
-  candidates.push_back(join(folder_of(parent_file), name));
-  candidates.push_back(name);
+  places.push_back(join(folder_of(parent_file), name));
+  places.push_back(name);
   std::error_code ec;
   const fs::path real = fs::canonical(fs::path(parent_file), ec);
-  if (!ec) candidates.push_back(join(real.parent_path().string(), name));
-  // HDF5 opens the first it can: a regular file before anything else that is there.
-  std::string first_there;
-  for (const std::string& c : candidates) {
-    bool regular = false;
-    if (!there(c, regular)) continue;
-    if (regular) return c;
-    if (first_there.empty()) first_there = c;
-  }
-  return first_there;
+  if (!ec) places.push_back(join(real.parent_path().string(), name));
+  return places;
 }
 
-void check_linked_file(const std::string& file, const std::string& how, const std::string& what) {
+std::string linked_file(const std::string& parent_file, const std::string& named, const char* prefix_variable,
+                        const std::string& how, const std::string& what) {
   const std::string context = what.empty() ? "through " + how : what + " (through " + how + ")";
-  try {
-    check_input_file(file, context);
-  } catch (const Error& e) {
-    // Missing after all (removed meanwhile): still a file that cannot be read.
-    throw IOError(e.what());
+  std::string first_problem;  // of the first place that holds something HDF5 cannot read
+  for (const std::string& place : linked_file_places(parent_file, named, prefix_variable)) {
+    struct stat st {};
+    if (::stat(place.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ENOENT || err == ENOTDIR) continue;
+      if (first_problem.empty()) first_problem = context + ": cannot access '" + place + "': " + std::strerror(err);
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (first_problem.empty()) first_problem = context + ": '" + place + "' is not a regular file";
+      continue;
+    }
+    // A pipe or a device: HDF5 would open it and wait on it, or read what it gives.
+    if (!S_ISREG(st.st_mode)) throw IOError(context + ": '" + place + "' is not a regular file");
+    try {
+      check_input_file(place, context);
+      open_serial(place, H5F_ACC_RDONLY, context + ": cannot open '" + place + "' as HDF5 (truncated or damaged?)");
+      return place;
+    } catch (const Error& e) {
+      if (first_problem.empty()) first_problem = e.what();
+    }
   }
-  open_serial(file, H5F_ACC_RDONLY, context + ": cannot open '" + file + "' as HDF5 (truncated or damaged?)");
+  if (!first_problem.empty()) throw IOError(first_problem);
+  return "";
 }
 
 std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& what) {
@@ -166,10 +166,9 @@ std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& 
     name.resize(static_cast<std::size_t>(n));
     // '.': this very file; a name with a printf-style pattern (%b) names many files.
     if (name == "." || name.find('%') != std::string::npos) continue;
-    const std::string found = find_linked_file(vds_file, name, "HDF5_VDS_PREFIX");
-    if (found.empty() || std::find(files.begin(), files.end(), found) != files.end()) continue;
-    check_linked_file(found, "the virtual dataset's source file '" + name + "'", what);
-    files.push_back(found);
+    const std::string found =
+        linked_file(vds_file, name, "HDF5_VDS_PREFIX", "the virtual dataset's source file '" + name + "'", what);
+    if (!found.empty() && std::find(files.begin(), files.end(), found) == files.end()) files.push_back(found);
   }
   return files;
 }

@@ -14,6 +14,8 @@ import atexit
 import builtins as _builtins
 import inspect
 import json
+import operator as _operator
+import os as _os
 import warnings as _warnings
 
 import numpy as _np
@@ -350,10 +352,26 @@ __all__ = _OPS + ["op_registry", "read", "write", "row_block", "empty", "aligned
                   "InternalError"]
 
 
+def _dataset_name(name, what):
+    """``name`` ("FILE:/path") as a str: a str or an ``os.PathLike`` of one; anything else
+    (bytes, None, a number) is a TypeError, where str() made it a file name."""
+    name = _os.fspath(name) if isinstance(name, (str, _os.PathLike)) else name
+    if not isinstance(name, str):
+        raise TypeError("%s must be a str \"FILE:/path\" (or an os.PathLike of one), not %s"
+                        % (what, type(name).__name__))
+    return name
+
+
 def read(dataset, *, comm=None):
     """This rank's block (``row_block`` of its rows) of the HDF5 dataset ``"FILE:/path"``;
     strings come back as an object array of bytes."""
-    return _shardops.read(str(dataset), comm)
+    name, error = None, None
+    try:
+        name = _dataset_name(dataset, "dataset")
+    except TypeError as e:
+        error = e
+    _agreed(comm, error)
+    return _shardops.read(name, comm)
 
 
 def write(outputs, *, comm=None, overwrite=False, attributes=None):
@@ -362,7 +380,14 @@ def write(outputs, *, comm=None, overwrite=False, attributes=None):
     refused unless ``overwrite``, and every dataset gets provenance attributes (``op``,
     ``writer``, ``shardops_version``) and the string pairs of ``attributes``, whose names
     must not be those."""
-    return _shardops.write(outputs, comm, bool(overwrite), attributes)
+    named, error = outputs, None
+    try:  # what is not a dict the extension refuses, as before
+        if isinstance(outputs, dict):
+            named = {_dataset_name(k, "an output's name"): v for k, v in outputs.items()}
+    except TypeError as e:
+        error = e
+    _agreed(comm, error)
+    return _shardops.write(named, comm, bool(overwrite), attributes)
 
 
 # Rows of the ops' usual widths (16 float32 = 64 bytes) each fill one cache line only when the
@@ -406,5 +431,17 @@ def aligned(array):
 def row_block(num_rows, comm=None):
     """``(start, stop)`` of this rank's rows in the balanced layout of ``num_rows`` rows
     (the layout ``read`` returns and DynamicStitch and ScatterNd produce). Not collective."""
+    num_rows = _operator.index(num_rows)  # an integer, as TypeError says otherwise
+    if not -(2**63) <= num_rows < 2**63:
+        raise InvalidArgumentError("row_block: num_rows %d does not fit a 64-bit integer" % num_rows)
+    if comm is not None:
+        from mpi4py import MPI
+
+        # Asking a communicator anything without MPI running aborts the process.
+        if MPI.Is_finalized():
+            raise InvalidArgumentError("MPI has been finalized (MPI.Finalize()): shardops needs MPI running")
+        if not MPI.Is_initialized():
+            raise InvalidArgumentError(
+                "MPI is not running (mpi4py.rc.initialize = False and no MPI.Init() yet): shardops needs MPI running")
     size, rank = (1, 0) if comm is None else (comm.Get_size(), comm.Get_rank())
-    return _shardops.row_block(int(num_rows), size, rank)
+    return _shardops.row_block(num_rows, size, rank)

@@ -32,6 +32,22 @@ const io::Attributes& python_provenance() {
   return provenance;
 }
 
+// \p text (a str) as UTF-8 for an HDF5 string attribute: one that cannot be encoded (a lone
+// surrogate) or holds a NUL (HDF5 would keep only what comes before it) is refused, as a
+// string dataset's element is.
+std::string attribute_text(const py::handle& text, const std::string& what) {
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    throw InvalidArgument("attributes: " + what + " cannot be UTF-8 encoded");
+  }
+  std::string out(utf8, static_cast<std::size_t>(size));
+  if (out.find('\0') != std::string::npos)
+    throw InvalidArgument("attributes: " + what + " holds a NUL byte, which an HDF5 string attribute cannot keep");
+  return out;
+}
+
 // Its arguments are taken apart inside the agreed conversion: a rank whose \p outputs or
 // \p attributes are not what write() takes raises there, and so does every other rank.
 void write_py(const py::object& outputs, const py::object& comm, bool overwrite, const py::object& attributes) {
@@ -52,13 +68,14 @@ void write_py(const py::object& outputs, const py::object& comm, bool overwrite,
         throw InvalidArgument("attributes: names and values must be str, got " + py::repr(key).cast<std::string>() +
                               ": " + py::repr(value).cast<std::string>());
       }
-      const std::string name = key.cast<std::string>();
+      const std::string name = attribute_text(key, "a name");
+      const std::string text = attribute_text(value, "the value of '" + name + "'");
       if (python_provenance().count(name) > 0 || name == io::kVersionAttribute) {
         throw InvalidArgument("attributes: '" + name + "' is set by shardops itself (op, writer, " +
                               io::kVersionAttribute + ")");
       }
-      provenance.emplace(name, io::AttributeValue(value.cast<std::string>()));
-      in.note("attribute " + name + "=" + value.cast<std::string>());
+      provenance.emplace(name, io::AttributeValue(text));
+      in.note("attribute " + name + "=" + text);
     }
     in.note(overwrite ? "overwrite" : "no overwrite");
   });

@@ -134,9 +134,14 @@ def test_in_processes_of_their_own():
                 shardops.gather_nd(np.arange(3.0), [[1]], comm=MPI.COMM_WORLD)
             except shardops.InvalidArgumentError as e:
                 print("comm refused:", e)
+            try:  # row_block asked it too
+                shardops.row_block(5, MPI.COMM_WORLD)
+            except shardops.InvalidArgumentError as e:
+                print("row_block refused:", e)
             """.replace("\n            ", "\n"))
         assert r.returncode == 0 and "[1.]" in r.stdout and "refused: " in r.stdout, (r.stdout, r.stderr)
         assert "comm refused: " in r.stdout and "shardops needs MPI running" in r.stdout, (r.stdout, r.stderr)
+        assert "row_block refused: " in r.stdout, (r.stdout, r.stderr)
     # A daemon thread still inside an op when the interpreter exits: the process exits cleanly.
     r = run_python("""
         import threading, time

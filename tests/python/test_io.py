@@ -174,6 +174,32 @@ def test_read_while_own_h5py_writes(shared_dir):
     counts = WORLD.allgather(0 if got is None else len(got))
     assert np.array_equal(got, block(data, counts, RANK)), got
 
+def test_names_and_attributes_that_cannot_be_written(shared_dir):
+    """Names that are not str: TypeError (str() made bytes or None a file name); attribute
+    values with a NUL (HDF5 kept what came before it) or not UTF-8: refused; on every rank."""
+    path = os.path.join(shared_dir, "attrs.h5")
+    errors = outcomes([
+        lambda: shardops.read(b"x.h5:/a", comm=WORLD),
+        lambda: shardops.read(None, comm=WORLD),
+        lambda: shardops.write({1: np.zeros(2)}, comm=WORLD),
+        lambda: shardops.write({path + ":/a": np.ones(2)}, comm=WORLD, attributes={"k": "ab\x00cd"}),
+        lambda: shardops.write({path + ":/a": np.ones(2)}, comm=WORLD, attributes={"k": "\udc80"}),
+    ], caught=(TypeError, shardops.Error))
+    assert all(isinstance(e, TypeError) for e in errors[:3]), errors
+    assert isinstance(errors[3], shardops.InvalidArgumentError) and "holds a NUL byte" in str(errors[3]), errors[3]
+    assert isinstance(errors[4], shardops.InvalidArgumentError) and "cannot be UTF-8 encoded" in str(errors[4])
+    for e in errors:
+        assert len(set(WORLD.allgather(str(e)))) == 1, e
+    assert not os.path.exists(path)
+    shardops.write({pathlib_name(path): np.ones(2)}, comm=WORLD)  # an os.PathLike name is taken
+    assert on_rank0(lambda: h5py.File(path, "r")["/a"][()].tolist()) == [1.0] * (2 * SIZE)  # each rank its block
+
+
+def pathlib_name(path):
+    import pathlib
+    return pathlib.PurePosixPath(path + ":/a")
+
+
 def test_row_block():
     blocks = WORLD.allgather(shardops.row_block(10, WORLD))
     assert blocks[0][0] == 0 and blocks[-1][1] == 10
@@ -182,3 +208,7 @@ def test_row_block():
     assert shardops.row_block(10) == (0, 10)
     with pytest.raises(shardops.InvalidArgumentError):
         shardops.row_block(-1)
+    with pytest.raises(TypeError):
+        shardops.row_block("5")
+    with pytest.raises(shardops.InvalidArgumentError):
+        shardops.row_block(2**70)

@@ -14,6 +14,7 @@
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/PathLookup.hpp"
 
 namespace shardops::io {
 
@@ -32,23 +33,6 @@ std::string folder_of(const std::string& file) {
 std::string join(const std::string& folder, const std::string& name) {
   if (folder.empty()) return name;
   return folder + (folder.back() == '/' ? "" : "/") + name;
-}
-
-// The target file and path of the external link \p name in \p loc; false if it is none.
-bool external_target(hid_t loc, const std::string& name, std::string& file, std::string& path) {
-  H5L_info_t info;
-  if (H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5L_TYPE_EXTERNAL) return false;
-  std::string value(info.u.val_size, '\0');
-  unsigned flags = 0;
-  const char* other_file = nullptr;
-  const char* other_path = nullptr;
-  if (value.empty() || H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0 ||
-      H5Lunpack_elink_val(value.data(), value.size(), &flags, &other_file, &other_path) < 0 || !other_file ||
-      !other_path)
-    return false;
-  file = other_file;
-  path = other_path;
-  return true;
 }
 
 // The first link on \p path (absolute, or relative to \p file, a group) that is not a hard
@@ -79,7 +63,7 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
   H5L_type_t type = H5L_TYPE_ERROR;
   std::string rest, target_file, target_path;
   const std::string link = first_link_on(file, path, type, rest);
-  const bool external = type == H5L_TYPE_EXTERNAL && external_target(file, link, target_file, target_path);
+  const bool external = type == H5L_TYPE_EXTERNAL && external_link_target(file, link, target_file, target_path);
   hdf5_error_detail();  // clears what the lookups left
   if (!external) return;
   if (hops >= kMaxHops) {

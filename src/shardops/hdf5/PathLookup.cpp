@@ -59,24 +59,36 @@ PathLookup lookup_path(hid_t file, const std::string& path, const std::string& w
   return result;
 }
 
+bool external_link_target(hid_t loc, const std::string& name, std::string& file, std::string& path) {
+  H5L_info_t info;
+  if (H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type != H5L_TYPE_EXTERNAL) return false;
+  std::string value(info.u.val_size, '\0');
+  unsigned flags = 0;
+  const char* other_file = nullptr;
+  const char* other_path = nullptr;
+  if (value.empty() || H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0 ||
+      H5Lunpack_elink_val(value.data(), value.size(), &flags, &other_file, &other_path) < 0 || !other_file ||
+      !other_path)
+    return false;
+  file = other_file;
+  path = other_path;
+  return true;
+}
+
 std::string link_text(hid_t loc, const std::string& name) {
   H5L_info_t info;
   if (H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT) < 0 || info.type == H5L_TYPE_HARD) {
     hdf5_error_detail();  // clears what a failed call left
     return "";
   }
-  std::string value(info.u.val_size, '\0');
-  if (info.u.val_size == 0 || H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) < 0) value.clear();
   std::string to;
   if (info.type == H5L_TYPE_SOFT) {
-    to = value.c_str();
+    std::string value(info.u.val_size, '\0');
+    if (info.u.val_size > 0 && H5Lget_val(loc, name.c_str(), value.data(), value.size(), H5P_DEFAULT) >= 0)
+      to = value.c_str();
   } else if (info.type == H5L_TYPE_EXTERNAL) {
-    unsigned flags = 0;
-    const char* other_file = nullptr;
-    const char* other_path = nullptr;
-    if (!value.empty() && H5Lunpack_elink_val(value.data(), value.size(), &flags, &other_file, &other_path) >= 0 &&
-        other_file && other_path)
-      to = std::string(other_file) + ":" + other_path;
+    std::string file, path;
+    if (external_link_target(loc, name, file, path)) to = file + ":" + path;
   }
   hdf5_error_detail();
   const char* kind = info.type == H5L_TYPE_SOFT       ? "a soft link"

@@ -29,6 +29,10 @@ struct PathLookup {
 /// \throws IOError naming \p what if HDF5 cannot read the links (damaged file).
 PathLookup lookup_path(hid_t file, const std::string& path, const std::string& what, hid_t lapl = H5P_DEFAULT);
 
+/// \brief The file and the path the external link \p name (relative to \p loc, or absolute)
+/// names, as stored; false if it is not an external link (or cannot be read).
+bool external_link_target(hid_t loc, const std::string& name, std::string& file, std::string& path);
+
 /// \brief "a soft link to '/x'", "an external link to 'F:/x'" for the link \p name (relative to
 /// \p loc, or absolute); "" for a hard link or none.
 std::string link_text(hid_t loc, const std::string& name);

@@ -305,8 +305,10 @@ def scatter_subnormals(t, sh):
 def dense_scatter_is_held(t, sh):
     """More index rows than output rows: applied to a held output (cheaper than pieces, whose
     updates would be read out of order), NumPy's bytes at every rank count: TensorScatterAdd,
-    TensorScatterUpdate (rows without an update keep the tensor's), into an existing file (its
-    datasets kept), chunked and compressed, and ScatterNd's zeros with slices."""
+    into an existing file (its datasets kept), chunked and compressed, and ScatterNd's zeros
+    with slices. TensorScatterUpdate streams even then (each row's winner is found first, then
+    each piece made from its winners' rows and the tensor's), with duplicates, rows without an
+    update, and at an uneven row size."""
     rng = np.random.default_rng(17)
     tensor = rng.standard_normal((20000, 4)).astype(np.float32)
     idx = rng.integers(0, 20000, size=(20001, 1)).astype(np.int64)
@@ -320,7 +322,17 @@ def dense_scatter_is_held(t, sh):
     many = np.concatenate([idx, rng.integers(0, 20000, size=(40000, 1))]).astype(np.int64)
     many_upd = rng.standard_normal((len(many), 4)).astype(np.float32)
     scatter_both_ways(t, sh, "tensor-scatter-update", {"/tensor": tensor, "/indices": many, "/updates": many_upd},
-                      last_writer(tensor, many[:, 0], many_upd), False)
+                      last_writer(tensor, many[:, 0], many_upd), True)
+    # Rows of 3 int16 (6 bytes): moved in 2-byte words; and bad indices ignored keep the tensor's rows.
+    small = rng.integers(-30000, 30000, size=(20000, 3)).astype(np.int16)
+    small_upd = rng.integers(-30000, 30000, size=(len(many), 3)).astype(np.int16)
+    scatter_both_ways(t, sh, "tensor-scatter-update", {"/tensor": small, "/indices": many, "/updates": small_upd},
+                      last_writer(small, many[:, 0], small_upd), True)
+    bad = many.copy()
+    bad[::7, 0] = 20000 + np.arange(len(bad[::7]))
+    ok = bad[:, 0] < 20000
+    scatter_both_ways(t, sh, "tensor-scatter-update", {"/tensor": tensor, "/indices": bad, "/updates": many_upd},
+                      last_writer(tensor, bad[ok, 0], many_upd[ok]), True, extra=["--bad-indices", "ignore"])
     e2e.write_h5(os.path.join(t.d, "in.h5"), inputs, mode="w")
     inp = os.path.join(t.d, "in.h5")
     argv = ["tensor-scatter-add", "--tensor", e2e.ref(inp, "/tensor"), "--indices", e2e.ref(inp, "/indices"),

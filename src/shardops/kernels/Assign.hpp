@@ -62,6 +62,12 @@ enum class UnnamedRows {
   Zero,  ///< the output may start uninitialised: zero_unclaimed() zeros them (DynamicStitch)
 };
 
+/// How LastWriterAssign::write_rows stores the rows it writes.
+enum class RowStores {
+  Streaming,  ///< stream_row (RowCopy.hpp): an output written once, read much later
+  Cached,     ///< ordinary stores: a piece read again at once (written to a file)
+};
+
 /// How LastWriterAssign writes the output (see the file comment).
 enum class AssignBy {
   Writer,     ///< each claim copies its rows (sequential) or copy_winners() does (parallel)
@@ -240,16 +246,30 @@ class LastWriterAssign {
   /// ([rows, words] like the output; null: zeros).
   template <class SourceOfKey>
   void write_rows(const SourceOfKey& source, const W* base) const {
+    write_rows(source, base, 0, static_cast<std::int64_t>(out_.extent(0)), out_.data(), RowStores::Streaming);
+  }
+
+  /// write_rows() of the output rows [\p first, \p first + \p count) only, into \p dst
+  /// (row \p first at \p dst): an output made a piece at a time, into a buffer that is
+  /// written to a file next, takes RowStores::Cached, which leaves the piece in the caches
+  /// for that write. The claims may then have been made on an output of no memory
+  /// (data null): only its extents are read.
+  template <class SourceOfKey>
+  void write_rows(const SourceOfKey& source, const W* base, std::int64_t first, std::int64_t count, W* dst,
+                  RowStores stores) const {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
     if (by_ != AssignBy::OutputRow) throw InternalError("LastWriterAssign::write_rows: built with AssignBy::Writer");
-    if (words == 0) return;
+    if (first < 0 || count < 0 || first + count > static_cast<std::int64_t>(out_.extent(0)))
+      throw InternalError("LastWriterAssign::write_rows: rows beyond the output");
+    if (words == 0 || count == 0) return;
     auto winner = winner_;
-    W* dst = out_.data();
-    const std::int64_t rows = static_cast<std::int64_t>(out_.extent(0));
+    const std::int64_t end = first + count;
+    const bool streaming = stores == RowStores::Streaming;
     for_each_row_streaming(
-        space_, "shardops::LastWriterAssign::write_rows", rows, KOKKOS_LAMBDA(const std::int64_t t) {
+        space_, "shardops::LastWriterAssign::write_rows", count, KOKKOS_LAMBDA(const std::int64_t i) {
           constexpr std::int64_t ahead = 32;  // the winners' rows are random: keep misses in flight
-          if (t + ahead < rows) {
+          const std::int64_t t = first + i;
+          if (t + ahead < end) {
             const std::int64_t wa = winner(t + ahead);
             if (wa >= 0) {
               SHARDOPS_PREFETCH_ROW(source(wa), words);
@@ -258,12 +278,13 @@ class LastWriterAssign {
             }
           }
           const std::int64_t w = winner(t);
-          if (w >= 0) {
-            stream_row(dst + t * words, source(w), words);
-          } else if (base != nullptr) {
-            stream_row(dst + t * words, base + t * words, words);
+          const W* from = w >= 0 ? source(w) : base != nullptr ? base + t * words : nullptr;
+          if (from == nullptr) {
+            zero_row(dst + i * words, words);
+          } else if (streaming) {
+            stream_row(dst + i * words, from, words);
           } else {
-            zero_row(dst + t * words, words);
+            copy_row(dst + i * words, from, words);
           }
         });
   }

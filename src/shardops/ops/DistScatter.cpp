@@ -1,3 +1,5 @@
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -132,13 +134,55 @@ void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cu
 }
 
 // Whether the output of a scatter started as \p s can be made as it is written: fixed-size
-// rows in host memory, an index depth above 0, an output with rows, and no more updates
-// than output rows (stream_scatter_output). The same answer on every rank.
-bool streams(const ScatterStart& s) {
+// rows in host memory, an index depth above 0, an output with rows, and either no more
+// updates than output rows (stream_scatter_output) or TensorScatterUpdate, whose winners
+// are found before any row is made. The same answer on every rank.
+bool streams(ScatterOp op, const ScatterStart& s) {
   const ScatterGeometry& g = s.g;
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(s.dtype) &&
          !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
-         stream_scatter_output(g.num_updates, g.output_rows);
+         (op == ScatterOp::Update || stream_scatter_output(g.num_updates, g.output_rows));
+}
+
+// TensorScatterUpdate's rows made as they are written, where a rank's updates are at least
+// as many as its output rows (update_by_output_row): the winner of every output row is
+// claimed first, as the held op does, then each piece is written row by row from its
+// winners' rows or the tensor's. Returns the rows' maker; \p skipped gets the entries
+// without a target.
+template <class... Batch>
+LazyTensor::MakeRows make_by_winners(const Tensor& tensor, std::int64_t out_rows, std::int64_t rows_per_lazy_row,
+                                     std::size_t row_bytes, Schedule schedule, std::int64_t& skipped,
+                                     const Batch&... batches) {
+  LazyTensor::MakeRows make;
+  // The pieces are aligned as tensors are (the output layer's buffer, LazyTensor::whole);
+  // a maker handed another address makes its rows elsewhere first.
+  dispatch_word(word_selector(row_bytes, {tensor.data(), batches.rows.data()...}), [&](auto wtag) {
+    using W = typename decltype(wtag)::type;
+    const auto words = static_cast<std::int64_t>(row_bytes / sizeof(W));
+    // The claims need the output's extents only: its rows are the pieces.
+    const auto claims = detail::claim_updates(ExecSpace(), schedule, MatrixView<W, MemSpace>(nullptr, out_rows, words),
+                                              true, batches...);
+    skipped = claims.skipped;
+    // The captures keep the tensor and the batches' rows (which the claims point into) alive.
+    make = [claims, tensor, kept = std::array<Tensor, sizeof...(Batch)>{batches.rows...}, rows_per_lazy_row, row_bytes](
+               std::int64_t first, std::int64_t count, unsigned char* out) {
+      const auto* base = reinterpret_cast<const W*>(tensor.data());
+      const std::int64_t rows = count * rows_per_lazy_row;
+      if (reinterpret_cast<std::uintptr_t>(out) % alignof(W) != 0) {
+        Tensor aligned(DType::UInt8, Shape{rows * static_cast<std::int64_t>(row_bytes)}, Init::Uninitialized,
+                       "shardops::TensorScatterUpdate::piece");
+        claims.assign.write_rows(claims.keyed, base, first * rows_per_lazy_row, rows,
+                                 reinterpret_cast<W*>(aligned.data()), kernels::RowStores::Cached);
+        ExecSpace().fence();
+        std::memcpy(out, aligned.data(), static_cast<std::size_t>(rows) * row_bytes);
+        return;
+      }
+      claims.assign.write_rows(claims.keyed, base, first * rows_per_lazy_row, rows, reinterpret_cast<W*>(out),
+                               kernels::RowStores::Cached);
+      ExecSpace().fence();
+    };
+  });
+  return make;
 }
 
 // The rest of the op after \p s where streams(s): the updates that reach each rank are listed
@@ -158,6 +202,13 @@ LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* te
   Tensor no_strings;  // strings are held (streams)
   route_updates(comm, op, s, indices, updates, options, phase, no_strings, [&](const auto&... batches) {
     using Batches = std::index_sequence_for<decltype(batches)...>;
+    if (op == ScatterOp::Update && update_by_output_row((std::int64_t{0} + ... + batches.n), out_rows)) {
+      std::int64_t skipped = -1;
+      run_agreed(comm, [&] {  // the claims' winners may fit on one rank and not on another
+        make = make_by_winners(tensor->local(), out_rows, rpd, slice_bytes, options.schedule, skipped, batches...);
+      });
+      return skipped;
+    }
     std::shared_ptr<PiecedBatches> pieced;
     run_agreed(comm, [&] {  // the lists may fit on one rank and not on another
       pieced = std::make_shared<PiecedBatches>(out_rows, piece);
@@ -191,7 +242,7 @@ LazyTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
   kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
   std::optional<ScopedPhase> phase;
   const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
-  if (may_stream && streams(s)) return scatter_streamed(comm, op, tensor, indices, updates, options, s, phase);
+  if (may_stream && streams(op, s)) return scatter_streamed(comm, op, tensor, indices, updates, options, s, phase);
   const ScatterGeometry& g = s.g;
   const int me = comm.rank();
   // TensorScatter*: scatter_apply writes the tensor's rows into the output itself, all of

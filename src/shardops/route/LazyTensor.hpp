@@ -24,7 +24,7 @@ namespace shardops {
 class LazyTensor {
  public:
   /// Makes this rank's rows [first, first + count) (local row numbers) into \p out:
-  /// host memory of count * row_bytes() bytes, row-major. Local, not collective; every
+  /// host memory of count * row_bytes() bytes, row-major, at any address. Local, not collective; every
   /// check the op makes is done before the LazyTensor is returned, so it fails only as
   /// memory or a kernel can.
   using MakeRows = std::function<void(std::int64_t first, std::int64_t count, unsigned char* out)>;

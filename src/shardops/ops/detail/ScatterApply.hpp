@@ -98,6 +98,40 @@ std::int64_t accumulate_batch(const ExecSpace& space, ScatterOp op, Schedule sch
 /// The skipped entries of several batches: their sum, or -1 if one was not counted.
 inline std::int64_t add_skipped(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
 
+/// TensorScatterUpdate's claims of the batches on the rows of an output (\p out), in
+/// batch order, the last writer of each row winning: by output row (\p by_row,
+/// kernels::AssignBy::OutputRow) only recorded, for assign.write_rows(keyed, ...), where
+/// keyed finds each winner's row among the batches' rows; else the winners' rows copied
+/// into \p out. skipped: the entries without a target (-1: not counted).
+template <class W, int K>
+struct UpdateClaims {
+  kernels::LastWriterAssign<ExecSpace, W> assign;
+  kernels::KeyedRows<W, K> keyed;
+  std::int64_t skipped = 0;
+};
+
+template <class W, class... Batch>
+UpdateClaims<W, static_cast<int>(sizeof...(Batch))> claim_updates(const ExecSpace& space, Schedule schedule,
+                                                                  const MatrixView<W, MemSpace>& out, bool by_row,
+                                                                  const Batch&... batches) {
+  const auto words = static_cast<std::int64_t>(out.extent(1));
+  UpdateClaims<W, static_cast<int>(sizeof...(Batch))> c{
+      kernels::LastWriterAssign<ExecSpace, W>(space, out, schedule, kernels::UnnamedRows::Keep,
+                                              by_row ? kernels::AssignBy::OutputRow : kernels::AssignBy::Writer),
+      {},
+      0};
+  c.keyed.words = words;
+  const auto claim = [&](const auto& b) {
+    const auto src = b.rows.template matrix<const W>(b.source_rows, words);
+    const kernels::KeyOfEntry<std::decay_t<decltype(b.row_of)>> key{c.keyed.next_key(), b.row_of};
+    c.skipped = add_skipped(c.skipped, c.assign.claim(b.n, b.target_of_entry(), key, src, b.row_of));
+    if (!by_row) c.assign.copy_winners(b.n, b.target_of_entry(), key, src, b.row_of);
+    c.keyed.add(b.source_rows, src.data());
+  };
+  (claim(batches), ...);
+  return c;
+}
+
 /// TensorScatterUpdate: the last writer of each output row wins, in batch order.
 /// Returns the entries skipped (-1: not counted).
 template <class... Batch>
@@ -113,20 +147,10 @@ std::int64_t assign_batches(const ExecSpace& space, Schedule schedule, const Ten
                 [&](auto wtag) {
                   using W = typename decltype(wtag)::type;
                   const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
-                  kernels::LastWriterAssign<ExecSpace, W> assign(
-                      space, out.matrix<W>(out_rows, words), schedule, kernels::UnnamedRows::Keep,
-                      by_row ? kernels::AssignBy::OutputRow : kernels::AssignBy::Writer);
-                  kernels::KeyedRows<W, sizeof...(Batch)> keyed;
-                  keyed.words = words;
-                  const auto claim = [&](const auto& b) {
-                    const auto src = b.rows.template matrix<const W>(b.source_rows, words);
-                    const kernels::KeyOfEntry<std::decay_t<decltype(b.row_of)>> key{keyed.next_key(), b.row_of};
-                    skipped = add_skipped(skipped, assign.claim(b.n, b.target_of_entry(), key, src, b.row_of));
-                    if (!by_row) assign.copy_winners(b.n, b.target_of_entry(), key, src, b.row_of);
-                    keyed.add(b.source_rows, src.data());
-                  };
-                  (claim(batches), ...);
-                  if (by_row) assign.write_rows(keyed, base ? base->matrix<const W>(out_rows, words).data() : nullptr);
+                  const auto c = claim_updates(space, schedule, out.matrix<W>(out_rows, words), by_row, batches...);
+                  skipped = c.skipped;
+                  if (by_row)
+                    c.assign.write_rows(c.keyed, base ? base->matrix<const W>(out_rows, words).data() : nullptr);
                 });
   return skipped;
 }

@@ -8,6 +8,7 @@
 #include "Deck.hpp"
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Phases.hpp"
+#include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
@@ -111,6 +112,23 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
   record.options = std::string("bad_indices=") + (options.bad_indices == BadIndices::Error ? "error" : "ignore");
   const bool talk = comm.rank() == 0 && r.verbosity == Verbosity::Verbose;
 
+  // An output whose folder cannot take it (not writable, a name too long, a file there that
+  // is not a regular or writable one) is refused before any work, as for one op; a folder
+  // the deck will create is checked when it is made.
+  run_agreed(comm, [&] {
+    if (comm.rank() != 0) return;
+    for (const DeckOutput& o : deck.outputs) {
+      const std::string file = io::parse_dataset_ref(o.dataset).file;
+      const std::filesystem::path parent = std::filesystem::path(file).parent_path();
+      std::error_code ec;
+      if (!parent.empty() && !std::filesystem::exists(parent, ec)) continue;
+      try {
+        io::resolve_output_path(file, o.dataset);
+      } catch (const Error& e) {
+        throw_error(e.kind(), deck.path + ":" + std::to_string(o.line) + ": output '" + o.name + "': " + e.what());
+      }
+    }
+  });
   Env env;
   // The datasets each tensor was made from, for the outputs' provenance.
   std::map<std::string, std::set<std::string>> sources;

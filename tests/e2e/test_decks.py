@@ -285,6 +285,30 @@ def run_deck(runner, tmp, name, text, *argv):
     return runner.run(["run", deck, "-q"] + list(argv))
 
 
+def output_refused_before_the_steps(suite, runner, tmp):
+    """An output the file system cannot take (a name longer than it allows, a read-only file) is
+    refused before the deck reads or runs anything: its error wins over a step that would fail
+    later, exit 3, naming the deck line and the output. An output folder the deck creates is
+    still created."""
+    long_name = "n" * 253 + ".h5"  # 256 bytes
+    read_only = os.path.join(tmp, "read_only.h5")
+    e2e.write_h5(read_only, {"/kept": np.arange(3, dtype=np.int32)}, mode="w")
+    os.chmod(read_only, 0o444)
+    for out, needle in ((long_name, "its name is 256 bytes, more than the file system of"),
+                        ("read_only.h5", "the existing file is read-only (mode 0444)")):
+        r = run_deck(runner, tmp, "refused", "tensors:\n  x: {value: [1, 2, 3]}\n  i: {value: [[7]]}\nsteps:\n"
+                     "  - {op: gather_nd, params: x, indices: i, out: g}\noutputs:\n  g: %s:/g\n" % out)
+        suite.check(r.rc == 3, "%s: exit %s, expected 3 (before the step's bad index)" % (out[:12], r.rc), r)
+        suite.check("refused.yaml:7: output 'g'" in r.stderr and needle in r.stderr, "the message", r)
+    suite.check(not os.path.exists(os.path.join(tmp, long_name)), "an output was written")
+    e2e.same_array(suite, "read-only file", e2e.read_h5(read_only, "/kept"), np.arange(3, dtype=np.int32))
+    r = run_deck(runner, tmp, "made", "tensors:\n  x: {value: [1, 2, 3]}\nsteps:\n"
+                 "  - {op: range, limit: 2, out: r}\noutputs:\n  r: new/folder/made.h5:/r\n")
+    suite.check(r.rc == 0, "a deck's new output folder", r)
+    e2e.same_array(suite, "made", e2e.read_h5(os.path.join(tmp, "new", "folder", "made.h5"), "/r"),
+                   np.arange(2, dtype=np.int32), r)
+
+
 def real_scalar_for_integer_tensor(suite, runner, tmp):
     """A real scalar for an integer or bool tensor is refused, as TensorFlow refuses converting it
     (2.0 included), naming the step and the value; integers and reals where they fit still work."""
@@ -437,6 +461,7 @@ def main():
         suite.case("comparisons", comparisons, suite, runner, tmp)
         suite.case("range at the ends of int64", range_at_the_ends_of_int64, suite, runner, tmp)
         suite.case("casts", casts, suite, runner, tmp)
+        suite.case("output refused before the steps", output_refused_before_the_steps, suite, runner, tmp)
         suite.case("real scalar for an integer tensor", real_scalar_for_integer_tensor, suite, runner, tmp)
         suite.case("inline integers as tensorflow", inline_integers_as_tensorflow, suite, runner, tmp)
         suite.case("inline dtypes as tensorflow", inline_dtypes_as_tensorflow, suite, runner, tmp)

@@ -62,12 +62,6 @@ enum class UnnamedRows {
   Zero,  ///< the output may start uninitialised: zero_unclaimed() zeros them (DynamicStitch)
 };
 
-/// How LastWriterAssign::write_rows stores the rows it writes.
-enum class RowStores {
-  Streaming,  ///< stream_row (RowCopy.hpp): an output written once, read much later
-  Cached,     ///< ordinary stores: a piece read again at once (written to a file)
-};
-
 /// How LastWriterAssign writes the output (see the file comment).
 enum class AssignBy {
   Writer,     ///< each claim copies its rows (sequential) or copy_winners() does (parallel)
@@ -281,10 +275,8 @@ class LastWriterAssign {
           const W* from = w >= 0 ? source(w) : base != nullptr ? base + t * words : nullptr;
           if (from == nullptr) {
             zero_row(dst + i * words, words);
-          } else if (streaming) {
-            stream_row(dst + i * words, from, words);
           } else {
-            copy_row(dst + i * words, from, words);
+            store_row(dst + i * words, from, words, streaming);
           }
         });
   }

@@ -50,10 +50,12 @@ struct SplitRows {
 /// counted in the same pass (no separate scan of the indices when none is bad).
 template <class ExecSpace, class W, class RowOf, class RowAt>
 std::int64_t gather_rows_from(const ExecSpace& space, std::int64_t n, const RowOf& row_of, const RowAt& row_at,
-                              const MatrixView<W, typename ExecSpace::memory_space>& out) {
+                              const MatrixView<W, typename ExecSpace::memory_space>& out,
+                              RowStores stores = RowStores::Streaming) {
   const std::int64_t words = static_cast<std::int64_t>(out.extent(1));
   if (n == 0 || words == 0) return 0;
   W* d = out.data();
+  const bool streaming = stores == RowStores::Streaming;
   return count_rows_streaming(
       space, "shardops::gather_rows", n, KOKKOS_LAMBDA(const std::int64_t i)->std::int64_t {
         constexpr std::int64_t ahead = 16;  // random rows: keep cache misses in flight
@@ -63,7 +65,7 @@ std::int64_t gather_rows_from(const ExecSpace& space, std::int64_t n, const RowO
         }
         const std::int64_t r = row_of(i);
         if (r >= 0) {
-          stream_row(d + i * words, row_at(r), words);
+          store_row(d + i * words, row_at(r), words, streaming);
           return 0;
         }
         zero_row(d + i * words, words);
@@ -75,9 +77,10 @@ std::int64_t gather_rows_from(const ExecSpace& space, std::int64_t n, const RowO
 template <class ExecSpace, class W, class RowOf>
 std::int64_t gather_rows(const ExecSpace& space, std::int64_t n, const RowOf& row_of,
                          const MatrixView<const W, typename ExecSpace::memory_space>& src,
-                         const MatrixView<W, typename ExecSpace::memory_space>& out) {
-  return gather_rows_from<ExecSpace, W>(space, n, row_of,
-                                        ContiguousRows<W>{src.data(), static_cast<std::int64_t>(out.extent(1))}, out);
+                         const MatrixView<W, typename ExecSpace::memory_space>& out,
+                         RowStores stores = RowStores::Streaming) {
+  return gather_rows_from<ExecSpace, W>(
+      space, n, row_of, ContiguousRows<W>{src.data(), static_cast<std::int64_t>(out.extent(1))}, out, stores);
 }
 
 /// \brief Flattened target row of index row i of an [n, K] index matrix, minus

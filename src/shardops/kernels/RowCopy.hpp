@@ -47,6 +47,23 @@ KOKKOS_INLINE_FUNCTION void stream_fence() {
 #endif
 }
 
+/// How a kernel that writes whole rows stores them.
+enum class RowStores {
+  Streaming,  ///< stream_row: an output written once and read much later (or never by this core)
+  Cached,     ///< ordinary stores: a piece of an output that is read again at once (written
+              ///< into a file, LazyTensor), which then finds it in the caches
+};
+
+/// stream_row() or copy_row(), as \p streaming (RowStores::Streaming) says.
+template <class W>
+KOKKOS_INLINE_FUNCTION void store_row(W* dst, const W* src, std::int64_t words, bool streaming) {
+  if (streaming) {
+    stream_row(dst, src, words);
+  } else {
+    copy_row(dst, src, words);
+  }
+}
+
 template <class W>
 KOKKOS_INLINE_FUNCTION void zero_row(W* dst, std::int64_t words) {
   for (std::int64_t k = 0; k < words; ++k) dst[k] = W{};

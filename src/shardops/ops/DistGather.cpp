@@ -46,11 +46,13 @@ void repeat_block(const Tensor& block, const Tensor& out, std::int64_t copies) {
 /// \brief The \p n index rows of \p linear gathered into \p out from params rows that are
 /// all on this rank: its own block \p own (global rows [own_first, own_first + own_rows))
 /// where it lies, and the rest in \p others (the rows before and after it, in order).
-/// Returns the rows zeroed for a bad index (-1: not counted, rows of no bytes).
+/// Returns the rows zeroed for a bad index (-1: not counted, rows of no bytes). \p stores:
+/// Cached for a piece of a streamed output (kernels::RowStores).
 template <class I>
 std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::IndexRowTarget<I, MemSpace>& linear,
                          const unsigned char* own, std::int64_t own_first, std::int64_t own_rows,
-                         const unsigned char* others, std::size_t row_bytes, unsigned char* out) {
+                         const unsigned char* others, std::size_t row_bytes, unsigned char* out,
+                         kernels::RowStores stores) {
   if (row_bytes == 0) return -1;
   // params may be a row slice of a larger tensor, and a piece of a streamed output may lie
   // at any address (LazyTensor::MakeRows): pick a word their rows all align to.
@@ -61,7 +63,7 @@ std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::
                                      own_rows, words};
     return kernels::gather_rows_from<ExecSpace, W>(
         space, n, linear, rows,
-        MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), static_cast<std::size_t>(words)));
+        MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), static_cast<std::size_t>(words)), stores);
   });
 }
 
@@ -208,7 +210,7 @@ DistTensor gather_held(const Comm& comm, const DistTensor& params, const DistTen
       const ParamsHere here = params_here(comm, params, replicate, use_replica, rows_per_dim0, options, phase);
       phase.emplace("apply");
       const std::int64_t zeroed = gather_here(space, n, linear, here.own, here.own_first, here.own_rows,
-                                              here.others.data(), row_bytes, out.data());
+                                              here.others.data(), row_bytes, out.data(), kernels::RowStores::Streaming);
       validate(zeroed);
       // Strings: handles into the replicated pool (homed here) become this rank's own.
       if (replicate && !use_replica && is_string(params.dtype()))
@@ -299,7 +301,7 @@ LazyTensor gather_nd_lazy(const Comm& comm, const DistTensor& params, const Dist
       const I* idx = reinterpret_cast<const I*>(indices.local().data()) + first * rows_per_index_row * depth;
       const kernels::IndexRowTarget<I, MemSpace> rows{idx, depth, bounds, 0};
       gather_here(ExecSpace(), count * rows_per_index_row, rows, here.own, here.own_first, here.own_rows,
-                  here.others.data(), row_bytes, out);
+                  here.others.data(), row_bytes, out, kernels::RowStores::Cached);
       ExecSpace().fence();
     };
   });

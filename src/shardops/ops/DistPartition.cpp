@@ -109,7 +109,7 @@ void gather_listed(const unsigned char* data, std::int64_t data_rows, std::size_
     kernels::gather_rows<ExecSpace, W>(
         space, n, kernels::ListedRows{listed, 0},
         MatrixView<const W>(reinterpret_cast<const W*>(data), static_cast<std::size_t>(data_rows), words),
-        MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), words));
+        MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), words), kernels::RowStores::Cached);
   });
   space.fence();
 }

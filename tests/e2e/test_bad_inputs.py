@@ -128,6 +128,7 @@ def catalogue(d, good, not_h5, truncated, regular):
         f["to_truncated"] = h5py.ExternalLink(os.path.basename(truncated), "/b")
         f["to_folder"] = h5py.ExternalLink("folder.h5", "/x")
         f["to_pipe"] = h5py.ExternalLink("pipe.h5", "/x")
+        f["to_symlink_loop"] = h5py.ExternalLink("symlink_loop.h5", "/x")
         f["chain"] = h5py.ExternalLink("chain.h5", "/y")
         # Loops: HDF5 said "too many links" (exit 3, as for a damaged file) or "leads to nothing".
         f["cyc1"] = h5py.SoftLink("/cyc2")
@@ -139,6 +140,8 @@ def catalogue(d, good, not_h5, truncated, regular):
     os.makedirs(os.path.join(d, "folder.h5"), exist_ok=True)
     if not os.path.exists(os.path.join(d, "pipe.h5")):
         os.mkfifo(os.path.join(d, "pipe.h5"))
+    if not os.path.lexists(os.path.join(d, "symlink_loop.h5")):
+        os.symlink("symlink_loop.h5", os.path.join(d, "symlink_loop.h5"))
     with h5py.File(os.path.join(d, "chain.h5"), "w") as f:
         f["y"] = h5py.ExternalLink(os.path.basename(not_h5), "/x")
     via = lambda path: ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"), "--out", ref(linked, path),
@@ -153,6 +156,9 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("input_through_link_to_a_folder", through("/to_folder"), 3, ["folder.h5' is not a regular file"]),
         C("input_through_link_to_a_pipe", through("/to_pipe"), 3, ["pipe.h5' is not a regular file"],
           max_seconds=30),
+        # A link to a name that is a loop of symbolic links: a bad name (exit 2), as given directly.
+        C("input_through_link_to_a_symlink_loop", through("/to_symlink_loop"), 2,
+          ["(through the external link '/to_symlink_loop' in", "symlink_loop.h5' is a loop of symbolic links"]),
         C("input_through_a_chain_of_links", through("/chain"), 3,
           ["(through the external link '/y' in", "not_hdf5.h5' is not an HDF5 file"]),
         C("input_of_array_elements", through("/arr"), 2,

@@ -251,12 +251,14 @@ def listing_shows_links(suite, sh, d, links):
     with open(os.path.join(d, "text.h5"), "w") as f:
         f.write("not HDF5\n")
     os.mkfifo(os.path.join(d, "pipe.h5"))
+    os.symlink("symlink_loop.h5", os.path.join(d, "symlink_loop.h5"))
     with h5py.File(links, "a") as f:
         f["real"] = np.arange(2, dtype=np.int64)
         f["own"] = h5py.ExternalLink(os.path.basename(links), "/real")
         f["nowhere"] = h5py.ExternalLink("missing.h5", "/x")
         f["to_text"] = h5py.ExternalLink("text.h5", "/x")
         f["to_pipe"] = h5py.ExternalLink("pipe.h5", "/x")
+        f["to_symlink_loop"] = h5py.ExternalLink("symlink_loop.h5", "/x")
         f["loop"] = h5py.SoftLink("/loop")
         f["ünï€"] = np.arange(3, dtype=np.int64)  # columns count characters, not bytes
     res = sh.run(["ls", links], np=1, timeout=60)
@@ -277,6 +279,9 @@ def listing_shows_links(suite, sh, d, links):
                 % res.stdout, res)
     suite.check(by_path.get("/loop", "").startswith("leads through more links than HDF5 follows (16): a loop of links"),
                 "/loop is not listed as a loop: %r" % res.stdout, res)
+    suite.check(by_path.get("/to_symlink_loop", "").startswith("through the external link 'to_symlink_loop'") and
+                "symlink_loop.h5' is a loop of symbolic links" in by_path.get("/to_symlink_loop", ""),
+                "/to_symlink_loop is not listed as a loop of symbolic links: %r" % res.stdout, res)
     for name, why in (("/to_text", "text.h5' is not an HDF5 file"), ("/to_pipe", "pipe.h5' is not a regular file")):
         suite.check(by_path.get(name, "").startswith("cannot be read: through the external link") and
                     why in by_path.get(name, ""), "%s is not listed with why it cannot be read: %r" % (name, res.stdout),

@@ -110,13 +110,18 @@ std::vector<std::string> linked_file_places(const std::string& parent_file, cons
 std::string linked_file(const std::string& parent_file, const std::string& named, const char* prefix_variable,
                         const std::string& how, const std::string& what) {
   const std::string context = what.empty() ? "through " + how : what + " (through " + how + ")";
-  std::string first_problem;  // of the first place that holds something HDF5 cannot read
+  std::string first_problem;     // of the first place that holds something HDF5 cannot read
+  bool first_is_a_loop = false;  // a loop of symbolic links: a bad name, as when given directly
   for (const std::string& place : linked_file_places(parent_file, named, prefix_variable)) {
     struct stat st {};
     if (::stat(place.c_str(), &st) != 0) {
       const int err = errno;
       if (err == ENOENT || err == ENOTDIR) continue;
-      if (first_problem.empty()) first_problem = context + ": cannot access '" + place + "': " + std::strerror(err);
+      if (first_problem.empty()) {
+        first_is_a_loop = err == ELOOP;
+        first_problem = context + (first_is_a_loop ? ": '" + place + "' is a loop of symbolic links"
+                                                   : ": cannot access '" + place + "': " + std::strerror(err));
+      }
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -133,6 +138,7 @@ std::string linked_file(const std::string& parent_file, const std::string& named
       if (first_problem.empty()) first_problem = e.what();
     }
   }
+  if (first_is_a_loop) throw InvalidArgument(first_problem);
   if (!first_problem.empty()) throw IOError(first_problem);
   return "";
 }

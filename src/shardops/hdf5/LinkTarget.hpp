@@ -27,7 +27,8 @@ std::vector<std::string> linked_file_places(const std::string& parent_file, cons
 /// \throws IOError naming \p what and \p how ("the external link '/x' in 'F'") with the first
 /// place's problem where places hold something but none can be read (not a regular file, not
 /// readable, not HDF5, marked as open for writing, truncated or damaged), or at once for a pipe
-/// or a device, which HDF5 would wait on without end.
+/// or a device, which HDF5 would wait on without end. \throws InvalidArgument where that first
+/// place is a loop of symbolic links (a bad name, as an input named directly is).
 std::string linked_file(const std::string& parent_file, const std::string& named, const char* prefix_variable,
                         const std::string& how, const std::string& what);
 

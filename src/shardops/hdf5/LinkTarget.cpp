@@ -35,27 +35,6 @@ std::string join(const std::string& folder, const std::string& name) {
   return folder + (folder.back() == '/' ? "" : "/") + name;
 }
 
-// The first link on \p path (absolute, or relative to \p file, a group) that is not a hard
-// link: its name, its type (H5L_TYPE_ERROR: every component is a hard link, or the path ends
-// before one is met) and the components after it in \p rest.
-std::string first_link_on(hid_t file, const std::string& path, H5L_type_t& type, std::string& rest) {
-  std::string prefix;
-  const std::vector<std::string> parts = path_components(path);
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    prefix += (i == 0 && path[0] != '/' ? "" : "/") + parts[i];  // a relative path stays relative to loc
-    H5L_info_t info;
-    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0 || H5Lget_info(file, prefix.c_str(), &info, H5P_DEFAULT) < 0)
-      break;
-    if (info.type == H5L_TYPE_HARD) continue;
-    type = info.type;
-    rest.clear();
-    for (std::size_t k = i + 1; k < parts.size(); ++k) rest += "/" + parts[k];
-    return prefix;
-  }
-  type = H5L_TYPE_ERROR;
-  return "";
-}
-
 // check_external_links() from \p file (open, named \p file_name), \p hops links deep.
 void follow_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
                            int hops) {

@@ -1,5 +1,8 @@
 #include "shardops/hdf5/PathLookup.hpp"
 
+#include <cstddef>
+#include <vector>
+
 #include "shardops/hdf5/DatasetRef.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
@@ -97,17 +100,32 @@ std::string link_text(hid_t loc, const std::string& name) {
   return std::string(kind) + (to.empty() ? "" : " to '" + to + "'");
 }
 
-std::string link_in_the_way(hid_t file, const std::string& file_name, const std::string& path) {
+std::string first_link_on(hid_t file, const std::string& path, H5L_type_t& type, std::string& rest) {
   std::string prefix;
-  for (const std::string& part : path_components(path)) {
-    prefix += "/" + part;
-    // Earlier components are hard links to groups here: the lookup stays in this file.
-    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) break;
-    const std::string link = link_text(file, prefix);
-    if (!link.empty()) return "'" + prefix + "' in '" + file_name + "' is " + link;
+  const std::vector<std::string> parts = path_components(path);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    prefix += (i == 0 && path[0] != '/' ? "" : "/") + parts[i];  // a relative path stays relative to file
+    // Earlier components are hard links to groups: the lookup stays in this file.
+    H5L_info_t info;
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0 || H5Lget_info(file, prefix.c_str(), &info, H5P_DEFAULT) < 0)
+      break;
+    if (info.type == H5L_TYPE_HARD) continue;
+    type = info.type;
+    rest.clear();
+    for (std::size_t k = i + 1; k < parts.size(); ++k) rest += "/" + parts[k];
+    return prefix;
   }
-  hdf5_error_detail();
+  type = H5L_TYPE_ERROR;
   return "";
+}
+
+std::string link_in_the_way(hid_t file, const std::string& file_name, const std::string& path) {
+  H5L_type_t type = H5L_TYPE_ERROR;
+  std::string rest;
+  const std::string link = first_link_on(file, path, type, rest);
+  const std::string text = link.empty() ? std::string() : link_text(file, link);
+  hdf5_error_detail();  // clears what the lookups left
+  return text.empty() ? "" : "'" + link + "' in '" + file_name + "' is " + text;
 }
 
 const char* object_kind_name(ObjectKind kind) noexcept {

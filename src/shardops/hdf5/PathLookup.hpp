@@ -37,6 +37,11 @@ bool external_link_target(hid_t loc, const std::string& name, std::string& file,
 /// \p loc, or absolute); "" for a hard link or none.
 std::string link_text(hid_t loc, const std::string& name);
 
+/// \brief The first link on \p path (absolute, or relative to \p file, a file or group) that is
+/// not a hard link: its name, its type (H5L_TYPE_ERROR: every component is a hard link, or the
+/// path ends before one is met) and the components after it in \p rest.
+std::string first_link_on(hid_t file, const std::string& path, H5L_type_t& type, std::string& rest);
+
 /// \brief The first link on \p path that an output must not be written through or in
 /// place of: an external link (into another file, which the job's commit does not cover)
 /// or a soft link (whose target HDF5 resolves differently as the commit deletes and copies

@@ -54,9 +54,8 @@ std::int64_t gather_here(const ExecSpace& space, std::int64_t n, const kernels::
                          const unsigned char* others, std::size_t row_bytes, unsigned char* out,
                          kernels::RowStores stores) {
   if (row_bytes == 0) return -1;
-  // params may be a row slice of a larger tensor, and a piece of a streamed output may lie
-  // at any address (LazyTensor::MakeRows): pick a word their rows all align to.
-  return dispatch_word(word_selector(row_bytes, {own, others, out}), [&](auto wtag) {
+  // params may be a row slice of a larger tensor: pick a word its rows align to.
+  return dispatch_word(word_selector(row_bytes, {own, others}), [&](auto wtag) {
     using W = typename decltype(wtag)::type;
     const std::int64_t words = static_cast<std::int64_t>(row_bytes / sizeof(W));
     const kernels::SplitRows<W> rows{reinterpret_cast<const W*>(own), reinterpret_cast<const W*>(others), own_first,

@@ -154,8 +154,7 @@ LazyTensor::MakeRows make_by_winners(const Tensor& tensor, std::int64_t out_rows
                                      std::size_t row_bytes, Schedule schedule, std::int64_t& skipped,
                                      const Batch&... batches) {
   LazyTensor::MakeRows make;
-  // The pieces are aligned as tensors are (the output layer's buffer, LazyTensor::whole);
-  // a maker handed another address makes its rows elsewhere first.
+  // out is aligned for any word (LazyTensor::kOutAlignment): the sources choose it.
   dispatch_word(word_selector(row_bytes, {tensor.data(), batches.rows.data()...}), [&](auto wtag) {
     using W = typename decltype(wtag)::type;
     const auto words = static_cast<std::int64_t>(row_bytes / sizeof(W));
@@ -164,21 +163,10 @@ LazyTensor::MakeRows make_by_winners(const Tensor& tensor, std::int64_t out_rows
                                               true, batches...);
     skipped = claims.skipped;
     // The captures keep the tensor and the batches' rows (which the claims point into) alive.
-    make = [claims, tensor, kept = std::array<Tensor, sizeof...(Batch)>{batches.rows...}, rows_per_lazy_row, row_bytes](
+    make = [claims, tensor, kept = std::array<Tensor, sizeof...(Batch)>{batches.rows...}, rows_per_lazy_row](
                std::int64_t first, std::int64_t count, unsigned char* out) {
-      const auto* base = reinterpret_cast<const W*>(tensor.data());
-      const std::int64_t rows = count * rows_per_lazy_row;
-      if (reinterpret_cast<std::uintptr_t>(out) % alignof(W) != 0) {
-        Tensor aligned(DType::UInt8, Shape{rows * static_cast<std::int64_t>(row_bytes)}, Init::Uninitialized,
-                       "shardops::TensorScatterUpdate::piece");
-        claims.assign.write_rows(claims.keyed, base, first * rows_per_lazy_row, rows,
-                                 reinterpret_cast<W*>(aligned.data()), kernels::RowStores::Cached);
-        ExecSpace().fence();
-        std::memcpy(out, aligned.data(), static_cast<std::size_t>(rows) * row_bytes);
-        return;
-      }
-      claims.assign.write_rows(claims.keyed, base, first * rows_per_lazy_row, rows, reinterpret_cast<W*>(out),
-                               kernels::RowStores::Cached);
+      claims.assign.write_rows(claims.keyed, reinterpret_cast<const W*>(tensor.data()), first * rows_per_lazy_row,
+                               count * rows_per_lazy_row, reinterpret_cast<W*>(out), kernels::RowStores::Cached);
       ExecSpace().fence();
     };
   });

@@ -249,7 +249,7 @@ LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
           key += b.n;
         }
       };
-      stitch_rows(schedule, each_cut, piece, count, row_bytes, word_selector(word, {out}));  // out: any address
+      stitch_rows(schedule, each_cut, piece, count, row_bytes, word);
     };
     return LazyTensor(g.output, data[0].dtype(), out_layout, me, std::move(make));
   }

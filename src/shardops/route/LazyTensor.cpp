@@ -1,5 +1,8 @@
 #include "shardops/route/LazyTensor.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 #include "shardops/core/Error.hpp"
 
 namespace shardops {
@@ -32,7 +35,14 @@ void LazyTensor::make_rows(std::int64_t first, std::int64_t count, unsigned char
     throw InternalError("LazyTensor::make_rows: rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
                         ") of " + std::to_string(local_rows()));
   if (held()) throw InternalError("LazyTensor::make_rows: the rows of " + shape_.str() + " are held, not made");
-  if (count > 0) make_(first, count, out);
+  if (count <= 0) return;
+  if (reinterpret_cast<std::uintptr_t>(out) % kOutAlignment == 0) {
+    make_(first, count, out);
+    return;
+  }
+  Tensor aligned(dtype_, shape_.with_dim0(count), Init::Uninitialized, "shardops::LazyTensor::aligned rows");
+  make_(first, count, aligned.data());
+  std::memcpy(out, aligned.data(), static_cast<std::size_t>(count) * row_bytes());
 }
 
 DistTensor LazyTensor::whole() const {

@@ -24,10 +24,13 @@ namespace shardops {
 class LazyTensor {
  public:
   /// Makes this rank's rows [first, first + count) (local row numbers) into \p out:
-  /// host memory of count * row_bytes() bytes, row-major, at any address. Local, not collective; every
-  /// check the op makes is done before the LazyTensor is returned, so it fails only as
-  /// memory or a kernel can.
+  /// host memory of count * row_bytes() bytes, row-major, at an address aligned to
+  /// kOutAlignment (make_rows() sees to it), so that a maker may move rows in the widest
+  /// words its sources allow. Local, not collective; every check the op makes is done
+  /// before the LazyTensor is returned, so it fails only as memory or a kernel can.
   using MakeRows = std::function<void(std::int64_t first, std::int64_t count, unsigned char* out)>;
+  /// The alignment a maker's \p out has: that of the widest word rows move in (Word16).
+  static constexpr std::size_t kOutAlignment = 16;
 
   /// The output layer asks for rows about this many bytes at a time, a run after the
   /// other from row 0 (a whole number of rows, at least one): large enough that each write
@@ -58,7 +61,8 @@ class LazyTensor {
   std::int64_t row_elements() const { return is_scalar() ? 1 : shape_.product_from(1); }
   std::size_t row_bytes() const { return static_cast<std::size_t>(row_elements()) * dtype_size(dtype_); }
 
-  /// Local: this rank's rows [first, first + count) into \p out (see MakeRows).
+  /// Local: this rank's rows [first, first + count) into \p out (see MakeRows), at any
+  /// address (one not aligned to kOutAlignment gets the rows made elsewhere first, and copied).
   /// \throws InternalError if the rows are held (read them from tensor()).
   void make_rows(std::int64_t first, std::int64_t count, unsigned char* out) const;
   /// Local, not collective: the tensor held whole (made now, into a new tensor, if its

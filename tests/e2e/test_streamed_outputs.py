@@ -302,7 +302,7 @@ def scatter_subnormals(t, sh):
             scatter_both_ways(t, sh, op, inputs, None, True, extra=extra)
 
 
-def dense_scatter_is_held(t, sh):
+def dense_scatters_held_but_update(t, sh):
     """More index rows than output rows: applied to a held output (cheaper than pieces, whose
     updates would be read out of order), NumPy's bytes at every rank count: TensorScatterAdd,
     into an existing file (its datasets kept), chunked and compressed, and ScatterNd's zeros
@@ -470,7 +470,7 @@ def main():
         ("tensor_scatter_every_op", tensor_scatter_every_op),
         ("scatter_nd_slices", scatter_nd_slices),
         ("scatter_subnormals", scatter_subnormals),
-        ("dense_scatter_is_held", dense_scatter_is_held),
+        ("dense_scatters_held_but_update", dense_scatters_held_but_update),
         ("scatter_bad_and_ignored_indices", scatter_bad_and_ignored_indices),
         ("scatter_over_its_own_tensor", scatter_over_its_own_tensor),
         ("stitch_inverse_of_partition", stitch_inverse_of_partition),

@@ -1,12 +1,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/BucketSort.hpp"
+#include "shardops/kernels/PieceList.hpp"
 
 namespace {
 
@@ -37,7 +40,76 @@ std::vector<std::int64_t> sorted_rows(std::int64_t n, std::int64_t buckets, std:
   return std::vector<std::int64_t>(host.data(), host.data() + layout.total);
 }
 
+// Entry k of a batch reads source row 3 k + 1 (a list of rows, not the entries' own).
+struct EveryThirdRow {
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return 3 * k + 1; }
+};
+
+// A batch's entries listed by piece (a free function, as above): the source row and the
+// target of each listed entry, and where each piece starts.
+struct Listed {
+  std::vector<std::int64_t> rows, targets, begin;
+  std::int64_t skipped = 0;
+};
+Listed list_entries(std::int64_t n, std::int64_t targets, std::int64_t piece_rows) {
+  const shardops::ExecSpace space;
+  const ScatteredBucket target_of{targets};
+  const auto list = shardops::kernels::list_by_piece(space, n, target_of, EveryThirdRow{}, 3 * n + 1, targets,
+                                                     piece_rows, "test::piece_list");
+  const auto rows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.rows);
+  const auto listed_targets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.targets);
+  Listed out;
+  out.rows.assign(rows.data(), rows.data() + rows.extent(0));
+  out.targets.assign(listed_targets.data(), listed_targets.data() + listed_targets.extent(0));
+  out.begin.assign(list.begin.data(), list.begin.data() + list.begin.extent(0));
+  out.skipped = list.skipped;
+  return out;
+}
+
 }  // namespace
+
+TEST(PieceList, EntriesByPieceInTheirOrder) {
+  // Targets scattered over [0, targets), every seventh entry without one: the entries of each
+  // piece of target rows in entry order, piece after piece, with their source rows.
+  for (const std::int64_t n : {0, 1, 20, 4099}) {
+    for (const std::int64_t targets : {1, 10, 300}) {
+      for (const std::int64_t piece_rows : {1, 7, 300}) {
+        Listed expected;
+        expected.begin.push_back(0);
+        const ScatteredBucket target_of{targets};
+        const std::int64_t pieces = (targets + piece_rows - 1) / piece_rows;
+        for (std::int64_t p = 0; p < pieces; ++p) {
+          for (std::int64_t k = 0; k < n; ++k) {
+            const std::int64_t t = target_of(k);
+            if (t < 0 || t / piece_rows != p) continue;
+            expected.rows.push_back(3 * k + 1);
+            expected.targets.push_back(t);
+          }
+          expected.begin.push_back(static_cast<std::int64_t>(expected.rows.size()));
+        }
+        const Listed got = list_entries(n, targets, piece_rows);
+        const std::string what = std::to_string(n) + " entries, " + std::to_string(targets) + " targets, pieces of " +
+                                 std::to_string(piece_rows);
+        EXPECT_EQ(got.rows, expected.rows) << what;
+        EXPECT_EQ(got.targets, expected.targets) << what;
+        EXPECT_EQ(got.begin, expected.begin) << what;
+        EXPECT_EQ(got.skipped, n - static_cast<std::int64_t>(expected.rows.size())) << what;
+      }
+    }
+  }
+}
+
+TEST(PieceList, NumbersRowsAndTargetsIn32Bits) {
+  // The lists hold 32-bit integers: rows and targets up to 2^32 - 1 are listed, more refused
+  // before anything is allocated (the ops hold their output there instead).
+  EXPECT_TRUE(shardops::kernels::fits_piece_list(shardops::kernels::kMaxListed32, shardops::kernels::kMaxListed32));
+  EXPECT_FALSE(shardops::kernels::fits_piece_list(shardops::kernels::kMaxListed32 + 1, 1));
+  EXPECT_FALSE(shardops::kernels::fits_piece_list(1, shardops::kernels::kMaxListed32 + 1));
+  const shardops::ExecSpace space;
+  EXPECT_THROW(shardops::kernels::list_by_piece(space, 1, ScatteredBucket{1}, EveryThirdRow{},
+                                                shardops::kernels::kMaxListed32 + 1, 1, 1, "test::piece_list"),
+               std::length_error);
+}
 
 TEST(BucketSort, StableAtEveryInterleave) {
   // Row counts that do and do not split evenly into chunks, with and without chunks

@@ -25,12 +25,21 @@ struct SameRow {
 };
 
 /// Entry k reads row rows[k] - first (increasing in k where order matters): \p first is
-/// where the batch's rows start among the rows the list numbers.
+/// where the batch's rows start among the rows the list numbers. \p Index: the list's
+/// integers (a list of 32-bit rows costs half the memory where the rows fit).
+template <class Index = std::int64_t>
 struct ListedRows {
-  const std::int64_t* rows;
+  const Index* rows;
   std::int64_t first = 0;
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return rows[k] - first; }
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const {
+    return static_cast<std::int64_t>(rows[k]) - first;
+  }
 };
+
+/// The most rows a list of 32-bit row numbers (ListedRows<std::uint32_t>) numbers. Such a
+/// list takes half the memory of a 64-bit one: memory that a one-op job touches for the
+/// first time, which costs about as much as writing as many bytes into a file.
+constexpr std::int64_t kMaxListed32 = 0xFFFFFFFFLL;
 
 /// \brief The sequential loops' look-ahead on the source side: the row entry i + \p ahead
 /// reads (\p width elements per row of \p src) prefetched, where the rows are read out of

@@ -67,14 +67,15 @@ void partition_rows(const ExecSpace& space, const BucketLayout<typename ExecSpac
 
 /// \brief The row numbers partition_rows() would copy, in its order: \p listed[slot] is
 /// the row of \p ids that goes to \p slot (layout.total slots), so that the grouped rows
-/// can be gathered later, a run of slots at a time. Consumes layout.cursor.
-template <class ExecSpace>
+/// can be gathered later, a run of slots at a time. Consumes layout.cursor. \p Index holds
+/// every row number of \p ids.
+template <class ExecSpace, class Index>
 void list_partition_rows(const ExecSpace& space, const BucketLayout<typename ExecSpace::memory_space>& layout,
                          const FlatView<const std::int32_t, typename ExecSpace::memory_space>& ids, int num_partitions,
-                         std::int64_t* listed) {
+                         Index* listed) {
   if (layout.total == 0) return;
   const PartitionOf<typename ExecSpace::memory_space> of{ids, num_partitions};
-  auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t slot) { listed[slot] = i; };
+  auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t slot) { listed[slot] = static_cast<Index>(i); };
   bucket_place(space, layout, of, place, "shardops::DynamicPartition::list");
 }
 

@@ -10,15 +10,24 @@
 /// the whole output would (the order TensorFlow applies them in).
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 
 namespace shardops {
 namespace kernels {
+
+/// \brief Whether batches of at most \p rows source rows onto \p targets target rows can be
+/// listed: a PieceList numbers them in 32-bit integers (kMaxListed32). A caller lists only
+/// where this says so, and holds its output otherwise.
+inline bool fits_piece_list(std::int64_t rows, std::int64_t targets) {
+  return rows <= kMaxListed32 && targets <= kMaxListed32;
+}
 
 /// \brief The entries [0, n) of a batch grouped by piece of \p piece_rows target rows,
 /// each piece's in entry order, as the source row each reads and its target (both read in
@@ -26,8 +35,9 @@ namespace kernels {
 /// entries without a target (-1) left out.
 template <class MemorySpace>
 struct PieceList {
-  Kokkos::View<std::int64_t*, MemorySpace> rows;         ///< the source row of each entry, piece by piece
-  Kokkos::View<std::int64_t*, MemorySpace> targets;      ///< the target of each
+  using Listed = std::uint32_t;                          ///< source rows and targets: up to kMaxListed32
+  Kokkos::View<Listed*, MemorySpace> rows;               ///< the source row of each entry, piece by piece
+  Kokkos::View<Listed*, MemorySpace> targets;            ///< the target of each
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> begin;  ///< [pieces + 1]: where each piece starts
   std::int64_t piece_rows = 1;
   std::int64_t skipped = 0;  ///< entries without a target
@@ -54,14 +64,19 @@ struct PieceOf {
 }  // namespace detail
 
 /// \brief Lists the entries [0, n) by the piece of target_of(k) (a row in [0, num_targets)
-/// or -1), pieces of \p piece_rows rows; entry k reads source row row_of(k).
+/// or -1), pieces of \p piece_rows rows; entry k reads source row row_of(k), one of \p
+/// source_rows. Throws std::length_error unless fits_piece_list(source_rows, num_targets).
 template <class ExecSpace, class TargetOf, class RowOf>
 PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space, std::int64_t n,
                                                           const TargetOf& target_of, const RowOf& row_of,
-                                                          std::int64_t num_targets, std::int64_t piece_rows,
-                                                          const std::string& label) {
+                                                          std::int64_t source_rows, std::int64_t num_targets,
+                                                          std::int64_t piece_rows, const std::string& label) {
   using Mem = typename ExecSpace::memory_space;
-  using Index = Kokkos::View<std::int64_t*, Mem>;
+  using Listed = typename PieceList<Mem>::Listed;
+  using Index = Kokkos::View<Listed*, Mem>;
+  if (!fits_piece_list(source_rows, num_targets))
+    throw std::length_error(label + ": " + std::to_string(source_rows) + " source rows and " +
+                            std::to_string(num_targets) + " targets are more than a piece list numbers");
   PieceList<Mem> list;
   list.piece_rows = kx::max<std::int64_t>(piece_rows, 1);
   const std::int64_t pieces = (kx::max<std::int64_t>(num_targets, 0) + list.piece_rows - 1) / list.piece_rows;
@@ -71,8 +86,8 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
   const Index rows = allocate_uninitialized<Index>(label + "::rows", size);
   const Index targets = allocate_uninitialized<Index>(label + "::targets", size);
   auto place = KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t slot) {
-    rows(slot) = row_of(k);
-    targets(slot) = target_of(k);
+    rows(slot) = static_cast<Listed>(row_of(k));
+    targets(slot) = static_cast<Listed>(target_of(k));
   };
   bucket_place(space, layout, piece_of, place, label);
   space.fence();
@@ -86,11 +101,11 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
 /// \brief Target of entry j of a piece's run of listed entries, in the output piece that
 /// starts at target row \p first and holds \p count rows; -1 where it lands outside it.
 struct ListedTargetInPiece {
-  const std::int64_t* targets;  ///< the run's first listed target
+  const std::uint32_t* targets;  ///< the run's first listed target (PieceList::Listed)
   std::int64_t first;
   std::int64_t count;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t j) const {
-    const std::int64_t t = targets[j] - first;
+    const std::int64_t t = static_cast<std::int64_t>(targets[j]) - first;
     return t >= 0 && t < count ? t : -1;
   }
 };

@@ -100,14 +100,15 @@ std::vector<RowLayout> output_layouts(const Comm& comm, const std::vector<std::i
 }
 
 // Rows [first, first + n) of a grouped output: the rows of \p data that \p listed names.
-void gather_listed(const unsigned char* data, std::int64_t data_rows, std::size_t row_bytes, const std::int64_t* listed,
+template <class Index>
+void gather_listed(const unsigned char* data, std::int64_t data_rows, std::size_t row_bytes, const Index* listed,
                    std::int64_t n, unsigned char* out) {
   const ExecSpace space;
   dispatch_word(word_selector(row_bytes, {data, out}), [&](auto tag) {
     using W = typename decltype(tag)::type;
     const auto words = static_cast<std::size_t>(row_bytes / sizeof(W));
     kernels::gather_rows<ExecSpace, W>(
-        space, n, kernels::ListedRows{listed, 0},
+        space, n, kernels::ListedRows<Index>{listed, 0},
         MatrixView<const W>(reinterpret_cast<const W*>(data), static_cast<std::size_t>(data_rows), words),
         MatrixView<W>(reinterpret_cast<W*>(out), static_cast<std::size_t>(n), words), kernels::RowStores::Cached);
   });
@@ -167,7 +168,9 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
   const PartitionGeometry& g = in.g;
   const Tensor& ids = partitions.local();  // a scalar: 1 id on rank 0, none elsewhere
   // Only the order is worked out now: which local row goes to each slot of the outputs,
-  // one after the other. The rows themselves are copied when each output is written.
+  // one after the other. The rows themselves are copied when each output is written. The
+  // order is listed in 32-bit row numbers where they fit: half the fresh memory.
+  const bool narrow = ids.num_elements() <= kernels::kMaxListed32;
   Tensor listed;
   std::vector<std::int64_t> begin(static_cast<std::size_t>(g.num_partitions) + 1, 0);
   run_agreed(comm, [&] {
@@ -175,8 +178,14 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     const ExecSpace space;
     const auto flat = ids.flat<const std::int32_t>();
     const auto layout = kernels::partition_layout(space, flat, g.num_partitions);
-    listed = Tensor(DType::Int64, Shape{layout.total}, Init::Uninitialized, "shardops::DynamicPartition::order");
-    kernels::list_partition_rows(space, layout, flat, g.num_partitions, reinterpret_cast<std::int64_t*>(listed.data()));
+    listed = Tensor(narrow ? DType::UInt32 : DType::Int64, Shape{layout.total}, Init::Uninitialized,
+                    "shardops::DynamicPartition::order");
+    if (narrow)
+      kernels::list_partition_rows(space, layout, flat, g.num_partitions,
+                                   reinterpret_cast<std::uint32_t*>(listed.data()));
+    else
+      kernels::list_partition_rows(space, layout, flat, g.num_partitions,
+                                   reinterpret_cast<std::int64_t*>(listed.data()));
     space.fence();
     auto starts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
     for (int p = 0; p <= g.num_partitions; ++p) begin[static_cast<std::size_t>(p)] = starts(p);
@@ -191,10 +200,14 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     const RowLayout& layout = layouts[static_cast<std::size_t>(p)];
     const std::int64_t at = begin[static_cast<std::size_t>(p)];
     // The captures keep data and the order alive as long as the rows can be made.
-    LazyTensor::MakeRows make = [source = in.data, listed, at, rows = ids.num_elements(), row_bytes](
+    LazyTensor::MakeRows make = [source = in.data, listed, narrow, at, rows = ids.num_elements(), row_bytes](
                                     std::int64_t first, std::int64_t count, unsigned char* out) {
-      gather_listed(source.local().data(), rows, row_bytes,
-                    reinterpret_cast<const std::int64_t*>(listed.data()) + at + first, count, out);
+      if (narrow)
+        gather_listed(source.local().data(), rows, row_bytes,
+                      reinterpret_cast<const std::uint32_t*>(listed.data()) + at + first, count, out);
+      else
+        gather_listed(source.local().data(), rows, row_bytes,
+                      reinterpret_cast<const std::int64_t*>(listed.data()) + at + first, count, out);
     };
     outputs.emplace_back(g.slice_shape.prepend(layout.total()), data.dtype(), layout, comm.rank(), std::move(make));
   }

@@ -134,13 +134,15 @@ void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cu
 }
 
 // Whether the output of a scatter started as \p s can be made as it is written: fixed-size
-// rows in host memory, an index depth above 0, an output with rows, and either no more
-// updates than output rows (stream_scatter_output) or TensorScatterUpdate, whose winners
-// are found before any row is made. The same answer on every rank.
+// rows in host memory, an index depth above 0, an output with rows, updates and output rows
+// that piece lists number (kernels::fits_piece_list), and either no more updates than
+// output rows (stream_scatter_output) or TensorScatterUpdate, whose winners are found
+// before any row is made. The same answer on every rank.
 bool streams(ScatterOp op, const ScatterStart& s) {
   const ScatterGeometry& g = s.g;
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(s.dtype) &&
          !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
+         kernels::fits_piece_list(g.num_updates, g.output_rows) &&
          (op == ScatterOp::Update || stream_scatter_output(g.num_updates, g.output_rows));
 }
 

@@ -81,7 +81,7 @@ RootBatch<TargetOf> all_rows(std::int64_t n, const TargetOf& target, const Tenso
 /// A batch of rows that arrived from other ranks (one source's, or several in rank order).
 using ReceivedBatch = RootBatch<ReceivedRow>;
 /// A batch of a rank's own leaves, listed (the leaves whose owner is this rank).
-using OwnBatch = RootBatch<ReceivedRow, kernels::ListedRows>;
+using OwnBatch = RootBatch<ReceivedRow, kernels::ListedRows<>>;
 
 namespace detail {
 struct RouteState;
@@ -143,7 +143,7 @@ class RootRows {
     const std::int64_t first = own_starts_[segment], count = own_starts_[segment + 1] - first;
     const Tensor& rows = segment_rows_[segment];
     return OwnBatch{count, ReceivedRow{leaf_owner_row_ + leaf_first_[segment]}, rows,
-                    kernels::ListedRows{own_leaves_ + first, leaf_first_[segment]},
+                    kernels::ListedRows<>{own_leaves_ + first, leaf_first_[segment]},
                     leaf_first_[segment + 1] - leaf_first_[segment]};
   }
 

@@ -33,7 +33,7 @@ struct PieceBatch {
   std::int64_t n;
   kernels::ListedTargetInPiece target;
   Tensor rows;
-  kernels::ListedRows row_of;
+  kernels::ListedRows<kernels::PieceList<MemSpace>::Listed> row_of;
   std::int64_t source_rows;
 
   const kernels::ListedTargetInPiece& target_of_entry() const { return target; }
@@ -50,9 +50,10 @@ class PiecedBatches {
   /// Lists the entries of \p batch (RootBatch), the next in global order.
   template <class TargetOf, class RowOf>
   void add(const RootBatch<TargetOf, RowOf>& batch) {
-    batches_.push_back(Listed{batch.rows, batch.source_rows,
-                              kernels::list_by_piece(ExecSpace(), batch.n, batch.target_of_entry(), batch.row_of,
-                                                     targets_, piece_rows_, "shardops::output piece lists")});
+    batches_.push_back(
+        Listed{batch.rows, batch.source_rows,
+               kernels::list_by_piece(ExecSpace(), batch.n, batch.target_of_entry(), batch.row_of, batch.source_rows,
+                                      targets_, piece_rows_, "shardops::output piece lists")});
   }
 
   /// Entries of all batches without a target.
@@ -70,8 +71,9 @@ class PiecedBatches {
     cut.reserve(batches_.size());
     for (const Listed& b : batches_) {
       const std::int64_t from = b.list.first_entry(first), to = b.list.end_entry(first, count);
-      cut.push_back(PieceBatch{to - from, kernels::ListedTargetInPiece{b.list.targets.data() + from, first, count},
-                               b.rows, kernels::ListedRows{b.list.rows.data() + from, 0}, b.source_rows});
+      cut.push_back(PieceBatch{
+          to - from, kernels::ListedTargetInPiece{b.list.targets.data() + from, first, count}, b.rows,
+          kernels::ListedRows<kernels::PieceList<MemSpace>::Listed>{b.list.rows.data() + from, 0}, b.source_rows});
     }
     return cut;
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -66,6 +67,11 @@ constexpr int kMaxDeckDepth = kMaxValueRank + 4;
 constexpr std::size_t kInlineValueBytes = 2 * (sizeof(double) + sizeof(std::int64_t) + sizeof(std::string)) + 16;
 
 std::string read_deck_file(const std::string& path) {
+  // A pipe would block the open, a device read without end: a deck is a file.
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw InvalidArgument(path + ": not a regular file (a deck is a YAML file)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw InvalidArgument(path + ": cannot read the deck file");
   const std::streamoff size = in.tellg();
@@ -567,11 +573,14 @@ class Loader {
         if (!kv.second["dataset"]) fail(kv.second, "output '" + o.name + "' needs a dataset (FILE:/path)");
         o.dataset = dataset(kv.second["dataset"], o.name);
         o.storage_given = true;
-        try {
-          if (kv.second["compression"])
-            io::parse_compression(scalar(kv.second["compression"], "compression"), o.storage);
-        } catch (const Error& e) {
-          fail(kv.second["compression"], e.what());
+        if (kv.second["compression"]) {
+          // scalar() names the deck line itself; parse_compression's text gets it here.
+          const std::string compression = scalar(kv.second["compression"], "compression");
+          try {
+            io::parse_compression(compression, o.storage);
+          } catch (const Error& e) {
+            fail(kv.second["compression"], e.what());
+          }
         }
         if (kv.second["shuffle"]) {
           const Literal shuffle = literal(kv.second["shuffle"], "shuffle");

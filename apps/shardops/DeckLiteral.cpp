@@ -11,7 +11,7 @@ namespace app {
 
 namespace {
 
-const std::string kYamlTag = "tag:yaml.org,2002:";
+const std::string kYamlTag = kYamlTagPrefix;
 
 bool read_bool(const std::string& t, Literal& out) {
   for (const char* word : {"true", "True", "TRUE", "false", "False", "FALSE"}) {

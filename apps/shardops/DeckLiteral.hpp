@@ -17,6 +17,9 @@ struct Literal {
   double f = 0;        ///< Bool, Integer and Real
 };
 
+/// What YAML's own tags start with: "!!int" is "tag:yaml.org,2002:int".
+inline constexpr const char* kYamlTagPrefix = "tag:yaml.org,2002:";
+
 /// "!!int" for YAML's "tag:yaml.org,2002:int", as a deck writes it.
 std::string shown_tag(const std::string& tag);
 

@@ -19,6 +19,8 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/MemoryBudget.hpp"
 
+#include "DeckLiteral.hpp"
+
 namespace shardops {
 namespace app {
 
@@ -70,10 +72,13 @@ class Scanner : public YAML::EventHandler {
   void OnAnchor(const YAML::Mark&, const std::string& name) override { pending_name_ = name; }
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor, "~"); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    check_scalar_tag(mark, tag);
     leaf(mark, anchor, value);
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const auto scalar = anchor_scalars_.find(anchor);
     const auto it = anchor_sizes_.find(anchor);
     const std::uint64_t size = it == anchor_sizes_.end() ? 1 : it->second;
     expanded_ += size;
@@ -85,16 +90,19 @@ class Scanner : public YAML::EventHandler {
                        "with this use of alias *" + name + " (" + std::to_string(size) + " values) the deck's " +
                            std::to_string(expanded_) + " values");
     }
-    add_to_parent(mark, size, nullptr);
+    // An alias of a scalar is that scalar: as a key it is compared as one.
+    add_to_parent(mark, size, scalar == anchor_scalars_.end() ? nullptr : &scalar->second);
   }
 
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
+    check_container_tag(mark, tag, false);
     open(mark, anchor, false);
   }
   void OnSequenceEnd() override { close(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
+    check_container_tag(mark, tag, true);
     open(mark, anchor, true);
   }
   void OnMapEnd() override { close(); }
@@ -102,6 +110,24 @@ class Scanner : public YAML::EventHandler {
  private:
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& message) const {
     throw InvalidArgument(path_ + ":" + std::to_string(mark.line + 1) + ": " + message);
+  }
+
+  // Tags say what a scalar is (DeckLiteral.hpp); a list or a mapping takes none but its own
+  // (!!seq, !!map), which the reader would otherwise drop without a word.
+  void check_container_tag(const YAML::Mark& mark, const std::string& tag, bool is_map) const {
+    if (tag.empty() || tag == "?" || tag == "!" || tag == std::string(kYamlTagPrefix) + (is_map ? "map" : "seq"))
+      return;
+    fail(mark, "the tag '" + shown_tag(tag) + "' on a " + (is_map ? "mapping" : "list") +
+                   ": only single values take tags (!!str, !!int, !!float, !!bool)");
+  }
+
+  // A scalar's tag is one of those a deck reads (DeckLiteral.hpp), wherever the scalar is:
+  // whether the value matches it is the reader's to say.
+  void check_scalar_tag(const YAML::Mark& mark, const std::string& tag) const {
+    if (tag.empty() || tag == "?" || tag == "!") return;
+    for (const char* known : {"str", "int", "float", "bool"})
+      if (tag == std::string(kYamlTagPrefix) + known) return;
+    fail(mark, "the tag '" + shown_tag(tag) + "': a deck knows only !!str, !!int, !!float and !!bool");
   }
 
   void remember_anchor(YAML::anchor_t anchor, std::uint64_t size) {
@@ -115,6 +141,7 @@ class Scanner : public YAML::EventHandler {
     ++nodes_;
     ++expanded_;
     remember_anchor(anchor, 1);
+    if (anchor != YAML::NullAnchor) anchor_scalars_[anchor] = text;
     add_to_parent(mark, 1, &text);
   }
 
@@ -171,6 +198,7 @@ class Scanner : public YAML::EventHandler {
   std::vector<YAML::Mark> marks_;
   std::map<YAML::anchor_t, std::uint64_t> anchor_sizes_;
   std::map<YAML::anchor_t, std::string> anchor_names_;
+  std::map<YAML::anchor_t, std::string> anchor_scalars_;  ///< the text of the scalars with anchors
   std::string pending_name_;
 };
 

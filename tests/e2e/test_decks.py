@@ -177,6 +177,19 @@ BAD_DECKS = [
     ("range count beyond int64", "steps:\n  - {op: range, start: 9223372036854775807, limit: -9223372036854775808, "
      "delta: -1, dtype: int64, out: r}\noutputs:\n  r: o.h5:/r\n",
      ["has 18446744073709551615 elements, more than fit in int64"]),
+    # A key written through an alias is that key.
+    ("a key twice through an alias", "tensors:\n  &k x: {value: [1]}\n  *k : {value: [100]}\nsteps:\n"
+     "  - {op: add, x: x, y: 1, out: r}\noutputs:\n  r: o.h5:/r\n",
+     ["deck.yaml:3: duplicate key 'x' (first at line 2)"]),
+    # Tags are for single values; on a list or a mapping the reader would drop them.
+    ("a tag on a mapping", "tensors:\n  x: !custom {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: the tag '!custom' on a mapping"]),
+    ("a tag on a list", "tensors:\n  x: {value: !!binary [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: the tag '!!binary' on a list"]),
+    ("an unknown tag on a value", "tensors:\n  x: {value: [!custom 1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: the tag '!custom': a deck knows only"]),
+    ("compression given as a list", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
+     "outputs:\n  r: {dataset: o.h5:/r, compression: [gzip]}\n", ["deck.yaml:6: 'compression' must be a single value"]),
 ]
 
 
@@ -439,6 +452,16 @@ def set_once_and_trimmed(suite, runner, tmp):
                        np.array([4, 5], np.int32), r)
 
 
+def deck_not_a_file(suite, runner, tmp):
+    # A pipe would block the job at the open, a device feed it without end: both are refused.
+    fifo = os.path.join(tmp, "fifo.yaml")
+    os.mkfifo(fifo)
+    for deck in (fifo, "/dev/zero"):
+        r = runner.run(["run", deck], timeout=60)
+        suite.check(r.rc == 2, "expected exit code 2, got %s" % r.rc, r)
+        suite.check(deck + ": not a regular file" in r.stderr, "message lacks 'not a regular file'", r)
+
+
 def bad_set(suite, runner, decks):
     r = runner.run(["run", os.path.join(decks, "pipeline.yaml"), "--set", "colour=red"])
     suite.check(r.rc == 2 and "no parameter 'colour'" in r.stderr, "--set of an unknown parameter", r)
@@ -458,6 +481,7 @@ def main():
         for name, text, needles in BAD_DECKS:
             suite.case("bad deck: " + name, bad_deck, suite, runner, tmp, name, text, needles)
         suite.case("bad --set", bad_set, suite, runner, decks)
+        suite.case("deck not a file", deck_not_a_file, suite, runner, tmp)
         suite.case("comparisons", comparisons, suite, runner, tmp)
         suite.case("range at the ends of int64", range_at_the_ends_of_int64, suite, runner, tmp)
         suite.case("casts", casts, suite, runner, tmp)

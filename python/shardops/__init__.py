@@ -55,13 +55,57 @@ def _python_value(value):
     return not isinstance(value, (_np.ndarray, _np.generic)) and not hasattr(value, "__array__")
 
 
+# The kinds of element TensorFlow takes after a sequence's first one: bools only with bools,
+# strings only with strings; after an integer or a real, bools, integers and reals; after a
+# complex number, any number.
+_TAKES_AFTER = {"b": "b", "i": "bif", "f": "bif", "c": "bifc", "s": "s"}
+
+
+def _element_kind(x):
+    """The kind (_TAKES_AFTER) of an element of a Python sequence; None for another object."""
+    if isinstance(x, (_np.ndarray, _np.generic)):
+        k = _np.asarray(x).dtype.kind
+        return {"u": "i", "U": "s", "S": "s"}.get(k, k)
+    for kind, types in (("b", bool), ("i", int), ("f", float), ("c", complex), ("s", (str, bytes))):
+        if isinstance(x, types):
+            return kind
+    return None
+
+
+def _elements(value):
+    """The elements of a nested Python sequence, in order."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _elements(item)
+    else:
+        yield value
+
+
+def _mixed_types(value):
+    """Whether a Python sequence mixes kinds of element as TensorFlow refuses to (its first
+    element's kind decides which may follow, _TAKES_AFTER), where NumPy would find a common one."""
+    first = None
+    for x in _elements(value):
+        kind = _element_kind(x)
+        if kind is None:
+            continue
+        if first is None:
+            first = kind
+        elif kind not in _TAKES_AFTER.get(first, kind):
+            return True
+    return False
+
+
 def _python_array(value):
     """A plain Python value as NumPy holds it, refused as TensorFlow refuses it: a ragged
-    sequence, or an integer outside int64 and uint64 (NumPy would keep it as an object)."""
+    sequence, one that mixes kinds of element ([True, 2], [1, "a"]), or an integer outside
+    int64 and uint64 (NumPy would keep it as an object)."""
     try:
         a = _np.asarray(value)
     except ValueError:  # NumPy's "inhomogeneous shape"
         raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+    if isinstance(value, (list, tuple)) and _mixed_types(value):
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
     if a.dtype == object and a.size:
         items = a.ravel().tolist()
         if any(isinstance(x, (list, tuple)) for x in items):
@@ -100,10 +144,11 @@ def _tf_default(value, a):
     return _np.dtype(_np.float32) if kind == "f" else a.dtype
 
 
-def _empty_default(index):
-    """TensorFlow's dtype of an empty Python value: float32; int32 for indices and partition
-    ids (a rank's empty block of them)."""
-    return _np.dtype(_np.int32 if index else _np.float32)
+def _empty_default():
+    """TensorFlow's dtype of an empty Python value with no dtype given: float32. Empty index
+    values on every rank are float32 then, and the op refuses them as TensorFlow does; the
+    int32 inputs (partition ids, DynamicStitch's indices) are converted to int32 instead."""
+    return _np.dtype(_np.float32)
 
 
 def _wider(a, b):
@@ -215,7 +260,10 @@ def _convert(spec, values, defaults, arrays):
                 v = _array_to(v, target) if a is None else _python_to(v, a, target)
             elif a is not None:
                 default = defaults[k]
-                v = _python_to(v, a, default if isinstance(default, _np.dtype) else _empty_default(not value_role))
+                v = _python_to(v, a, default if isinstance(default, _np.dtype) else _empty_default())
+            elif not value_role and not isinstance(v, _np.ndarray):
+                # An array-like's own conversion (its __array__) fails as it would for a value.
+                v = _np.asarray(v)
             if value_role and dtype is None:
                 dtype = _np.asarray(v).dtype
             out.append(v)

@@ -151,7 +151,7 @@ py::object strings_to_numpy(const Tensor& t) {
 
 }  // namespace
 
-const Tensor& CallInputs::add(const py::handle& obj, const std::string& what) {
+const Tensor& CallInputs::add(const py::handle& obj, const std::string& what, Values values) {
   py::array a;
   try {
     a = py::module_::import("numpy").attr("asarray")(obj);
@@ -170,6 +170,8 @@ const Tensor& CallInputs::add(const py::handle& obj, const std::string& what) {
   names_.push_back(what);
   if (dtype == DType::String) {
     tensors_.push_back(string_tensor(a, what, home_));
+  } else if (values == Values::Copied) {
+    tensors_.push_back(view_of(dtype, a).deep_copy("shardops::python::input"));
   } else {
     tensors_.push_back(view_of(dtype, a));
     const auto* begin = static_cast<const unsigned char*>(a.data());

@@ -32,9 +32,16 @@ class CallInputs {
  public:
   /// \p home: the rank string tensors' pools belong to (DistTensor's rule).
   explicit CallInputs(int home = 0) : home_(home) {}
+  /// How an input's buffer is used while the op runs (without the GIL).
+  enum class Values {
+    InPlace,  ///< read where it lies: the op reads only what is there, whatever it is
+    Copied,   ///< copied first: values that decide the outputs' sizes (DynamicPartition's ids,
+              ///< DynamicStitch's indices), which another thread changing them during the
+              ///< call must not make the op write outside its outputs
+  };
   /// Converts \p obj (anything np.asarray takes). \p what names the input in messages.
   /// \throws InvalidArgument for a dtype shardops does not have or a bad string element.
-  const Tensor& add(const py::handle& obj, const std::string& what);
+  const Tensor& add(const py::handle& obj, const std::string& what, Values values = Values::InPlace);
   /// Records a non-array argument (the op's attributes) in the signature.
   void note(const std::string& argument) { signature_ += argument + ";"; }
   const std::vector<Tensor>& tensors() const noexcept { return tensors_; }

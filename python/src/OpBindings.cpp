@@ -98,7 +98,7 @@ py::object dynamic_partition_py(const py::object& data, const py::object& partit
   std::int64_t num_partitions = 0;
   call.convert([&](CallInputs& in) {
     in.add(data, "data");
-    in.add(partitions, "partitions");
+    in.add(partitions, "partitions", CallInputs::Values::Copied);
     num_partitions = int_attribute(num_partitions_value, "num_partitions");
     in.note("num_partitions=" + std::to_string(num_partitions));
   });
@@ -123,7 +123,8 @@ py::object dynamic_stitch_py(const std::string& tf_name, const py::sequence& ind
   const auto m = static_cast<std::size_t>(py::len(indices));
   const auto n = static_cast<std::size_t>(py::len(data));
   call.convert([&](CallInputs& in) {
-    for (std::size_t i = 0; i < m; ++i) in.add(indices[i], "indices[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < m; ++i)
+      in.add(indices[i], "indices[" + std::to_string(i) + "]", CallInputs::Values::Copied);
     for (std::size_t i = 0; i < n; ++i) in.add(data[i], "data[" + std::to_string(i) + "]");
   });
   const auto& t = call.inputs().tensors();

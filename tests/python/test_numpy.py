@@ -227,6 +227,39 @@ def test_python_integers_out_of_range():
     same(shardops.gather_nd([2 ** 63 - 1], [[0]]), np.array([2 ** 63 - 1], np.int64))
 
 
+def test_python_sequences_of_mixed_kinds():
+    """TensorFlow types a Python sequence by its first element: bools take only bools and
+    strings only strings, integers and reals take bools, integers and reals, complex numbers
+    any number; NumPy would find a common dtype for any of them."""
+    text = "Can't convert Python sequence with mixed types to Tensor."
+    for params in ([True, 2], [True, 2.5], [1, 1j], [2.5, 1j], [1, "a"], ["a", 1], [[True], [2]]):
+        with pytest.raises(ValueError, match=re.escape(text)):
+            shardops.gather_nd(params, [[0]])
+    same(shardops.gather_nd([1, 2.5, True], [[2]]), np.array([1.0], np.float32))
+    same(shardops.gather_nd([[1], [True]], [[1]]), np.array([[1]], np.int32))
+    same(shardops.gather_nd([1j, 1, True], [[1]]), np.array([1], np.complex128))
+    same(shardops.gather_nd(np.arange(6.0).reshape(3, 2), [[2, True]]), np.array([5.0]))  # int32 indices
+
+
+def test_empty_python_indices_and_array_likes():
+    """[] has no dtype to TensorFlow (float32): as indices it is refused with TensorFlow's text,
+    as partition ids or DynamicStitch's indices it is int32. An array-like whose __array__
+    raises raises that, as indices as well as data."""
+    x = np.ones((3, 2), np.float32)
+    for call in (lambda: shardops.gather_nd(x, []), lambda: shardops.scatter_nd([], [], [3])):
+        with pytest.raises(shardops.InvalidArgumentError, match="Value for attr 'Tindices' of float"):
+            call()
+    same(shardops.dynamic_stitch([[]], [[]]), np.zeros(0, np.float32))
+
+    class Refuses:
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("no array here")
+
+    for call in (lambda: shardops.gather_nd(x, Refuses()), lambda: shardops.gather_nd(Refuses(), [[0]])):
+        with pytest.raises(RuntimeError, match="^no array here$"):
+            call()
+
+
 def test_arrays_cast_as_tensorflow_casts():
     """TensorFlow's eager ops cast a NumPy array to the dtype the op takes (the first value
     input's, or int32 for partition ids and DynamicStitch's indices) as NumPy casts it."""

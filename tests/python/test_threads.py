@@ -75,3 +75,34 @@ def test_io_from_several_threads(shared_dir):
     assert run_threads(work) == []
     left = sorted(f for f in os.listdir(d) if not f.endswith(".h5"))
     assert left == [], left  # no temporary file left behind
+
+
+def test_sizing_inputs_changed_by_another_thread():
+    # The values that decide the outputs' sizes (partition ids, DynamicStitch's indices) are
+    # copied before the op runs without the GIL: another thread rewriting them during the call
+    # (a race in the caller's program) gives some answer, never a write outside the op's
+    # outputs. They were used in place before, and the process died with SIGSEGV.
+    n = 1 << 18
+    data = np.ones((n, 4), np.float32)
+    ids = np.zeros(n, np.int32)  # always valid partition ids: 0 or 1
+    idx = np.zeros(n, np.int32)  # always valid stitch indices: the output has 1 or n rows
+    stop = threading.Event()
+
+    def rewrite():
+        while not stop.is_set():
+            ids[::3] = 1
+            idx[-1] = n - 1
+            ids[::3] = 0
+            idx[-1] = 0
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    try:
+        for _ in range(60):
+            parts = shardops.dynamic_partition(data, ids, 2)
+            assert sum(len(p) for p in parts) == n
+            merged = shardops.dynamic_stitch([idx], [data])
+            assert merged.shape in ((1, 4), (n, 4))
+    finally:
+        stop.set()
+        writer.join()

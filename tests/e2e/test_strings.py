@@ -218,6 +218,28 @@ def no_string_kernel(suite, sh, d):
     suite.check(file_state(out) is None, "tensor-scatter-add on strings: an output file was written", res)
 
 
+def mixed_charsets(suite, sh, d):
+    # ASCII and UTF-8 inputs of one op: the output is labelled UTF-8 (ASCII is its subset), so
+    # that every string in it reads back as text. It kept the first input's ASCII before.
+    src = os.path.join(d, "charsets.in.h5")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("a", data=np.array([b"a", b"bb"], dtype=object), dtype=h5py.string_dtype("ascii"))
+        f.create_dataset("u", data=np.array(["\u00e9"], dtype=object), dtype=h5py.string_dtype("utf-8"))
+        f["i0"], f["i1"], f["t"] = np.array([0, 1], np.int32), np.array([2], np.int32), np.array([[1]], np.int32)
+    for name, argv, expected in [
+            ("stitch", ["dynamic-stitch", "--indices", src + ":/i0", src + ":/i1", "--data", src + ":/a", src + ":/u"],
+             ["a", "bb", "\u00e9"]),
+            ("update", ["tensor-scatter-update", "--tensor", src + ":/a", "--indices", src + ":/t", "--updates",
+                        src + ":/u"], ["a", "\u00e9"])]:
+        out = os.path.join(d, "charsets.%s.h5" % name)
+        res = sh.run(argv + ["--out", out + ":/o"])
+        expect_success(suite, res, "mixed charsets " + name)
+        with h5py.File(out, "r") as f:
+            info = h5py.check_string_dtype(f["o"].dtype)
+            suite.check(info is not None and info.encoding == "utf-8", "%s: output labelled %r" % (name, info), res)
+            suite.check(list(f["o"].asstr()[()]) == expected, "%s: %r" % (name, list(f["o"][()])), res)
+
+
 def deck_with_inline_strings(suite, sh, d):
     deck = os.path.join(d, "strings.yaml")
     with open(deck, "w") as f:
@@ -248,6 +270,7 @@ def main():
             op_cases(suite, sh, d, fixed)
         suite.case("no_string_kernel", no_string_kernel, suite, sh, d)
         suite.case("deck_inline_strings", deck_with_inline_strings, suite, sh, d)
+        suite.case("mixed_charsets", mixed_charsets, suite, sh, d)
     return suite.finish(sh)
 
 

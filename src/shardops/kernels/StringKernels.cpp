@@ -74,6 +74,8 @@ std::vector<Tensor> share_string_pool(const std::vector<Tensor>& inputs) {
   StringPool merged;
   merged.home = home;
   merged.format = inputs[0].strings().format;
+  // One UTF-8 input makes the shared strings UTF-8: ASCII is UTF-8's subset, not the reverse.
+  for (const StringPool* p : pools) merged.format.utf8 = merged.format.utf8 || p->format.utf8;
   merged.offsets =
       allocate_uninitialized<Offsets>("shardops::strings::merged::offsets", static_cast<std::size_t>(entries + 1));
   check_allocation(static_cast<std::size_t>(nbytes), "string pool");

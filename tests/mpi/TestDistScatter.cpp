@@ -141,6 +141,26 @@ TEST(DistScatterNd, EveryUpdateToOneRank) {
   }
 }
 
+TEST(DistScatter, OutputsOfSeveralPieces) {
+  // Rows of 16 KiB: an 8 MiB piece of the output (LazyTensor::kPieceBytes) is 512 rows, so
+  // 1300 rows are three pieces, and rows made 3 at a time (expect_same_rows) or all at once
+  // cross their boundaries. Fewer updates than rows, with duplicates: streamed. With index
+  // depth 2 into [650, 2, 4096] each row of the output is two targets.
+  Rng rng(306);
+  const int p = world().size();
+  const Tensor indices = random_indices(rng, DType::Int64, Shape{700}, {1300}, 40);
+  const Tensor updates = random_tensor(rng, DType::Float32, Shape{700, 4096});
+  const Tensor tensor = random_tensor(rng, DType::Float32, Shape{1300, 4096});
+  const Tensor deep = random_indices(rng, DType::Int32, Shape{700}, {650, 2}, 40);
+  for (const RowLayout& layout : {RowLayout::balanced(700, p), random_layout(rng, 700, p)}) {
+    const std::string what = "1300 rows of 16 KiB " + layout_str(layout);
+    check_scatter_nd(indices, updates, {1300, 4096}, layout, layout, {}, what);
+    check_scatter_nd(deep, updates, {650, 2, 4096}, layout, layout, {}, what + ", index depth 2");
+    for (const ScatterOp op : {ScatterOp::Add, ScatterOp::Update})
+      check_tensor_scatter(op, tensor, indices, updates, random_layout(rng, 1300, p), layout, layout, {}, what);
+  }
+}
+
 TEST(DistScatterNd, IgnorePolicyAndEmptyInputs) {
   Rng rng(305);
   const int p = world().size();

@@ -123,6 +123,17 @@ TEST(DistDynamicStitch, DuplicatesAcrossRanksAndInputs) {
   }
 }
 
+TEST(DistDynamicStitch, OutputsOfSeveralPieces) {
+  // Rows of 16 KiB: an 8 MiB piece of the output (LazyTensor::kPieceBytes) is 512 rows, so
+  // 1300 rows are three pieces, and rows made 3 at a time (expect_same_rows) or all at once
+  // cross their boundaries. Fewer index elements than rows, with duplicates: streamed.
+  Rng rng(211);
+  std::vector<Input> inputs;
+  for (int m = 0; m < 2; ++m) inputs.push_back(make_input(rng, DType::Float32, Shape{400}, Shape{4096}, 0, 1299));
+  inputs.push_back(make_input(rng, DType::Float32, Shape{1}, Shape{4096}, 1299, 1299));  // the last row named
+  check_stitch(inputs, {}, "1300 rows of 16 KiB");
+}
+
 TEST(DistDynamicStitch, EveryRowToOneRank) {
   Rng rng(204);
   const int p = world().size();

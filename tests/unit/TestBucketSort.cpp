@@ -70,7 +70,8 @@ Listed list_entries(std::int64_t n, std::int64_t targets, std::int64_t piece_row
 
 TEST(PieceList, EntriesByPieceInTheirOrder) {
   // Targets scattered over [0, targets), every seventh entry without one: the entries of each
-  // piece of target rows in entry order, piece after piece, with their source rows.
+  // piece of target rows in entry order, piece after piece, with their source rows and their
+  // targets counted from their piece's first row.
   for (const std::int64_t n : {0, 1, 20, 4099}) {
     for (const std::int64_t targets : {1, 10, 300}) {
       for (const std::int64_t piece_rows : {1, 7, 300}) {
@@ -83,7 +84,7 @@ TEST(PieceList, EntriesByPieceInTheirOrder) {
             const std::int64_t t = target_of(k);
             if (t < 0 || t / piece_rows != p) continue;
             expected.rows.push_back(3 * k + 1);
-            expected.targets.push_back(t);
+            expected.targets.push_back(t - p * piece_rows);  // counted from the piece's first row
           }
           expected.begin.push_back(static_cast<std::int64_t>(expected.rows.size()));
         }
@@ -100,8 +101,9 @@ TEST(PieceList, EntriesByPieceInTheirOrder) {
 }
 
 TEST(PieceList, NumbersRowsAndTargetsIn32Bits) {
-  // The lists hold 32-bit integers: rows and targets up to 2^32 - 1 are listed, more refused
-  // before anything is allocated (the ops hold their output there instead).
+  // The lists hold 32-bit integers: source rows and pieces of targets up to 2^32 - 1 are
+  // listed, more refused before anything is allocated (the ops hold their output there
+  // instead). The targets themselves may be more: they are counted within their piece.
   EXPECT_TRUE(shardops::kernels::fits_piece_list(shardops::kernels::kMaxListed32, shardops::kernels::kMaxListed32));
   EXPECT_FALSE(shardops::kernels::fits_piece_list(shardops::kernels::kMaxListed32 + 1, 1));
   EXPECT_FALSE(shardops::kernels::fits_piece_list(1, shardops::kernels::kMaxListed32 + 1));

@@ -22,11 +22,12 @@
 namespace shardops {
 namespace kernels {
 
-/// \brief Whether batches of at most \p rows source rows onto \p targets target rows can be
-/// listed: a PieceList numbers them in 32-bit integers (kMaxListed32). A caller lists only
-/// where this says so, and holds its output otherwise.
-inline bool fits_piece_list(std::int64_t rows, std::int64_t targets) {
-  return rows <= kMaxListed32 && targets <= kMaxListed32;
+/// \brief Whether batches of at most \p rows source rows can be listed in pieces of at most
+/// \p piece_rows target rows: a PieceList numbers both in 32-bit integers (kMaxListed32),
+/// the targets counted from their piece's first row. A caller lists only where this says
+/// so, and holds its output otherwise.
+inline bool fits_piece_list(std::int64_t rows, std::int64_t piece_rows) {
+  return rows <= kMaxListed32 && piece_rows <= kMaxListed32;
 }
 
 /// \brief The entries [0, n) of a batch grouped by piece of \p piece_rows target rows,
@@ -37,18 +38,13 @@ template <class MemorySpace>
 struct PieceList {
   using Listed = std::uint32_t;                          ///< source rows and targets: up to kMaxListed32
   Kokkos::View<Listed*, MemorySpace> rows;               ///< the source row of each entry, piece by piece
-  Kokkos::View<Listed*, MemorySpace> targets;            ///< the target of each
+  Kokkos::View<Listed*, MemorySpace> targets;            ///< the target of each, from its piece's first row
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> begin;  ///< [pieces + 1]: where each piece starts
   std::int64_t piece_rows = 1;
   std::int64_t skipped = 0;  ///< entries without a target
 
-  /// Where the entries of the pieces that hold target rows [first, first + count) start and end.
-  std::int64_t first_entry(std::int64_t first) const { return begin(first / piece_rows); }
-  std::int64_t end_entry(std::int64_t first, std::int64_t count) const {
-    const auto pieces = static_cast<std::int64_t>(begin.extent(0)) - 1;
-    if (count <= 0) return first_entry(first);
-    return begin(kx::min<std::int64_t>((first + count - 1) / piece_rows + 1, pieces));
-  }
+  /// The number of pieces.
+  std::int64_t pieces() const { return static_cast<std::int64_t>(begin.extent(0)) - 1; }
 };
 
 namespace detail {
@@ -65,7 +61,7 @@ struct PieceOf {
 
 /// \brief Lists the entries [0, n) by the piece of target_of(k) (a row in [0, num_targets)
 /// or -1), pieces of \p piece_rows rows; entry k reads source row row_of(k), one of \p
-/// source_rows. Throws std::length_error unless fits_piece_list(source_rows, num_targets).
+/// source_rows. Throws std::length_error unless fits_piece_list(source_rows, piece_rows).
 template <class ExecSpace, class TargetOf, class RowOf>
 PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space, std::int64_t n,
                                                           const TargetOf& target_of, const RowOf& row_of,
@@ -74,11 +70,12 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
   using Mem = typename ExecSpace::memory_space;
   using Listed = typename PieceList<Mem>::Listed;
   using Index = Kokkos::View<Listed*, Mem>;
-  if (!fits_piece_list(source_rows, num_targets))
-    throw std::length_error(label + ": " + std::to_string(source_rows) + " source rows and " +
-                            std::to_string(num_targets) + " targets are more than a piece list numbers");
+  if (!fits_piece_list(source_rows, piece_rows))
+    throw std::length_error(label + ": " + std::to_string(source_rows) + " source rows and pieces of " +
+                            std::to_string(piece_rows) + " targets are more than a piece list numbers");
   PieceList<Mem> list;
   list.piece_rows = kx::max<std::int64_t>(piece_rows, 1);
+  const std::int64_t rows_per_piece = list.piece_rows;
   const std::int64_t pieces = (kx::max<std::int64_t>(num_targets, 0) + list.piece_rows - 1) / list.piece_rows;
   const detail::PieceOf<TargetOf> piece_of{target_of, list.piece_rows};
   const auto layout = bucket_layout(space, n, pieces, piece_of, label);
@@ -87,7 +84,7 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
   const Index targets = allocate_uninitialized<Index>(label + "::targets", size);
   auto place = KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t slot) {
     rows(slot) = static_cast<Listed>(row_of(k));
-    targets(slot) = static_cast<Listed>(target_of(k));
+    targets(slot) = static_cast<Listed>(target_of(k) % rows_per_piece);
   };
   bucket_place(space, layout, piece_of, place, label);
   space.fence();
@@ -98,10 +95,11 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
   return list;
 }
 
-/// \brief Target of entry j of a piece's run of listed entries, in the output piece that
-/// starts at target row \p first and holds \p count rows; -1 where it lands outside it.
+/// \brief Target of entry j of a piece's listed entries, in the part of the piece that
+/// starts at its target row \p first (counted from the piece's first row) and holds \p
+/// count rows; -1 where it lands outside it.
 struct ListedTargetInPiece {
-  const std::uint32_t* targets;  ///< the run's first listed target (PieceList::Listed)
+  const std::uint32_t* targets;  ///< the piece's first listed target (PieceList::Listed)
   std::int64_t first;
   std::int64_t count;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t j) const {

@@ -134,15 +134,15 @@ void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cu
 }
 
 // Whether the output of a scatter started as \p s can be made as it is written: fixed-size
-// rows in host memory, an index depth above 0, an output with rows, updates and output rows
-// that piece lists number (kernels::fits_piece_list), and either no more updates than
-// output rows (stream_scatter_output) or TensorScatterUpdate, whose winners are found
-// before any row is made. The same answer on every rank.
+// rows in host memory, an index depth above 0, an output with rows, updates and pieces that
+// piece lists number (kernels::fits_piece_list), and either no more updates than output rows
+// (stream_scatter_output) or TensorScatterUpdate, whose winners are found before any row is
+// made. The same answer on every rank.
 bool streams(ScatterOp op, const ScatterStart& s) {
   const ScatterGeometry& g = s.g;
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(s.dtype) &&
          !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
-         kernels::fits_piece_list(g.num_updates, g.output_rows) &&
+         kernels::fits_piece_list(g.num_updates, piece_targets(s.rows_per_dim0, g.slice_size * dtype_size(s.dtype))) &&
          (op == ScatterOp::Update || stream_scatter_output(g.num_updates, g.output_rows));
 }
 
@@ -210,14 +210,18 @@ LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* te
             schedule = options.schedule, denormals = options.denormals, dtype = s.dtype, rpd, slice,
             slice_bytes](std::int64_t first, std::int64_t count, unsigned char* out) {
       const std::int64_t targets = count * rpd;
-      Tensor rows = Tensor::adopt_host(dtype, Shape{targets, slice}, nullptr, out);
-      Tensor base_rows;
-      if (has_base)
-        base_rows = base.slice_rows(first, first + count);
-      else
-        std::memset(out, 0, static_cast<std::size_t>(targets) * slice_bytes);
-      apply_to_piece(Batches(), pieced->cut(first * rpd, targets), op, schedule, denormals,
-                     has_base ? &base_rows : nullptr, rows, slice);
+      const Tensor rows = Tensor::adopt_host(dtype, Shape{targets, slice}, nullptr, out);
+      // The tensor's rows of this part, its targets as rows of slice elements.
+      const Tensor base_rows =
+          has_base ? base.slice_rows(first, first + count).reshaped(Shape{targets, slice}) : Tensor();
+      if (!has_base) std::memset(out, 0, static_cast<std::size_t>(targets) * slice_bytes);
+      pieced->for_each_piece(
+          first * rpd, targets, [&](std::int64_t at, std::int64_t n, const std::vector<PieceBatch>& cut) {
+            const std::int64_t from = at - first * rpd;
+            Tensor part = rows.slice_rows(from, from + n);
+            const Tensor part_base = has_base ? base_rows.slice_rows(from, from + n) : Tensor();
+            apply_to_piece(Batches(), cut, op, schedule, denormals, has_base ? &part_base : nullptr, part, slice);
+          });
     };
     return pieced->skipped();
   });

@@ -150,7 +150,8 @@ Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::
 bool stream_stitch_output(const StitchGeometry& g, DType dtype, std::int64_t entries) {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(dtype) && g.slice_size > 0 &&
          g.first_dim > 0 && stream_scatter_output(entries, g.first_dim) &&
-         kernels::fits_piece_list(entries, g.first_dim);
+         kernels::fits_piece_list(entries,
+                                  piece_targets(1, static_cast<std::size_t>(g.slice_size) * dtype_size(dtype)));
 }
 
 // The op, its output held whole or, where \p may_stream and stream_stitch_output allow,
@@ -242,16 +243,17 @@ LazyTensor stitch_impl(const Comm& comm, const std::vector<DistTensor>& indices,
     LazyTensor::MakeRows make = [pieced, dtype = data[0].dtype(), slice_shape = g.output.with_dim0(0),
                                  schedule = options.schedule, row_bytes,
                                  word](std::int64_t first, std::int64_t count, unsigned char* out) {
-      const Tensor piece = Tensor::adopt_host(dtype, slice_shape.with_dim0(count), nullptr, out);
-      const std::vector<PieceBatch> cut = pieced->cut(first, count);
-      const auto each_cut = [&cut](const auto& f) {
-        std::int64_t key = 0;  // increasing in global order: batch after batch, in entry order
-        for (const PieceBatch& b : cut) {
-          f(b, key);
-          key += b.n;
-        }
-      };
-      stitch_rows(schedule, each_cut, piece, count, row_bytes, word);
+      const Tensor rows = Tensor::adopt_host(dtype, slice_shape.with_dim0(count), nullptr, out);
+      pieced->for_each_piece(first, count, [&](std::int64_t at, std::int64_t n, const std::vector<PieceBatch>& cut) {
+        const auto each_cut = [&cut](const auto& f) {
+          std::int64_t key = 0;  // increasing in global order: batch after batch, in entry order
+          for (const PieceBatch& b : cut) {
+            f(b, key);
+            key += b.n;
+          }
+        };
+        stitch_rows(schedule, each_cut, rows.slice_rows(at - first, at - first + n), n, row_bytes, word);
+      });
     };
     return LazyTensor(g.output, data[0].dtype(), out_layout, me, std::move(make));
   }

@@ -27,8 +27,8 @@ inline std::int64_t piece_targets(std::int64_t rows_per_lazy_row, std::size_t ta
 
 /// \brief A run of a batch's listed entries: those whose targets lie in one piece of the
 /// output, in their order, as the apply kernels take a batch (RootBatch's members), their
-/// targets counted from the piece's first row. Entry j reads source row row_of(j), which
-/// increases with j.
+/// targets counted from the first row of the part of the piece asked for. Entry j reads
+/// source row row_of(j), which increases with j.
 struct PieceBatch {
   std::int64_t n;
   kernels::ListedTargetInPiece target;
@@ -45,7 +45,8 @@ struct PieceBatch {
 class PiecedBatches {
  public:
   /// Batches of targets in [0, \p targets), listed by piece of \p piece_rows targets.
-  PiecedBatches(std::int64_t targets, std::int64_t piece_rows) : targets_(targets), piece_rows_(piece_rows) {}
+  PiecedBatches(std::int64_t targets, std::int64_t piece_rows)
+      : targets_(targets), piece_rows_(std::max<std::int64_t>(piece_rows, 1)) {}
 
   /// Lists the entries of \p batch (RootBatch), the next in global order.
   template <class TargetOf, class RowOf>
@@ -63,19 +64,28 @@ class PiecedBatches {
     return n;
   }
 
-  /// \brief The batches, in global order, cut to the entries whose targets lie in the pieces
-  /// that hold [first, first + count), in their order; their targets counted from \p first
-  /// (-1 for those outside the range).
-  std::vector<PieceBatch> cut(std::int64_t first, std::int64_t count) const {
+  /// \brief Calls \p f(at, n, cut) for each part [at, at + n) of the targets [first, first +
+  /// count) that lies in one piece, in order: \p cut holds the batches, in global order, cut
+  /// to the entries of that piece, in their order, their targets counted from \p at (-1 for
+  /// those outside the part). The output layer asks for whole pieces, one part each.
+  template <class F>
+  void for_each_piece(std::int64_t first, std::int64_t count, const F& f) const {
+    using Rows = kernels::ListedRows<kernels::PieceList<MemSpace>::Listed>;
     std::vector<PieceBatch> cut;
     cut.reserve(batches_.size());
-    for (const Listed& b : batches_) {
-      const std::int64_t from = b.list.first_entry(first), to = b.list.end_entry(first, count);
-      cut.push_back(PieceBatch{
-          to - from, kernels::ListedTargetInPiece{b.list.targets.data() + from, first, count}, b.rows,
-          kernels::ListedRows<kernels::PieceList<MemSpace>::Listed>{b.list.rows.data() + from, 0}, b.source_rows});
+    for (std::int64_t at = first, end = first + count; at < end;) {
+      const std::int64_t piece = at / piece_rows_, piece_first = piece * piece_rows_;
+      const std::int64_t n = std::min(end, piece_first + piece_rows_) - at;
+      cut.clear();
+      for (const Listed& b : batches_) {
+        const std::int64_t from = b.list.begin(piece), to = b.list.begin(piece + 1);
+        cut.push_back(PieceBatch{to - from,
+                                 kernels::ListedTargetInPiece{b.list.targets.data() + from, at - piece_first, n},
+                                 b.rows, Rows{b.list.rows.data() + from, 0}, b.source_rows});
+      }
+      f(at, n, static_cast<const std::vector<PieceBatch>&>(cut));
+      at += n;
     }
-    return cut;
   }
 
  private:

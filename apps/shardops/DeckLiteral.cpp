@@ -11,7 +11,7 @@ namespace app {
 
 namespace {
 
-const std::string kYamlTag = kYamlTagPrefix;
+const std::string kYamlTag = "tag:yaml.org,2002:";
 
 bool read_bool(const std::string& t, Literal& out) {
   for (const char* word : {"true", "True", "TRUE", "false", "False", "FALSE"}) {
@@ -96,8 +96,20 @@ std::string shown_tag(const std::string& tag) {
   return tag.compare(0, kYamlTag.size(), kYamlTag) == 0 ? "!!" + tag.substr(kYamlTag.size()) : tag;
 }
 
+bool known_scalar_tag(const std::string& tag) {
+  if (tag.empty() || tag == "?" || tag == "!") return true;
+  for (const char* known : {"str", "int", "float", "bool"})
+    if (tag == kYamlTag + known) return true;
+  return false;
+}
+
+std::string unknown_tag_text(const std::string& tag) {
+  return "unsupported YAML tag '" + shown_tag(tag) + "' (decks know !!str, !!int, !!float and !!bool)";
+}
+
 Literal read_literal(const std::string& t, const std::string& tag) {
   Literal out;
+  if (!known_scalar_tag(tag)) throw InvalidArgument(unknown_tag_text(tag));
   if (tag == "!" || tag == kYamlTag + "str") return out;
   if (tag.empty() || tag == "?") {
     if (!read_bool(t, out) && !read_integer(t, out)) read_real(t, out);
@@ -111,8 +123,6 @@ Literal read_literal(const std::string& t, const std::string& tag) {
   } else if (tag == kYamlTag + "float") {
     if (!read_integer(t, out) && !read_real(t, out)) throw InvalidArgument(shown + " is not a number");
     out.kind = Literal::Real;
-  } else {
-    throw InvalidArgument("unsupported YAML tag '" + tag + "' (decks know !!str, !!int, !!float and !!bool)");
   }
   return out;
 }

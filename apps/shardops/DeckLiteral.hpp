@@ -17,11 +17,15 @@ struct Literal {
   double f = 0;        ///< Bool, Integer and Real
 };
 
-/// What YAML's own tags start with: "!!int" is "tag:yaml.org,2002:int".
-inline constexpr const char* kYamlTagPrefix = "tag:yaml.org,2002:";
-
 /// "!!int" for YAML's "tag:yaml.org,2002:int", as a deck writes it.
 std::string shown_tag(const std::string& tag);
+
+/// Whether a scalar may carry \p tag: none ("" or "?"), "!" (quoted), or one of the tags
+/// decks read (!!str, !!int, !!float, !!bool).
+bool known_scalar_tag(const std::string& tag);
+
+/// The text of the error for a tag that known_scalar_tag() refuses.
+std::string unknown_tag_text(const std::string& tag);
 
 /// Reads \p t, the text of a scalar with YAML tag \p tag ("!": quoted, so text; "?" or
 /// empty: plain). \throws InvalidArgument (no location) for a tag it does not match.

@@ -115,8 +115,7 @@ class Scanner : public YAML::EventHandler {
   // Tags say what a scalar is (DeckLiteral.hpp); a list or a mapping takes none but its own
   // (!!seq, !!map), which the reader would otherwise drop without a word.
   void check_container_tag(const YAML::Mark& mark, const std::string& tag, bool is_map) const {
-    if (tag.empty() || tag == "?" || tag == "!" || tag == std::string(kYamlTagPrefix) + (is_map ? "map" : "seq"))
-      return;
+    if (tag.empty() || tag == "?" || tag == "!" || shown_tag(tag) == (is_map ? "!!map" : "!!seq")) return;
     fail(mark, "the tag '" + shown_tag(tag) + "' on a " + (is_map ? "mapping" : "list") +
                    ": only single values take tags (!!str, !!int, !!float, !!bool)");
   }
@@ -124,10 +123,7 @@ class Scanner : public YAML::EventHandler {
   // A scalar's tag is one of those a deck reads (DeckLiteral.hpp), wherever the scalar is:
   // whether the value matches it is the reader's to say.
   void check_scalar_tag(const YAML::Mark& mark, const std::string& tag) const {
-    if (tag.empty() || tag == "?" || tag == "!") return;
-    for (const char* known : {"str", "int", "float", "bool"})
-      if (tag == std::string(kYamlTagPrefix) + known) return;
-    fail(mark, "the tag '" + shown_tag(tag) + "': a deck knows only !!str, !!int, !!float and !!bool");
+    if (!known_scalar_tag(tag)) fail(mark, unknown_tag_text(tag));
   }
 
   void remember_anchor(YAML::anchor_t anchor, std::uint64_t size) {

@@ -72,6 +72,15 @@ def _element_kind(x):
     return None
 
 
+def _first_element(value):
+    """The first element of a nested Python sequence (None if it has none)."""
+    while isinstance(value, (list, tuple)):
+        if not value:
+            return None
+        value = value[0]
+    return value
+
+
 def _elements(value):
     """The elements of a nested Python sequence, in order."""
     if isinstance(value, (list, tuple)):
@@ -81,19 +90,18 @@ def _elements(value):
         yield value
 
 
-def _mixed_types(value):
-    """Whether a Python sequence mixes kinds of element as TensorFlow refuses to (its first
-    element's kind decides which may follow, _TAKES_AFTER), where NumPy would find a common one."""
-    first = None
-    for x in _elements(value):
-        kind = _element_kind(x)
-        if kind is None:
-            continue
-        if first is None:
-            first = kind
-        elif kind not in _TAKES_AFTER.get(first, kind):
-            return True
-    return False
+def _mixed_types(value, a):
+    """Whether a Python sequence (``a``: as NumPy holds it) mixes kinds of element as
+    TensorFlow refuses to: its first element's kind decides which may follow (_TAKES_AFTER),
+    where NumPy found a common dtype. NumPy's dtype says what came after the first element,
+    but for text: numbers among strings are looked for one by one."""
+    first = _element_kind(_first_element(value))
+    if first is None:
+        return False
+    if first == "s":
+        return any(_element_kind(x) not in (None, "s") for x in _elements(value))
+    kind = {"u": "i", "U": "s", "S": "s"}.get(a.dtype.kind, a.dtype.kind)
+    return kind in "bifcs" and kind not in _TAKES_AFTER[first]
 
 
 def _python_array(value):
@@ -104,7 +112,7 @@ def _python_array(value):
         a = _np.asarray(value)
     except ValueError:  # NumPy's "inhomogeneous shape"
         raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
-    if isinstance(value, (list, tuple)) and _mixed_types(value):
+    if isinstance(value, (list, tuple)) and _mixed_types(value, a):
         raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
     if a.dtype == object and a.size:
         items = a.ravel().tolist()

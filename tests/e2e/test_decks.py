@@ -187,7 +187,7 @@ BAD_DECKS = [
     ("a tag on a list", "tensors:\n  x: {value: !!binary [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
      "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: the tag '!!binary' on a list"]),
     ("an unknown tag on a value", "tensors:\n  x: {value: [!custom 1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
-     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: the tag '!custom': a deck knows only"]),
+     "outputs:\n  r: o.h5:/r\n", ["deck.yaml:2: unsupported YAML tag '!custom' (decks know"]),
     ("compression given as a list", "tensors:\n  x: {value: [1]}\nsteps:\n  - {op: add, x: x, y: 1, out: r}\n"
      "outputs:\n  r: {dataset: o.h5:/r, compression: [gzip]}\n", ["deck.yaml:6: 'compression' must be a single value"]),
 ]

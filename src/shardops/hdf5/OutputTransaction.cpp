@@ -182,9 +182,8 @@ StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const s
   out.format.fixed_length = field(decider, 1) != 0;
   // UTF-8 where any rank's strings are (they may come from inputs of either charset): ASCII
   // is UTF-8's subset, so the label holds for every string.
-  out.format.utf8 = false;
+  out.format.utf8 = field(decider, 2) != 0;
   for (int r = 0; r < p; ++r) out.format.utf8 = out.format.utf8 || (field(r, 0) != 0 && field(r, 2) != 0);
-  if (field(decider, 0) == 0) out.format.utf8 = field(decider, 2) != 0;  // no rows anywhere: the first rank's
   std::int64_t width = 1, nul_at = -1;
   for (int r = 0; r < p; ++r) {
     width = std::max({width, field(r, 3), field(r, 4)});

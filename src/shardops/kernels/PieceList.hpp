@@ -42,9 +42,6 @@ struct PieceList {
   Kokkos::View<std::int64_t*, Kokkos::HostSpace> begin;  ///< [pieces + 1]: where each piece starts
   std::int64_t piece_rows = 1;
   std::int64_t skipped = 0;  ///< entries without a target
-
-  /// The number of pieces.
-  std::int64_t pieces() const { return static_cast<std::int64_t>(begin.extent(0)) - 1; }
 };
 
 namespace detail {

@@ -99,6 +99,16 @@ std::vector<RowLayout> output_layouts(const Comm& comm, const std::vector<std::i
   return layouts;
 }
 
+// Calls f(TypeTag<I>{}) with I the integer the partition order is listed in: 32-bit where
+// every local row number fits (half the fresh memory), else 64-bit.
+template <class F>
+void dispatch_order(bool narrow, F&& f) {
+  if (narrow)
+    f(TypeTag<std::uint32_t>{});
+  else
+    f(TypeTag<std::int64_t>{});
+}
+
 // Rows [first, first + n) of a grouped output: the rows of \p data that \p listed names.
 template <class Index>
 void gather_listed(const unsigned char* data, std::int64_t data_rows, std::size_t row_bytes, const Index* listed,
@@ -180,12 +190,10 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     const auto layout = kernels::partition_layout(space, flat, g.num_partitions);
     listed = Tensor(narrow ? DType::UInt32 : DType::Int64, Shape{layout.total}, Init::Uninitialized,
                     "shardops::DynamicPartition::order");
-    if (narrow)
-      kernels::list_partition_rows(space, layout, flat, g.num_partitions,
-                                   reinterpret_cast<std::uint32_t*>(listed.data()));
-    else
-      kernels::list_partition_rows(space, layout, flat, g.num_partitions,
-                                   reinterpret_cast<std::int64_t*>(listed.data()));
+    dispatch_order(narrow, [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      kernels::list_partition_rows(space, layout, flat, g.num_partitions, reinterpret_cast<I*>(listed.data()));
+    });
     space.fence();
     auto starts = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
     for (int p = 0; p <= g.num_partitions; ++p) begin[static_cast<std::size_t>(p)] = starts(p);
@@ -202,12 +210,11 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     // The captures keep data and the order alive as long as the rows can be made.
     LazyTensor::MakeRows make = [source = in.data, listed, narrow, at, rows = ids.num_elements(), row_bytes](
                                     std::int64_t first, std::int64_t count, unsigned char* out) {
-      if (narrow)
-        gather_listed(source.local().data(), rows, row_bytes,
-                      reinterpret_cast<const std::uint32_t*>(listed.data()) + at + first, count, out);
-      else
-        gather_listed(source.local().data(), rows, row_bytes,
-                      reinterpret_cast<const std::int64_t*>(listed.data()) + at + first, count, out);
+      dispatch_order(narrow, [&](auto itag) {
+        using I = typename decltype(itag)::type;
+        gather_listed(source.local().data(), rows, row_bytes, reinterpret_cast<const I*>(listed.data()) + at + first,
+                      count, out);
+      });
     };
     outputs.emplace_back(g.slice_shape.prepend(layout.total()), data.dtype(), layout, comm.rank(), std::move(make));
   }

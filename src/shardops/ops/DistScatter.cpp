@@ -31,6 +31,10 @@ struct ScatterStart {
   RowLayout out_layout;            ///< the tensor's, or balanced (ScatterNd)
   std::int64_t rows_per_dim0 = 1;  ///< output rows (of slice_size elements) per index of dim 0
   std::int64_t out_bytes = 0;      ///< ScatterNd: the output's bytes
+
+  std::size_t slice_bytes() const { return static_cast<std::size_t>(g.slice_size) * dtype_size(dtype); }
+  /// The targets of a piece of the output made as it is written (PiecedBatches).
+  std::int64_t piece_targets() const { return shardops::piece_targets(rows_per_dim0, slice_bytes()); }
 };
 
 // Collective: the dtype and shape checks (timed as "validate" in \p phase) and the output's layout.
@@ -142,7 +146,7 @@ bool streams(ScatterOp op, const ScatterStart& s) {
   const ScatterGeometry& g = s.g;
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(s.dtype) &&
          !g.empty_output && g.index_depth > 0 && g.output.rank() > 0 && g.slice_size > 0 &&
-         kernels::fits_piece_list(g.num_updates, piece_targets(s.rows_per_dim0, g.slice_size * dtype_size(s.dtype))) &&
+         kernels::fits_piece_list(g.num_updates, s.piece_targets()) &&
          (op == ScatterOp::Update || stream_scatter_output(g.num_updates, g.output_rows));
 }
 
@@ -186,8 +190,8 @@ LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* te
   const std::int64_t rpd = s.rows_per_dim0;
   const std::int64_t slice = s.g.slice_size;
   const std::int64_t out_rows = s.out_layout.count(me) * rpd;
-  const std::size_t slice_bytes = static_cast<std::size_t>(slice) * dtype_size(s.dtype);
-  const std::int64_t piece = piece_targets(rpd, slice_bytes);
+  const std::size_t slice_bytes = s.slice_bytes();
+  const std::int64_t piece = s.piece_targets();
   LazyTensor::MakeRows make;
   Tensor no_strings;  // strings are held (streams)
   route_updates(comm, op, s, indices, updates, options, phase, no_strings, [&](const auto&... batches) {

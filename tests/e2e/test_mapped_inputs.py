@@ -8,7 +8,8 @@ that can be (the default only those of 1 MiB or more), =0 none. Each case checks
 /proc/PID/maps of the paused ranks that the input is mapped exactly where it should be, so
 a case cannot pass with the mapping quietly off. A job must never write its input file,
 and an input cut short while mapped ends the job with exit 3 and a message naming the file,
-nothing committed, nothing left behind.
+nothing committed, nothing left behind. An input whose bytes another program rewrites during
+the op ends the job with exit 0 or 3, never on a signal.
 """
 
 import hashlib
@@ -330,6 +331,74 @@ def input_cut_short(t, sh):
         os.remove(out)
 
 
+def flip_bytes(path, offset, versions, stop):
+    """Writes each of versions (bytes) over path at offset in turn, as a program writing the
+    file in place would (no HDF5, no lock), until stop is set; ends with the first."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        k = 0
+        while not stop.is_set():
+            os.pwrite(fd, versions[k % len(versions)], offset)
+            k += 1
+            time.sleep(0.0005)
+        os.pwrite(fd, versions[0], offset)
+    finally:
+        os.close(fd)
+
+
+def input_rewritten_during_the_op(t, sh):
+    """Another program rewrites a mapped input's index bytes in place while jobs run, so the
+    op's passes over them (DynamicPartition's count and placement, DynamicStitch's check and
+    assignment) can see other values: every job must end with exit 0 or 3 (a message that
+    says the input changed, nothing left behind), never on a signal or by writing outside its
+    memory (these jobs crashed with SIGSEGV before)."""
+    if not maps_here(t.d):
+        t.suite.skip("input_rewritten_during_the_op", "inputs are not mapped on the file system of %s" % t.d)
+        return
+    import multiprocessing
+    import h5py
+    rows = 1 << 20
+    inp = os.path.join(t.d, "flipped.h5")
+    data = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+    cases = [
+        ("dynamic-partition", "/ids", np.zeros(rows, np.int32), np.full(rows, 15, np.int32),
+         ["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
+          "--num-partitions", "16"]),
+        ("dynamic-stitch", "/idx", np.arange(rows, dtype=np.int32), np.full(rows, 2 * rows, np.int32),
+         ["dynamic-stitch", "--indices", e2e.ref(inp, "/idx"), "--data", e2e.ref(inp, "/data")]),
+    ]
+    for name, dataset, first, second, argv in cases:
+        e2e.write_h5(inp, {"/data": data, dataset: first}, mode="w")
+        with h5py.File(inp, "r") as f:
+            offset = f[dataset].id.get_offset()
+        for held in ("1", "0"):  # outputs streamed, then held
+            what = "%s (SHARDOPS_STREAM_OUTPUTS=%s)" % (name, held)
+            stop = multiprocessing.Event()
+            writer = multiprocessing.Process(target=flip_bytes,
+                                             args=(inp, offset, [first.tobytes(), second.tobytes()], stop))
+            writer.start()
+            codes = {}
+            try:
+                for k in range(8):
+                    out = os.path.join(t.d, "out%d.h5" % k)
+                    r = sh.run(argv + ["--out", e2e.ref(out, "/o"), "-q"], env={"SHARDOPS_STREAM_OUTPUTS": held},
+                               timeout=60)
+                    codes[r.rc] = codes.get(r.rc, 0) + 1
+                    t.suite.require(r.rc in (0, 3), "%s: exit %s, expected 0 or 3" % (what, r.rc), r)
+                    if r.rc == 3:
+                        t.suite.check("changed" in r.stderr, "%s: exit 3 without saying the input changed" % what, r)
+                        t.suite.check(not os.path.exists(out), "%s: exit 3 left %s" % (what, out), r)
+                    elif os.path.exists(out):
+                        os.remove(out)
+            finally:
+                stop.set()
+                writer.join()
+            t.suite.check(leftovers(t.d) == [], "%s: left %s" % (what, leftovers(t.d)))
+            if sh.verbose:
+                print("  %s: exit codes %s" % (what, codes))
+    os.remove(inp)
+
+
 def main():
     args = e2e.parse_args(__doc__.splitlines()[0], 3)
     sh = e2e.Shardops(args)
@@ -344,6 +413,7 @@ def main():
         ("through_an_external_link", through_an_external_link),
         ("written_tensor_stays_private", written_tensor_stays_private),
         ("input_cut_short", input_cut_short),
+        ("input_rewritten_during_the_op", input_rewritten_during_the_op),
     ])
     return suite.finish(sh)
 

@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/Error.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 #include "shardops/kernels/PieceList.hpp"
@@ -64,6 +65,57 @@ Listed list_entries(std::int64_t n, std::int64_t targets, std::int64_t piece_row
   out.begin.assign(list.begin.data(), list.begin.data() + list.begin.extent(0));
   out.skipped = list.skipped;
   return out;
+}
+
+// Row i's bucket read from memory, as a row's partition id is read from an input file's
+// pages: any value, including ones beyond the buckets.
+struct BucketFromMemory {
+  Kokkos::View<const std::int64_t*, shardops::MemSpace> ids;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t i) const { return ids(i); }
+};
+
+// What a bucket sort did when the buckets in memory changed from \p before to \p after
+// between its two passes: how often each slot was placed, places outside the slots, and
+// whether it failed with an IOError.
+struct ChangedSort {
+  std::vector<std::int64_t> hits;
+  std::int64_t outside = 0;
+  bool failed = false;
+};
+ChangedSort sort_changed_between_passes(const std::vector<std::int64_t>& before, const std::vector<std::int64_t>& after,
+                                        std::int64_t buckets, std::int64_t interleave) {
+  const shardops::ExecSpace space;
+  const auto n = static_cast<std::int64_t>(before.size());
+  Kokkos::View<std::int64_t*, shardops::MemSpace> ids("ids", before.size());
+  const auto load = [&](const std::vector<std::int64_t>& values) {
+    const Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> host(
+        values.data(), values.size());
+    Kokkos::deep_copy(ids, host);
+  };
+  load(before);
+  const BucketFromMemory of{ids};
+  const auto layout = shardops::kernels::bucket_layout(space, n, buckets, of, "test::changed", interleave);
+  load(after);
+  const std::int64_t total = layout.total;
+  Kokkos::View<std::int64_t*, shardops::MemSpace> hits("hits", static_cast<std::size_t>(total));
+  Kokkos::View<std::int64_t, shardops::MemSpace> outside("outside");
+  auto place = KOKKOS_LAMBDA(const std::int64_t, const std::int64_t s) {
+    if (s < 0 || s >= total)
+      Kokkos::atomic_increment(&outside());
+    else
+      Kokkos::atomic_increment(&hits(s));
+  };
+  ChangedSort result;
+  try {
+    shardops::kernels::bucket_place(space, layout, of, place, "test::changed");
+  } catch (const shardops::IOError&) {
+    result.failed = true;
+  }
+  space.fence();
+  const auto host_hits = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), hits);
+  result.hits.assign(host_hits.data(), host_hits.data() + total);
+  Kokkos::deep_copy(result.outside, outside);
+  return result;
 }
 
 }  // namespace
@@ -133,4 +185,36 @@ TEST(BucketSort, StableAtEveryInterleave) {
       }
     }
   }
+}
+
+TEST(BucketSort, BucketsThatChangeBetweenPassesFailWithinTheSlots) {
+  // An input written while the job reads it: the second pass sees other buckets. The
+  // placement writes no slot outside the layout nor any slot twice, and fails; where only
+  // rows of one chunk swapped buckets (the counts still agree) it fills every slot once.
+  const std::int64_t n = 1000, buckets = 4;
+  std::vector<std::int64_t> first(n), moved(n), beyond(n), dropped(n), swapped(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    first[i] = i % buckets;
+    moved[i] = i < n / 2 ? buckets - 1 : first[i];  // one bucket overfills, the others fall short
+    beyond[i] = i % 5 == 0 ? buckets + 100 : first[i];
+    dropped[i] = i % 5 == 0 ? -1 : first[i];
+  }
+  swapped = first;
+  std::swap(swapped[0], swapped[1]);
+  for (const std::int64_t interleave : {1, 4}) {
+    for (const auto* after : {&moved, &beyond, &dropped}) {
+      const ChangedSort sorted = sort_changed_between_passes(first, *after, buckets, interleave);
+      EXPECT_TRUE(sorted.failed) << "interleave " << interleave;
+      EXPECT_EQ(sorted.outside, 0) << "interleave " << interleave;
+      for (const std::int64_t h : sorted.hits) EXPECT_LE(h, 1) << "interleave " << interleave;
+    }
+    const ChangedSort sorted = sort_changed_between_passes(first, swapped, buckets, interleave);
+    EXPECT_FALSE(sorted.failed) << "interleave " << interleave;
+    EXPECT_EQ(sorted.outside, 0);
+    EXPECT_EQ(sorted.hits, std::vector<std::int64_t>(static_cast<std::size_t>(n), 1)) << "interleave " << interleave;
+  }
+  // A bucket beyond the buckets in both passes is dropped, as -1 is.
+  const ChangedSort kept = sort_changed_between_passes(beyond, beyond, buckets, 1);
+  EXPECT_FALSE(kept.failed);
+  EXPECT_EQ(kept.hits.size(), static_cast<std::size_t>(n - n / 5));
 }

@@ -133,6 +133,9 @@ class LastWriterAssign {
   std::int64_t claim(std::int64_t n, const TargetOf& target_of, const KeyOf& key_of,
                      const MatrixView<const W, Mem>& src, const RowOf& row_of = RowOf()) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
+    // Targets are checked at use too: one read from an input file's pages may differ from
+    // the one validated (a program writing the file meanwhile).
+    const std::int64_t rows = static_cast<std::int64_t>(out_.extent(0));
     if (n == 0) return 0;
     if (words == 0) return -1;
     W* dst = out_.data();
@@ -148,7 +151,7 @@ class LastWriterAssign {
             for (std::int64_t i = 0; i < n; ++i) {
               prefetch_target_for_write(target_of, i, n, ahead, winner.data(), 1);
               const std::int64_t t = target_of(i);
-              if (t >= 0) {
+              if (within(t, rows)) {
                 winner(t) = key_of(i);
               } else {
                 ++none;
@@ -169,7 +172,7 @@ class LastWriterAssign {
               prefetch_target_for_write(target_of, i, n, ahead, dst, words);
               prefetch_source_row(row_of, i, n, ahead, s, words);
               const std::int64_t t = target_of(i);
-              if (t >= 0) {
+              if (within(t, rows)) {
                 copy_row(dst + t * words, s + row_of(i) * words, words);
                 if (mark) named(t) = 1;
               } else {
@@ -185,7 +188,7 @@ class LastWriterAssign {
         "shardops::LastWriterAssign::claim", Kokkos::RangePolicy<ExecSpace>(space_, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& none) {
           const std::int64_t t = target_of(i);
-          if (t >= 0) {
+          if (within(t, rows)) {
             Kokkos::atomic_fetch_max(&winner(t), key_of(i));
           } else {
             ++none;
@@ -224,6 +227,7 @@ class LastWriterAssign {
                     const RowOf& row_of = RowOf()) {
     const std::int64_t words = static_cast<std::int64_t>(out_.extent(1));
     if (schedule_ != Schedule::Parallel || by_ != AssignBy::Writer || n == 0 || words == 0) return;
+    const std::int64_t rows = static_cast<std::int64_t>(out_.extent(0));  // checked at use: see claim()
     auto winner = winner_;
     W* dst = out_.data();
     const W* s = src.data();
@@ -231,7 +235,7 @@ class LastWriterAssign {
         "shardops::LastWriterAssign::copy", Kokkos::RangePolicy<ExecSpace>(space_, 0, n),
         KOKKOS_LAMBDA(const std::int64_t i) {
           const std::int64_t t = target_of(i);
-          if (t >= 0 && winner(t) == key_of(i)) copy_row(dst + t * words, s + row_of(i) * words, words);
+          if (within(t, rows) && winner(t) == key_of(i)) copy_row(dst + t * words, s + row_of(i) * words, words);
         });
   }
 

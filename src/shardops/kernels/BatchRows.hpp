@@ -19,6 +19,12 @@
 namespace shardops {
 namespace kernels {
 
+/// Whether \p i lies in [0, \p n): one unsigned compare, so a target or bucket of -1 (none)
+/// and one past the end (a value that changed since it was checked) both fail it.
+KOKKOS_INLINE_FUNCTION bool within(const std::int64_t i, const std::int64_t n) {
+  return static_cast<std::uint64_t>(i) < static_cast<std::uint64_t>(n);
+}
+
 /// Entry k reads row k.
 struct SameRow {
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const { return k; }

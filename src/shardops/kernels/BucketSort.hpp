@@ -16,12 +16,19 @@
 /// route). Interleaved chunks have counters of their own, so their waits overlap. It pays
 /// where the buckets are few and placing a row writes a word (an index); where it copies
 /// whole rows, interleaved chunks multiply the output streams, which costs more.
+///
+/// A row's bucket is worked out in both passes. Where it comes from memory that another
+/// program can write meanwhile (an input file's mapped pages), the passes can disagree; the
+/// placement then writes each slot of its own range only, and fails with an IOError
+/// instead of leaving slots unwritten (whose stale contents could name any row).
 
 #include <cstdint>
 #include <string>
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/Error.hpp"
+#include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kokkos_ext/KokkosExt.hpp"
 
 namespace shardops {
@@ -38,6 +45,9 @@ struct BucketLayout {
   std::int64_t total = 0;       ///< rows that fell in a bucket (bucket >= 0)
   /// [chunk * num_buckets + bucket]: first output slot of that chunk's rows of that bucket.
   Kokkos::View<std::int64_t*, MemorySpace> cursor;
+  /// Where each of those ranges ends, with more than one chunk (one chunk: bucket_begin's
+  /// next entry).
+  Kokkos::View<std::int64_t*, MemorySpace> chunk_end;
   /// [num_buckets + 1]: start of each bucket in the output; last = total.
   Kokkos::View<std::int64_t*, MemorySpace> bucket_begin;
 };
@@ -78,7 +88,7 @@ KOKKOS_INLINE_FUNCTION void visit_chunk_group(const std::int64_t g, const std::i
 }
 
 /// \brief Counts rows per (chunk, bucket) and scans. \p bucket_of(i) returns the
-/// bucket of row i in [0, num_buckets), or -1 to drop the row. \p interleave: chunks one
+/// bucket of row i in [0, num_buckets), or -1 to drop the row (so does any other value). \p interleave: chunks one
 /// thread walks side by side, here and in bucket_place (see the file comment).
 template <class ExecSpace, class BucketOf>
 BucketLayout<typename ExecSpace::memory_space> bucket_layout(const ExecSpace& space, std::int64_t num_rows,
@@ -98,13 +108,14 @@ BucketLayout<typename ExecSpace::memory_space> bucket_layout(const ExecSpace& sp
   const std::int64_t il = layout.interleave;
   Kokkos::View<std::int64_t*, Mem> cursor(label + "::cursor", static_cast<std::size_t>(nc * nb));
   Kokkos::View<std::int64_t*, Mem> begin(label + "::bucket_begin", static_cast<std::size_t>(nb + 1));
+  Kokkos::View<std::int64_t*, Mem> chunk_end(label + "::chunk_end", static_cast<std::size_t>(nc > 1 ? nc * nb : 0));
 
   Kokkos::parallel_for(
       label + "::count", Kokkos::RangePolicy<ExecSpace>(space, 0, (nc + il - 1) / il),
       KOKKOS_LAMBDA(const std::int64_t g) {
         visit_chunk_group(g, il, nc, cr, n, [&](const std::int64_t c, const std::int64_t i) {
           const std::int64_t b = bucket_of(i);
-          if (b >= 0) ++cursor(c * nb + b);
+          if (within(b, nb)) ++cursor(c * nb + b);
         });
       });
   // Exclusive scan in (bucket, chunk) order: bucket-major, so buckets are contiguous
@@ -118,6 +129,7 @@ BucketLayout<typename ExecSpace::memory_space> bucket_layout(const ExecSpace& sp
         const std::int64_t count = cursor(c * nb + b);
         if (final) {
           cursor(c * nb + b) = partial;
+          if (nc > 1) chunk_end(c * nb + b) = partial + count;
           if (c == 0) begin(b) = partial;
         }
         partial += count;
@@ -127,12 +139,26 @@ BucketLayout<typename ExecSpace::memory_space> bucket_layout(const ExecSpace& sp
   space.fence();
   layout.total = total;
   layout.cursor = cursor;
+  layout.chunk_end = chunk_end;
   layout.bucket_begin = begin;
   return layout;
 }
 
+/// Where the slots of (chunk, bucket) end.
+template <class MemorySpace>
+struct RangeEnd {
+  Kokkos::View<std::int64_t*, MemorySpace> chunk_end;
+  Kokkos::View<std::int64_t*, MemorySpace> bucket_begin;
+  std::int64_t nb, nc;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t c, const std::int64_t b) const {
+    return nc > 1 ? chunk_end(c * nb + b) : bucket_begin(b + 1);
+  }
+};
+
 /// \brief Places every kept row: calls place(i, slot) for row i and its output slot,
-/// rows of a chunk in order. Consumes layout.cursor.
+/// rows of a chunk in order. Consumes layout.cursor. Throws IOError where \p bucket_of
+/// gave other buckets than in bucket_layout (see the file comment); place() was then
+/// called for slots of the layout only, each at most once.
 template <class ExecSpace, class BucketOf, class Place>
 void bucket_place(const ExecSpace& space, const BucketLayout<typename ExecSpace::memory_space>& layout,
                   const BucketOf& bucket_of, const Place& place, const std::string& label) {
@@ -142,14 +168,29 @@ void bucket_place(const ExecSpace& space, const BucketLayout<typename ExecSpace:
   const std::int64_t nc = layout.num_chunks;
   const std::int64_t il = layout.interleave;
   auto cursor = layout.cursor;
+  const RangeEnd<typename ExecSpace::memory_space> end_of{layout.chunk_end, layout.bucket_begin, nb, nc};
   Kokkos::parallel_for(
       label + "::place", Kokkos::RangePolicy<ExecSpace>(space, 0, (nc + il - 1) / il),
       KOKKOS_LAMBDA(const std::int64_t g) {
         visit_chunk_group(g, il, nc, cr, n, [&](const std::int64_t c, const std::int64_t i) {
           const std::int64_t b = bucket_of(i);
-          if (b >= 0) place(i, cursor(c * nb + b)++);
+          if (!within(b, nb)) return;
+          const std::int64_t slot = cursor(c * nb + b)++;
+          if (slot < end_of(c, b)) place(i, slot);
         });
       });
+  // Every range filled exactly: the passes agreed.
+  std::int64_t differ = 0;
+  Kokkos::parallel_reduce(
+      label + "::check", Kokkos::RangePolicy<ExecSpace>(space, 0, nc * nb),
+      KOKKOS_LAMBDA(const std::int64_t j, std::int64_t& count) {
+        if (cursor(j) != end_of(j / nb, j % nb)) ++count;
+      },
+      differ);
+  if (differ > 0)
+    throw IOError(
+        "an input changed while this job used it: a program wrote into an input file during the job, and "
+        "a second pass over its rows saw other values; nothing was written: run the job again");
 }
 
 }  // namespace kernels

@@ -128,6 +128,9 @@ Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::
                                                                          static_cast<std::size_t>(total));
   const auto target = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>("shardops::DynamicStitch::target",
                                                                                     static_cast<std::size_t>(total));
+  // An index beyond the output (one that changed in an input file's pages since it was
+  // checked) goes nowhere, as a negative one does.
+  const std::int64_t out_total = out_layout.total();
   std::int64_t first = 0;
   for (std::size_t m = 0; m < indices.size(); first += counts[m], ++m) {
     const std::int32_t* ids = reinterpret_cast<const std::int32_t*>(indices[m].local().data());
@@ -135,9 +138,9 @@ Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::
         "shardops::DynamicStitch::route", Kokkos::RangePolicy<ExecSpace>(space, first, first + counts[m]),
         KOKKOS_LAMBDA(const std::int64_t j) {
           const std::int32_t idx = ids[j - first];
-          const int r = idx < 0 ? -1 : owner(idx);
+          const int r = kernels::within(idx, out_total) ? owner(idx) : -1;
           dest(j) = r;
-          target(j) = idx < 0 ? -1 : idx - owner.offset(r);
+          target(j) = r < 0 ? -1 : idx - owner.offset(r);
         });
   }
   return Route::build(comm, dest, target, options, counts);

@@ -65,7 +65,9 @@ class ExchangePlan {
     Kokkos::View<std::int64_t*, MemSpace> row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
         "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { row_of_slot(s) = i; };
-    kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");
+    // Agreed: destinations worked out from an input file's pages can change between the
+    // passes (another program writing the file), which fails on that rank alone.
+    run_agreed(comm, [&] { kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan"); });
     space.fence();
     plan.row_of_slot_ = row_of_slot;
     auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);

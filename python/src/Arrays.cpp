@@ -156,7 +156,13 @@ const Tensor& CallInputs::add(const py::handle& obj, const std::string& what, Va
   try {
     a = py::module_::import("numpy").attr("asarray")(obj);
   } catch (const py::error_already_set& e) {
-    throw InvalidArgument(what + ": not an array (" + e.what() + ")");
+    // The error's type and text, without the traceback that e.what() appends.
+    std::string reason = e.what();
+    try {
+      reason = py::str(e.type().attr("__name__")).cast<std::string>() + ": " + py::str(e.value()).cast<std::string>();
+    } catch (const py::error_already_set&) {
+    }
+    throw InvalidArgument(what + ": not an array (" + reason + ")");
   }
   const DType dtype = dtype_of(a.dtype(), what);
   const bool contiguous = (a.flags() & py::array::c_style) != 0 && a.attr("flags").attr("aligned").cast<bool>() &&

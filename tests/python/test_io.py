@@ -95,6 +95,22 @@ def test_write_round_trip(shared_dir):
     assert on_rank0(check)
 
 
+def test_write_of_what_is_not_an_array(shared_dir):
+    """An array-like whose __array__ raises: the error names the dataset and says why in one
+    line (the exception's type and text, no traceback), on every rank, and nothing is written."""
+    path = os.path.join(shared_dir, "not_an_array.h5")
+
+    class Refuses:
+        def __array__(self, *args, **kwargs):
+            raise RuntimeError("no array here")
+
+    with pytest.raises(shardops.InvalidArgumentError) as raised:
+        shardops.write({path + ":/x": Refuses()}, comm=WORLD)
+    assert str(raised.value) == path + ":/x: not an array (RuntimeError: no array here)", str(raised.value)
+    WORLD.Barrier()
+    assert not os.path.exists(path)
+
+
 def test_existing_dataset_needs_overwrite(shared_dir):
     path = os.path.join(shared_dir, "overwrite.h5")
     target = path + ":/x"

@@ -15,6 +15,7 @@ the op ends the job with exit 0 or 3, never on a signal.
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -346,56 +347,78 @@ def flip_bytes(path, offset, versions, stop):
         os.close(fd)
 
 
+def jobs_while_rewritten(t, sh, inp, dataset, versions, argv, what, env, tries=5):
+    """Runs argv tries times while another process writes each of versions (arrays) over
+    inp's dataset in turn. Every job must end with exit 0, 3 (saying the input changed,
+    nothing left behind) or, for an index error, 2 naming a value that is out of range in
+    some version (never one read again after a change). Returns the exit codes seen."""
+    import multiprocessing
+    import h5py
+    with h5py.File(inp, "r") as f:
+        offset = f[dataset].id.get_offset()
+    stop = multiprocessing.Event()
+    writer = multiprocessing.Process(target=flip_bytes, args=(inp, offset, [v.tobytes() for v in versions], stop))
+    writer.start()
+    good = set(int(x) for x in np.unique(versions[0]))
+    codes = {}
+    try:
+        for k in range(tries):
+            out = os.path.join(t.d, "out%d.h5" % k)
+            r = sh.run(argv + ["--out", e2e.ref(out, "/o"), "-q"], env=env, timeout=60)
+            codes[r.rc] = codes.get(r.rc, 0) + 1
+            t.suite.require(r.rc in (0, 2, 3), "%s: exit %s, expected 0, 2 or 3" % (what, r.rc), r)
+            if r.rc == 3:
+                t.suite.check("changed" in r.stderr, "%s: exit 3 without saying the input changed" % what, r)
+            if r.rc == 2:
+                named = re.search(r"\] = \[(-?\d+)\] does not index", r.stderr)
+                t.suite.check(named is not None and int(named.group(1)) not in good,
+                              "%s: exit 2 without naming an out-of-range index" % what, r)
+            if r.rc != 0:
+                t.suite.check(not os.path.exists(out), "%s: exit %s left %s" % (what, r.rc, out), r)
+            elif os.path.exists(out):
+                os.remove(out)
+    finally:
+        stop.set()
+        writer.join()
+    t.suite.check(leftovers(t.d) == [], "%s: left %s" % (what, leftovers(t.d)))
+    if sh.verbose:
+        print("  %s: exit codes %s" % (what, codes))
+    return codes
+
+
 def input_rewritten_during_the_op(t, sh):
     """Another program rewrites a mapped input's index bytes in place while jobs run, so the
     op's passes over them (DynamicPartition's count and placement, DynamicStitch's check and
-    assignment) can see other values: every job must end with exit 0 or 3 (a message that
-    says the input changed, nothing left behind), never on a signal or by writing outside its
-    memory (these jobs crashed with SIGSEGV before)."""
+    assignment, the scatter and gather ops' check, route and apply) can see other values:
+    every job must end with exit 0 or 3 (a message that says the input changed, nothing left
+    behind), or 2 for an index that is out of range as read, never on a signal or by writing
+    outside its memory (partition and stitch jobs crashed with SIGSEGV before), and never with
+    an error naming an index that is in range (read again after a change)."""
     if not maps_here(t.d):
         t.suite.skip("input_rewritten_during_the_op", "inputs are not mapped on the file system of %s" % t.d)
         return
-    import multiprocessing
-    import h5py
     rows = 1 << 20
     inp = os.path.join(t.d, "flipped.h5")
     data = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
-    cases = [
-        ("dynamic-partition", "/ids", np.zeros(rows, np.int32), np.full(rows, 15, np.int32),
-         ["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
-          "--num-partitions", "16"]),
-        ("dynamic-stitch", "/idx", np.arange(rows, dtype=np.int32), np.full(rows, 2 * rows, np.int32),
-         ["dynamic-stitch", "--indices", e2e.ref(inp, "/idx"), "--data", e2e.ref(inp, "/data")]),
-    ]
-    for name, dataset, first, second, argv in cases:
-        e2e.write_h5(inp, {"/data": data, dataset: first}, mode="w")
-        with h5py.File(inp, "r") as f:
-            offset = f[dataset].id.get_offset()
+    partition = ["dynamic-partition", "--data", e2e.ref(inp, "/data"), "--partitions", e2e.ref(inp, "/ids"),
+                 "--num-partitions", "16"]
+    stitch = ["dynamic-stitch", "--indices", e2e.ref(inp, "/idx"), "--data", e2e.ref(inp, "/data")]
+    for argv, dataset, versions in [
+            (partition, "/ids", [np.zeros(rows, np.int32), np.full(rows, 15, np.int32)]),
+            (stitch, "/idx", [np.arange(rows, dtype=np.int32), np.full(rows, 2 * rows, np.int32)])]:
+        e2e.write_h5(inp, {"/data": data, dataset: versions[0]}, mode="w")
         for held in ("1", "0"):  # outputs streamed, then held
-            what = "%s (SHARDOPS_STREAM_OUTPUTS=%s)" % (name, held)
-            stop = multiprocessing.Event()
-            writer = multiprocessing.Process(target=flip_bytes,
-                                             args=(inp, offset, [first.tobytes(), second.tobytes()], stop))
-            writer.start()
-            codes = {}
-            try:
-                for k in range(8):
-                    out = os.path.join(t.d, "out%d.h5" % k)
-                    r = sh.run(argv + ["--out", e2e.ref(out, "/o"), "-q"], env={"SHARDOPS_STREAM_OUTPUTS": held},
-                               timeout=60)
-                    codes[r.rc] = codes.get(r.rc, 0) + 1
-                    t.suite.require(r.rc in (0, 3), "%s: exit %s, expected 0 or 3" % (what, r.rc), r)
-                    if r.rc == 3:
-                        t.suite.check("changed" in r.stderr, "%s: exit 3 without saying the input changed" % what, r)
-                        t.suite.check(not os.path.exists(out), "%s: exit 3 left %s" % (what, out), r)
-                    elif os.path.exists(out):
-                        os.remove(out)
-            finally:
-                stop.set()
-                writer.join()
-            t.suite.check(leftovers(t.d) == [], "%s: left %s" % (what, leftovers(t.d)))
-            if sh.verbose:
-                print("  %s: exit codes %s" % (what, codes))
+            what = "%s (SHARDOPS_STREAM_OUTPUTS=%s)" % (argv[0], held)
+            codes = jobs_while_rewritten(t, sh, inp, dataset, versions, argv, what, {"SHARDOPS_STREAM_OUTPUTS": held})
+            t.suite.check(2 not in codes, "%s: exit 2 for ids and indices that are in range in every version" % what)
+    # Index rows in range, then beyond the output, then negative.
+    idx = np.arange(rows, dtype=np.int64)[::-1].reshape(rows, 1).copy()
+    e2e.write_h5(inp, {"/data": data, "/idx": idx}, mode="w")
+    versions = [idx, np.full((rows, 1), 4 * rows, np.int64), np.full((rows, 1), -5, np.int64)]
+    for argv in (["scatter-nd", "--indices", e2e.ref(inp, "/idx"), "--updates", e2e.ref(inp, "/data"), "--shape",
+                  "%d,4" % rows],
+                 ["gather-nd", "--params", e2e.ref(inp, "/data"), "--indices", e2e.ref(inp, "/idx")]):
+        jobs_while_rewritten(t, sh, inp, "/idx", versions, argv, argv[0], {}, tries=4)
     os.remove(inp)
 
 

@@ -50,6 +50,13 @@ class InternalError : public Error {
   explicit InternalError(const std::string& message) : Error(ErrorKind::Internal, message) {}
 };
 
+/// The IOError text of an op whose second read of an input saw other values than its first:
+/// a program wrote into an input file (mapped) or array while the op used it.
+inline std::string input_changed_text() {
+  return "an input changed while this job used it: a program wrote into an input file during the job, and a second "
+         "pass over its rows saw other values; nothing was written: run the job again";
+}
+
 /// Throws the Error subclass that matches \p kind.
 [[noreturn]] inline void throw_error(ErrorKind kind, const std::string& message, const std::string& subject = {}) {
   switch (kind) {

@@ -187,10 +187,7 @@ void bucket_place(const ExecSpace& space, const BucketLayout<typename ExecSpace:
         if (cursor(j) != end_of(j / nb, j % nb)) ++count;
       },
       differ);
-  if (differ > 0)
-    throw IOError(
-        "an input changed while this job used it: a program wrote into an input file during the job, and "
-        "a second pass over its rows saw other values; nothing was written: run the job again");
+  if (differ > 0) throw IOError(input_changed_text());
 }
 
 }  // namespace kernels

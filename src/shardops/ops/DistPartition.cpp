@@ -59,13 +59,15 @@ PartitionGeometry check_partition(const Comm& comm, const DistTensor& data, cons
                                : kernels::first_bad_partition(space, ids.flat<const std::int32_t>(), g.num_partitions);
   std::string message;
   std::int64_t global = 0;
+  bool changed = false;  // the id is in range when read again (agree_index_error)
   if (bad >= 0) {
     global = partitions.row_offset() * partitions.row_elements() + bad;
     const std::int32_t value =
         ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
     message = partition_index_error(partitions.shape(), global, value, g.num_partitions);
+    changed = value >= 0 && value < g.num_partitions;
   }
-  agree_index_error(comm, bad >= 0, global, message, "partitions");
+  agree_index_error(comm, bad >= 0, global, message, "partitions", changed);
   return g;
 }
 

@@ -1,5 +1,7 @@
 #include "shardops/ops/detail/DistCommon.hpp"
 
+#include <limits>
+
 #include "shardops/ops/DistOps.hpp"
 
 namespace shardops {
@@ -14,9 +16,12 @@ void check_tensor_count(const Comm& comm, std::int64_t count, const std::string&
 }
 
 void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
-                       const std::string& subject) {
-  PendingError e{ErrorKind::InvalidArgument, message, order, subject};
-  agree_on_error(comm, found ? &e : nullptr);
+                       const std::string& subject, bool changed) {
+  // A changed input comes first: what the job read is void.
+  const PendingError e =
+      changed ? PendingError{ErrorKind::IO, input_changed_text(), std::numeric_limits<std::int64_t>::min(), subject}
+              : PendingError{ErrorKind::InvalidArgument, message, order, subject};
+  agree_on_error(comm, found || changed ? &e : nullptr);
 }
 
 std::string call_text(const DistTensor& t) { return std::string(dtype_name(t.dtype())) + t.shape().str(); }

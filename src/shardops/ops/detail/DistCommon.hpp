@@ -3,7 +3,9 @@
 /// \brief Pieces shared by the distributed ops (not public API).
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include <Kokkos_Core.hpp>
 
@@ -37,9 +39,11 @@ void agree_on_op(const Comm& comm, const char* op, const std::string& arguments,
 void agree_on_op(const Comm& comm, const char* op, const std::string& arguments);
 
 /// Collective: raises on every rank the bad-index error with the smallest \p order
-/// among the ranks that \p found one.
+/// among the ranks that \p found one. Where some rank is \p changed (its second read of
+/// an index it found bad saw a good one: a program wrote the input meanwhile), every rank
+/// raises IOError(input_changed_text()) instead.
 void agree_index_error(const Comm& comm, bool found, std::int64_t order, const std::string& message,
-                       const std::string& subject);
+                       const std::string& subject, bool changed = false);
 
 /// Collective: true when some rank met a bad index row (\p bad_here of them here).
 inline bool any_bad_index(const Comm& comm, std::int64_t bad_here) { return comm.max(bad_here > 0 ? 1 : 0) != 0; }
@@ -61,10 +65,14 @@ void agree_last_bad_index_row(const Comm& comm, const ExecSpace& space, std::int
   if (bad_here < 0) bad_here = kernels::count_bad_index_rows(space, n, linear, label);
   if (!any_bad_index(comm, bad_here)) return;
   const std::int64_t bad = kernels::last_bad_index_row(space, n, linear, label, bad_here);
-  std::string message;
-  if (bad >= 0) message = message_of(first_row + bad, index_row_values(indices, bad, linear.depth));
+  std::vector<std::int64_t> values;
+  if (bad >= 0) values = index_row_values(indices, bad, linear.depth);
+  // Bad rows counted, but none found now, or the one found in range when read for the
+  // message: a program changed the indices meanwhile.
+  const bool changed = bad_here > 0 && (bad < 0 || linear.bounds.linearize(values.data()) >= 0);
   // The largest global row wins: agree on the smallest -row.
-  agree_index_error(comm, bad >= 0, -(first_row + bad), message, "indices");
+  agree_index_error(comm, bad >= 0, -(first_row + bad), bad >= 0 ? message_of(first_row + bad, values) : std::string(),
+                    "indices", changed);
 }
 
 /// \brief The scatter/gather family's error policy as one call: \p policy Error runs

@@ -13,7 +13,8 @@ void check_dataset_rank(std::size_t rank, const std::string& what) {
 
 std::vector<std::int64_t> parse_shape(const std::string& text) {
   std::vector<std::int64_t> dims;
-  if (text.empty()) throw InvalidArgument("--shape: empty; give the output shape as comma-separated dims, e.g. 4,4,4");
+  // No dims: a scalar shape, which the op refuses with TensorFlow's message for its inputs.
+  if (text.empty()) return dims;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t comma = text.find(',', pos);

@@ -269,7 +269,8 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("num_partitions_not_a_number", partition("/pdata", "/parts_ok", "four"), 2, ["--num-partitions"]),
         C("num_partitions_over_int32", partition("/pdata", "/parts_ok", 3000000000), 2, ["3000000000"]),
         C("shape_not_integer", scatter("/sidx_ok", "/supd", "4,x"), 2, ["'x' is not an integer"]),
-        C("shape_empty", scatter("/sidx_ok", "/supd", ""), 2, ["--shape"]),
+        # An empty --shape is a scalar output shape: TensorFlow's message for these inputs.
+        C("shape_empty", scatter("/sidx_ok", "/supd", ""), 2, ["Indices and updates specified for empty output shape"]),
         C("shape_negative", scatter("/sidx_ok", "/supd", "8,3")[:-4] + ["--shape=-1,2", "--out", o], 2, ["-1"]),
         # Checked before allocating: must fail fast (the updates fit the shape, so only the size is wrong).
         C("shape_overflows_int64", scatter("/sidx_ok", "/supd", "100000000000,100000000000,3"), 2,

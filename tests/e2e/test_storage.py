@@ -107,6 +107,14 @@ def missing_filter_named(t, sh):
                 e2e.ref(out, "/g"), "--compression", "lzf", "-q"], env=env)
     t.suite.check(r.rc == 2 and "LZF" in r.stderr, "writing LZF without its plugin: exit %s" % r.rc, r)
     t.suite.check(not os.path.exists(out), "an output was written")
+    # What importing TensorFlow leaves a shardops started from that Python: the message says
+    # that the environment is why HDF5 misses the plugin installed.
+    for argv in (["--params", e2e.ref(path, "/x")], ["--params", e2e.ref(path, "/i"), "--compression", "lzf"]):
+        r = sh.run(["gather-nd"] + argv + ["--indices", e2e.ref(path, "/i"), "--out", e2e.ref(out, "/g"), "-q"],
+                   env={"HDF5_PLUGIN_PATH": "disable"})
+        t.suite.check(r.rc in (2, 3) and "HDF5_PLUGIN_PATH is 'disable'" in r.stderr,
+                      "LZF with HDF5_PLUGIN_PATH=disable: exit %s, the message should name the setting" % r.rc, r)
+        t.suite.check(not os.path.exists(out), "an output was written")
     # An optional filter that no chunk went through (h5py's allow_unknown_filter: the writer
     # lacked it too) is read as h5py reads it: the chunks are stored as they are.
     h5 = e2e.h5py

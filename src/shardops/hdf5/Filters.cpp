@@ -1,5 +1,6 @@
 #include "shardops/hdf5/Filters.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #include "shardops/core/Error.hpp"
@@ -82,9 +83,23 @@ void check_filters_available(hid_t dataset, const std::string& what) {
     hdf5_error_detail();
     const std::string filter_name = name[0] != '\0' ? std::string(name.data()) : std::string(registered_name(id));
     throw IOError(what + ": the data is stored with HDF5 filter " + std::to_string(id) + " (" + filter_name +
-                  "), which this HDF5 cannot load; install it (" + where_to_get(id) +
-                  ") or point HDF5_PLUGIN_PATH at the folder that has it");
+                  "), which this HDF5 cannot load; " + plugin_advice(where_to_get(id)));
   }
+}
+
+std::string plugin_advice(const std::string& source) {
+  std::string advice = "install it (" + source + ") or point HDF5_PLUGIN_PATH at the folder that has it";
+  // HDF5 looks only in HDF5_PLUGIN_PATH's folders where it is set, and loads no plugin at
+  // all where HDF5_PLUGIN_PRELOAD is "::".
+  const char* path = std::getenv("HDF5_PLUGIN_PATH");
+  const char* preload = std::getenv("HDF5_PLUGIN_PRELOAD");
+  if (preload != nullptr && std::string(preload) == "::")
+    advice += "; HDF5_PLUGIN_PRELOAD is '::' in this job's environment, which turns every HDF5 plugin off";
+  else if (path != nullptr)
+    advice += std::string("; HDF5_PLUGIN_PATH is '") + path +
+              "' in this job's environment, so HDF5 looks for plugins only there, not in its own plugin folder "
+              "(importing TensorFlow sets it to 'disable')";
+  return advice;
 }
 
 }  // namespace shardops::io

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/Filters.hpp"
 
 namespace shardops::io {
 
@@ -66,9 +67,8 @@ PropListHandle dataset_creation(const StorageOptions& options, const Shape& shap
     const htri_t available = H5Zfilter_avail(kLzfFilter);
     hdf5_error_detail();  // clear the stack
     if (available <= 0) {
-      throw InvalidArgument(what +
-                            ": the LZF filter (h5py's, HDF5 filter 32000) is not available: install "
-                            "Debian's hdf5-plugin-lzf or set HDF5_PLUGIN_PATH to a folder holding it");
+      throw InvalidArgument(what + ": the LZF filter (h5py's, HDF5 filter 32000) is not available: " +
+                            plugin_advice("Debian package hdf5-plugin-lzf"));
     }
     // Optional, as h5py sets it: a chunk LZF cannot shrink is stored as it is.
     check_status(H5Pset_filter(dcpl.get(), kLzfFilter, H5Z_FLAG_OPTIONAL, 0, nullptr), failure);

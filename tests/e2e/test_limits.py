@@ -169,14 +169,15 @@ def cgroup_cases(suite, sh, d, version):
         expect_error(suite, res, 2, [deck + ": reading its 1000", "YAML nodes", "cgroup v%d memory limit" % version])
 
     def dense_output_beyond_the_limit():
-        # A dense scatter (more updates than rows) holds its output whole. Its inputs are
-        # mapped from the page cache (not the job's memory); its 192 MiB output does not fit the
-        # 160 MiB group: refused at once (exit 2, the limit named), nothing written.
+        # A dense scatter (more than twice as many updates as rows) holds its output whole.
+        # Its inputs are mapped from the page cache (not the job's memory); its 192 MiB output
+        # does not fit the 160 MiB group: refused at once (exit 2, the limit named), nothing
+        # written.
         rows, width = 3 * MiB // 2, 128
         dense = os.path.join(d, "cg_dense.h5")
         rng = np.random.default_rng(5)
-        write_h5(dense, {"/idx": rng.integers(0, rows, size=(rows + 1, 1)).astype(np.int64),
-                         "/upd": np.ones((rows + 1, width), np.uint8)})
+        write_h5(dense, {"/idx": rng.integers(0, rows, size=(2 * rows + 1, 1)).astype(np.int64),
+                         "/upd": np.ones((2 * rows + 1, width), np.uint8)})
         out = os.path.join(d, "cg_dense_out_%d.h5" % version)
         with memory_cgroup(version, 160 * MiB, "dense") as group:
             res = run_in_group(sh, group, ["scatter-nd", "--indices", ref(dense, "/idx"), "--updates",
@@ -186,7 +187,36 @@ def cgroup_cases(suite, sh, d, version):
         suite.check(file_state(out) is None, "the output was written", res)
         os.remove(dense)
 
+    def route_beyond_the_limit():
+        # A scatter of as many updates as rows streams its 192 MiB output (it is never held),
+        # and fits the 160 MiB group on one rank. On several, the updates routed to each rank's
+        # rows are more than its share: refused when the route is about to receive them (exit
+        # 2, the limit named), nothing written; these jobs were OOM-killed at the route
+        # before (its buffers and lists were not counted, and each rank compared its request
+        # with all of the group's memory left, which the others were taking at that moment).
+        rows, width = 3 * MiB // 2, 128
+        src = os.path.join(d, "cg_route.h5")
+        rng = np.random.default_rng(6)
+        write_h5(src, {"/idx": rng.integers(0, rows, size=(rows, 1)).astype(np.int64),
+                       "/upd": np.ones((rows, width), np.uint8)})
+        out = os.path.join(d, "cg_route_out_%d.h5" % version)
+        with memory_cgroup(version, 160 * MiB, "route") as group:
+            res = run_in_group(sh, group, ["scatter-nd", "--indices", ref(src, "/idx"), "--updates",
+                                           ref(src, "/upd"), "--shape", "%d,%d" % (rows, width), "--out",
+                                           ref(out, "/o")], sh.np)
+        if sh.np == 1:
+            suite.check(res.rc == 0, "one rank: the streamed job did not run in the group", res)
+            if res.rc == 0:
+                with h5py.File(out, "r") as f:
+                    suite.check(f["o"].shape == (rows, width), "wrong output shape", res)
+                os.remove(out)
+        else:
+            expect_error(suite, res, 2, ["needs ", "cgroup v%d memory limit" % version], max_seconds=60)
+            suite.check(file_state(out) is None, "the output was written", res)
+        os.remove(src)
+
     suite.case(name + "_input_beyond_the_limit", too_big)
+    suite.case(name + "_route_beyond_the_limit", route_beyond_the_limit)
     suite.case(name + "_dense_output_beyond_the_limit", dense_output_beyond_the_limit)
     suite.case(name + "_small_job_runs", fits)
     suite.case(name + "_deck_beyond_the_limit", big_deck)

@@ -79,6 +79,20 @@ TEST(HostMemory, ScratchViewIsReusedOnlyOnceFree) {
   EXPECT_NE(c.data(), held.data());
 }
 
+TEST(HostMemory, ScratchInUseIsCountedUntilFreed) {
+  // The memory budget adds it to the tensors' bytes (core/MemoryBudget.hpp).
+  shardops::release_kept_memory();
+  const std::size_t before = shardops::scratch_in_use_bytes();
+  {
+    HostBytes a = shardops::allocate_uninitialized<HostBytes>("a", kBig);
+    EXPECT_EQ(shardops::scratch_in_use_bytes(), before + kBig);
+    const HostBytes copy = a;  // a second holder: still one allocation
+    EXPECT_EQ(shardops::scratch_in_use_bytes(), before + kBig);
+  }
+  EXPECT_EQ(shardops::scratch_in_use_bytes(), before);
+  EXPECT_GE(shardops::kept_memory_bytes(), kBig);  // free now: kept, not in use
+}
+
 TEST(HostMemory, ReleaseReturnsEverythingFree) {
   shardops::release_kept_memory();
   HostBytes held = shardops::allocate_uninitialized<HostBytes>("held", kBig);

@@ -220,6 +220,12 @@ void release_kept_memory() noexcept {
 
 std::size_t kept_memory_bytes() noexcept { return KeptBlocks::instance().bytes() + free_view_bytes(); }
 
+std::size_t scratch_in_use_bytes() noexcept {
+  std::size_t bytes = 0;
+  for (const auto& h : view_cache_hooks()) bytes += h.used_bytes();
+  return bytes;
+}
+
 void enforce_keep_limit() noexcept {
   if (kept_memory_bytes() > detail::keep_limit()) release_kept_memory();
 }

@@ -84,6 +84,10 @@ void release_kept_memory() noexcept;
 /// Bytes kept for reuse now (blocks and free scratch Views).
 std::size_t kept_memory_bytes() noexcept;
 
+/// Bytes of large scratch Views in use now (kept ones that someone besides the cache
+/// holds): memory the job holds that no tensor counts (core/MemoryBudget.hpp adds it).
+std::size_t scratch_in_use_bytes() noexcept;
+
 /// Bytes of large allocations (kKeepFrom or more: tensor blocks and scratch Views)
 /// made anew rather than served from kept memory, since the process started: what
 /// the OS must zero on their first touch (benchmarks compare first calls with it).
@@ -112,6 +116,7 @@ inline bool fits(std::size_t have, std::size_t want) { return have >= want && ha
 struct ViewCacheHooks {
   void (*release_free)() noexcept;
   std::size_t (*free_bytes)() noexcept;
+  std::size_t (*used_bytes)() noexcept;
 };
 void register_view_cache(ViewCacheHooks hooks);
 
@@ -149,7 +154,7 @@ class KeptViews {
   static KeptViews& instance() {
     static KeptViews* kept = [] {
       auto* k = new KeptViews;  // never destroyed: emptied by Kokkos::finalize (see .cpp)
-      register_view_cache({&release_free_views, &free_view_bytes});
+      register_view_cache({&release_free_views, &free_view_bytes, &used_view_bytes});
       return k;
     }();
     return *kept;
@@ -181,12 +186,15 @@ class KeptViews {
         std::remove_if(k.views_.begin(), k.views_.end(), [](const ViewType& v) { return v.use_count() == 1; }),
         k.views_.end());
   }
-  static std::size_t free_view_bytes() noexcept {
+  static std::size_t free_view_bytes() noexcept { return view_bytes(true); }
+  static std::size_t used_view_bytes() noexcept { return view_bytes(false); }
+  // Bytes of the kept Views that are free (only the cache holds them) or in use.
+  static std::size_t view_bytes(bool free) noexcept {
     KeptViews& k = instance();
     std::lock_guard<std::mutex> lock(k.mutex_);
     std::size_t bytes = 0;
     for (const ViewType& v : k.views_)
-      if (v.use_count() == 1) bytes += v.span() * sizeof(typename ViewType::value_type);
+      if ((v.use_count() == 1) == free) bytes += v.span() * sizeof(typename ViewType::value_type);
     return bytes;
   }
 

@@ -1,5 +1,6 @@
 #include "shardops/core/MemoryBudget.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <limits>
@@ -98,19 +99,24 @@ std::shared_ptr<void> hold_memory(std::size_t bytes) {
 void check_allocation(std::size_t nbytes, const std::string& what) {
   if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) return;
   const MemoryBudget budget = memory_budget();
-  const std::uint64_t held = memory_held();
+  // Tensors, and the large scratch arrays in use (a route's buffers and lists), which no
+  // tensor counts.
+  const std::uint64_t held = memory_held() + scratch_in_use_bytes();
   // Memory kept for reuse is resident too: give it back before refusing.
   if (held + kept_memory_bytes() + nbytes > budget.bytes) release_kept_memory();
   if (nbytes > budget.bytes || held > budget.bytes - nbytes) {
     refuse(nbytes, what, budget, held, "this rank can hold");
   }
   // The node may have less now than at the start (other jobs, page cache that stays):
-  // large requests are checked against what is there now, too.
+  // large requests are checked against this rank's share of what is there now, too (the
+  // other ranks on the node may be asking at this moment, as all do in a route).
   if (nbytes >= kKeepFrom) {
     const MemoryHeadroom now = memory_headroom();
-    if (nbytes > now.bytes + kept_memory_bytes()) {
-      refuse(nbytes, what, budget, held,
-             "the memory left on this node now (" + bytes_text(now.bytes) + ", " + now.source + ")");
+    const std::uint64_t share = now.bytes / static_cast<std::uint64_t>(std::max(budget.ranks_on_node, 1));
+    if (nbytes > share + kept_memory_bytes()) {
+      refuse(
+          nbytes, what, budget, held,
+          "this rank's share of the memory left on this node now (" + bytes_text(now.bytes) + ", " + now.source + ")");
     }
   }
 }

@@ -3,7 +3,7 @@
 
 A one-op job whose op can make its output's rows on demand (gather-nd on one rank, or with
 params read whole on every rank; dynamic-partition at any rank count; scatter-nd,
-tensor-scatter-* and dynamic-stitch with no more index rows than output rows) never holds the
+tensor-scatter-* and dynamic-stitch with at most twice as many index rows as output rows) never holds the
 output: it makes a few MiB of rows at a time into one buffer and writes them
 (docs/design.md, "Streamed outputs"). These cases run each job both ways, streamed and with
 SHARDOPS_STREAM_OUTPUTS=0 (the output made whole first), and check that the two outputs are
@@ -303,20 +303,25 @@ def scatter_subnormals(t, sh):
 
 
 def dense_scatters_held_but_update(t, sh):
-    """More index rows than output rows: applied to a held output (cheaper than pieces, whose
-    updates would be read out of order), NumPy's bytes at every rank count: TensorScatterAdd,
-    into an existing file (its datasets kept), chunked and compressed, and ScatterNd's zeros
-    with slices. TensorScatterUpdate streams even then (each row's winner is found first, then
-    each piece made from its winners' rows and the tensor's), with duplicates, rows without an
-    update, and at an uneven row size."""
+    """More than twice as many index rows as output rows: applied to a held output (cheaper
+    than pieces, whose updates would be read out of order), NumPy's bytes at every rank
+    count: TensorScatterAdd, into an existing file (its datasets kept), chunked and
+    compressed, and ScatterNd's zeros with slices; exactly twice as many are streamed.
+    TensorScatterUpdate streams even then (each row's winner is found first, then each piece
+    made from its winners' rows and the tensor's), with duplicates, rows without an update,
+    and at an uneven row size."""
     rng = np.random.default_rng(17)
     tensor = rng.standard_normal((20000, 4)).astype(np.float32)
-    idx = rng.integers(0, 20000, size=(20001, 1)).astype(np.int64)
-    upd = rng.standard_normal((20001, 4)).astype(np.float32)
+    idx = rng.integers(0, 20000, size=(40001, 1)).astype(np.int64)
+    upd = rng.standard_normal((40001, 4)).astype(np.float32)
     expected = tensor.copy()
     np.add.at(expected, idx[:, 0], upd)
     inputs = {"/tensor": tensor, "/indices": idx, "/updates": upd}
     scatter_both_ways(t, sh, "tensor-scatter-add", inputs, expected, False)
+    twice = tensor.copy()
+    np.add.at(twice, idx[:40000, 0], upd[:40000])
+    scatter_both_ways(t, sh, "tensor-scatter-add", {"/tensor": tensor, "/indices": idx[:40000], "/updates": upd[:40000]},
+                      twice, True)
     # Update at three updates per row (each output row written once, by its last writer, or
     # kept from the tensor: about a twentieth of the rows have no update).
     many = np.concatenate([idx, rng.integers(0, 20000, size=(40000, 1))]).astype(np.int64)
@@ -429,14 +434,17 @@ def stitch_duplicates_and_gaps(t, sh):
 
 
 def dense_stitch_is_held(t, sh):
-    """More index elements than output rows: the held output, the same rows (the last writer
-    wins, rows nobody names zero), both stitch ops."""
+    """More than twice as many index elements as output rows: the held output, the same rows
+    (the last writer wins, rows nobody names zero), both stitch ops; up to twice as many
+    (with rows nobody names) are streamed."""
     rng = np.random.default_rng(22)
-    i0 = rng.integers(0, 5000, size=8000).astype(np.int32)
+    i0 = rng.integers(0, 3000, size=8000).astype(np.int32)
     d0 = rng.standard_normal((8000, 4)).astype(np.float32)
-    rows = int(i0.max()) + 1
-    for op in ("dynamic-stitch", "parallel-dynamic-stitch"):
-        stitch_both_ways(t, sh, op, [i0], [d0], last_writer(np.zeros((rows, 4), np.float32), i0, d0), False)
+    for count, streamed in ((8000, False), (5000, True)):
+        rows = int(i0[:count].max()) + 1
+        for op in ("dynamic-stitch", "parallel-dynamic-stitch"):
+            stitch_both_ways(t, sh, op, [i0[:count]], [d0[:count]],
+                             last_writer(np.zeros((rows, 4), np.float32), i0[:count], d0[:count]), streamed)
 
 
 def stitch_negative_index(t, sh):

@@ -128,8 +128,8 @@ TEST(DistErrorAgreement, ScatterAndGatherReportTheLastBadRow) {
   expect_still_working();
 }
 
-// Rows made later (scatter_nd_lazy, tensor_scatter_lazy: no more index rows than output
-// rows): every index is checked before the op returns, with the held op's message,
+// Rows made later (scatter_nd_lazy, tensor_scatter_lazy: at most twice as many index rows
+// as output rows): every index is checked before the op returns, with the held op's message,
 // whichever rank holds the bad rows (the last one is reported).
 TEST(DistErrorAgreement, StreamedScatterChecksEveryIndexFirst) {
   Rng rng(507);

@@ -139,8 +139,8 @@ void apply_to_piece(std::index_sequence<I...>, const std::vector<PieceBatch>& cu
 
 // Whether the output of a scatter started as \p s can be made as it is written: fixed-size
 // rows in host memory, an index depth above 0, an output with rows, updates and pieces that
-// piece lists number (kernels::fits_piece_list), and either no more updates than output rows
-// (stream_scatter_output) or TensorScatterUpdate, whose winners are found before any row is
+// piece lists number (kernels::fits_piece_list), and either at most twice as many updates as
+// output rows (stream_scatter_output) or TensorScatterUpdate, whose winners are found before any row is
 // made. The same answer on every rank.
 bool streams(ScatterOp op, const ScatterStart& s) {
   const ScatterGeometry& g = s.g;

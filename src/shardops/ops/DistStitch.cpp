@@ -148,7 +148,7 @@ Route route_to_index_owner(const Comm& comm, const ExecSpace& space, const std::
 
 // Whether a stitch of \p entries index elements in all into \p g's output leaves its rows
 // to be made as they are written: fixed-size rows in host memory, no more writers than
-// output rows (stream_scatter_output: the same trade as the scatter ops'), and as many as
+// twice the output's rows (stream_scatter_output: the same trade as the scatter ops'), and as many as
 // piece lists number (kernels::fits_piece_list).
 bool stream_stitch_output(const StitchGeometry& g, DType dtype, std::int64_t entries) {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible && !is_string(dtype) && g.slice_size > 0 &&

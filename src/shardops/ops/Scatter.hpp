@@ -48,8 +48,8 @@ DistTensor tensor_scatter(const Comm& comm, ScatterOp op, const DistTensor& tens
 /// route) are listed by the piece of the output they land in, and each piece is made from
 /// zeros or the tensor's rows and its updates, in global order: the same bytes as the
 /// held output. For fixed-size dtypes in host memory, an index depth above 0, an output
-/// with elements and no more index rows than output rows (more are cheaper to apply to a
-/// held output); elsewhere the output is the held op's. Every check the held op makes is
+/// with elements and at most twice as many index rows as output rows (more are cheaper to
+/// apply to a held output); elsewhere the output is the held op's. Every check the held op makes is
 /// made first, with the same messages. The LazyTensor keeps the inputs it reads alive.
 /// Collective, as the held op.
 LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const DistTensor& updates,

@@ -37,11 +37,13 @@ inline bool updates_cover_output(std::int64_t updates, std::int64_t out_rows, st
 
 /// \brief Whether a one-op job makes the scatter's output a piece at a time as it is
 /// written (scatter_nd_lazy, tensor_scatter_lazy) rather than holding it: where the
-/// updates are at most as many as the output's rows. A piece is made from the updates that
-/// land in it, read out of order (a random read per update) where the held op reads them in
-/// order and writes the output's rows at random; with more updates than rows those reads
-/// cost more than the fresh memory of a held output.
-inline bool stream_scatter_output(std::int64_t updates, std::int64_t out_rows) { return updates <= out_rows; }
+/// updates are at most twice the output's rows. A piece is made from the updates that land
+/// in it, read out of order (a random read per update, and a list entry of 8 bytes), where
+/// the held op reads them in order and writes the output's rows at random into memory the
+/// job touches for the first time. At two updates per row, streaming was as fast or faster
+/// with a quarter of the memory; at four, the random reads cost more than the held output
+/// (docs/performance-job.md, "Streamed outputs").
+inline bool stream_scatter_output(std::int64_t updates, std::int64_t out_rows) { return (updates + 1) / 2 <= out_rows; }
 
 namespace detail {
 

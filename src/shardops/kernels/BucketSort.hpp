@@ -88,8 +88,9 @@ KOKKOS_INLINE_FUNCTION void visit_chunk_group(const std::int64_t g, const std::i
 }
 
 /// \brief Counts rows per (chunk, bucket) and scans. \p bucket_of(i) returns the
-/// bucket of row i in [0, num_buckets), or -1 to drop the row (so does any other value). \p interleave: chunks one
-/// thread walks side by side, here and in bucket_place (see the file comment).
+/// bucket of row i in [0, num_buckets), or -1 to drop the row (so does any other value).
+/// \p interleave: chunks one thread walks side by side, here and in bucket_place (see the
+/// file comment).
 template <class ExecSpace, class BucketOf>
 BucketLayout<typename ExecSpace::memory_space> bucket_layout(const ExecSpace& space, std::int64_t num_rows,
                                                              std::int64_t num_buckets, const BucketOf& bucket_of,

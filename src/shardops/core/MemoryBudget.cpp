@@ -114,9 +114,9 @@ void check_allocation(std::size_t nbytes, const std::string& what) {
     const MemoryHeadroom now = memory_headroom();
     const std::uint64_t share = now.bytes / static_cast<std::uint64_t>(std::max(budget.ranks_on_node, 1));
     if (nbytes > share + kept_memory_bytes()) {
-      refuse(
-          nbytes, what, budget, held,
-          "this rank's share of the memory left on this node now (" + bytes_text(now.bytes) + ", " + now.source + ")");
+      refuse(nbytes, what, budget, held,
+             "this rank's share (" + bytes_text(share) + ") of the memory left on this node now (" +
+                 bytes_text(now.bytes) + ", " + now.source + ")");
     }
   }
 }

@@ -65,7 +65,7 @@ PartitionGeometry check_partition(const Comm& comm, const DistTensor& data, cons
     const std::int32_t value =
         ids.reshaped(Shape{ids.num_elements()}).slice_rows(bad, bad + 1).to_vector<std::int32_t>()[0];
     message = partition_index_error(partitions.shape(), global, value, g.num_partitions);
-    changed = value >= 0 && value < g.num_partitions;
+    changed = kernels::within(value, g.num_partitions);
   }
   agree_index_error(comm, bad >= 0, global, message, "partitions", changed);
   return g;

@@ -3,7 +3,6 @@
 /// \brief Pieces shared by the distributed ops (not public API).
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 

@@ -259,7 +259,7 @@ const Kokkos::View<std::int64_t*, MemSpace>& ExchangePlan::slots() const {
   return **slot_;
 }
 
-void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
+void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin, bool changed) {
   comm_ = comm;
   const std::size_t n = static_cast<std::size_t>(nranks_);
   send_counts_.assign(n, 0);
@@ -272,10 +272,15 @@ void ExchangePlan::finish(const Comm& comm, const std::int64_t* bucket_begin) {
   if (nranks_ == 1) {
     recv_counts_ = send_counts_;
   } else {
+    // A count of -1 to every rank: this rank's placement failed (no count is negative).
+    std::vector<std::int64_t> sent = send_counts_;
+    if (changed) sent.assign(n, -1);
     const MpiTime mpi_time;
-    check_mpi(MPI_Alltoall(send_counts_.data(), 1, MPI_INT64_T, recv_counts_.data(), 1, MPI_INT64_T, comm.get()),
+    check_mpi(MPI_Alltoall(sent.data(), 1, MPI_INT64_T, recv_counts_.data(), 1, MPI_INT64_T, comm.get()),
               "MPI_Alltoall");
   }
+  if (changed || std::any_of(recv_counts_.begin(), recv_counts_.end(), [](std::int64_t c) { return c < 0; }))
+    throw IOError(input_changed_text());
   recv_offsets_.assign(n + 1, 0);
   for (std::size_t r = 0; r < n; ++r) recv_offsets_[r + 1] = recv_offsets_[r] + recv_counts_[r];
   remote_send_counts_ = send_counts_;

@@ -24,6 +24,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Tensor.hpp"
@@ -65,13 +66,19 @@ class ExchangePlan {
     Kokkos::View<std::int64_t*, MemSpace> row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
         "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { row_of_slot(s) = i; };
-    // Agreed: destinations worked out from an input file's pages can change between the
-    // passes (another program writing the file), which fails on that rank alone.
-    run_agreed(comm, [&] { kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan"); });
+    // Destinations worked out from an input file's pages can change between the passes
+    // (another program writing the file), which fails on that rank alone: finish() tells
+    // every rank in the exchange of counts it makes anyway.
+    bool changed = false;
+    try {
+      kernels::bucket_place(space, layout, dest_of, place, "shardops::ExchangePlan");
+    } catch (const IOError&) {
+      changed = true;
+    }
     space.fence();
     plan.row_of_slot_ = row_of_slot;
     auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layout.bucket_begin);
-    plan.finish(comm, begin.data());
+    plan.finish(comm, begin.data(), changed);
     return plan;
   }
 
@@ -176,7 +183,9 @@ class ExchangePlan {
   const RouteOptions& options() const noexcept { return route_options_; }
 
  private:
-  void finish(const Comm& comm, const std::int64_t* bucket_begin);
+  // Collective: the counts to and from every rank. \p changed: this rank's placement found its
+  // destinations changed between passes; then every rank throws IOError(input_changed_text()).
+  void finish(const Comm& comm, const std::int64_t* bucket_begin, bool changed);
   ByteView route(const ByteView& send, const std::vector<std::int64_t>& scounts, const std::vector<std::int64_t>& soffs,
                  const std::vector<std::int64_t>& rcounts, const std::vector<std::int64_t>& roffs,
                  std::int64_t total_recv, std::size_t row_bytes) const;

@@ -18,6 +18,7 @@
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kernels/BucketSort.hpp"
+#include "shardops/kernels/Divisor.hpp"
 
 namespace shardops {
 namespace kernels {
@@ -48,10 +49,10 @@ namespace detail {
 template <class TargetOf>
 struct PieceOf {
   TargetOf target_of;
-  std::int64_t piece_rows;
+  Divisor piece_rows;
   KOKKOS_INLINE_FUNCTION std::int64_t operator()(const std::int64_t k) const {
     const std::int64_t t = target_of(k);
-    return t < 0 ? -1 : t / piece_rows;
+    return t < 0 ? -1 : piece_rows.quotient(t);
   }
 };
 }  // namespace detail
@@ -72,16 +73,16 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
                             std::to_string(piece_rows) + " targets are more than a piece list numbers");
   PieceList<Mem> list;
   list.piece_rows = kx::max<std::int64_t>(piece_rows, 1);
-  const std::int64_t rows_per_piece = list.piece_rows;
+  const Divisor rows_per_piece(list.piece_rows);
   const std::int64_t pieces = (kx::max<std::int64_t>(num_targets, 0) + list.piece_rows - 1) / list.piece_rows;
-  const detail::PieceOf<TargetOf> piece_of{target_of, list.piece_rows};
+  const detail::PieceOf<TargetOf> piece_of{target_of, rows_per_piece};
   const auto layout = bucket_layout(space, n, pieces, piece_of, label);
   const auto size = static_cast<std::size_t>(layout.total);
   const Index rows = allocate_uninitialized<Index>(label + "::rows", size);
   const Index targets = allocate_uninitialized<Index>(label + "::targets", size);
   auto place = KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t slot) {
     rows(slot) = static_cast<Listed>(row_of(k));
-    targets(slot) = static_cast<Listed>(target_of(k) % rows_per_piece);
+    targets(slot) = static_cast<Listed>(rows_per_piece.remainder(target_of(k)));
   };
   bucket_place(space, layout, piece_of, place, label);
   space.fence();

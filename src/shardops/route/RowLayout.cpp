@@ -84,11 +84,10 @@ OwnerOf RowLayout::device_owner() const {
   o.spans = owner_spans(*this, o.shift);
   o.nranks = nranks();
   o.balanced = balanced_ && total() >= nranks();
-  o.quotient = total() / nranks();
-  o.remainder = total() % nranks();
   if (o.balanced) {
-    o.inverse_big = 1.0 / static_cast<double>(o.quotient + 1);
-    o.inverse_small = 1.0 / static_cast<double>(o.quotient);
+    o.remainder = total() % nranks();
+    o.big = kernels::Divisor(total() / nranks() + 1);
+    o.small = kernels::Divisor(total() / nranks());
   }
   return o;
 }

@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/kernels/Divisor.hpp"
 #include "shardops/kokkos_ext/KokkosExt.hpp"
 
 namespace shardops {
@@ -37,8 +38,8 @@ struct OwnerOf {
   int shift = 0;                                        ///< log2 of the rows per span
   int nranks = 1;
   bool balanced = false;
-  std::int64_t quotient = 0, remainder = 0;   ///< balanced: rows per rank, ranks with one more
-  double inverse_big = 0, inverse_small = 0;  ///< 1 / (quotient + 1) and 1 / quotient
+  std::int64_t remainder = 0;   ///< balanced: the ranks with one row more, the first ones
+  kernels::Divisor big, small;  ///< balanced: their rows each, and the others' rows each
 
   /// Rank owning global row \p row (0 <= row < total).
   KOKKOS_INLINE_FUNCTION int operator()(const std::int64_t row) const {
@@ -53,18 +54,8 @@ struct OwnerOf {
       return row < s.boundary ? s.first : s.second;
     }
     if (balanced) {
-      // A multiply by the reciprocal, corrected by one either way, instead of a 64-bit
-      // division. Exact below 2^52 rows, where the estimate is off by at most one.
-      const std::int64_t big = remainder * (quotient + 1);
-      if (row >= (std::int64_t(1) << 52))
-        return static_cast<int>(row < big ? row / (quotient + 1) : remainder + (row - big) / quotient);
-      const bool in_big = row < big;
-      const std::int64_t within = in_big ? row : row - big;
-      const std::int64_t size = in_big ? quotient + 1 : quotient;
-      std::int64_t k = static_cast<std::int64_t>(static_cast<double>(within) * (in_big ? inverse_big : inverse_small));
-      k -= k * size > within ? 1 : 0;
-      k += (k + 1) * size <= within ? 1 : 0;
-      return static_cast<int>((in_big ? 0 : remainder) + k);
+      const std::int64_t first_small = remainder * big.divisor();
+      return static_cast<int>(row < first_small ? big.quotient(row) : remainder + small.quotient(row - first_small));
     }
     int lo = 0, hi = nranks;  // find the last r with offsets(r) <= row
     while (hi - lo > 1) {

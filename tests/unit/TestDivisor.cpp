@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "shardops/kernels/Divisor.hpp"
+
+using shardops::kernels::Divisor;
+
+namespace {
+
+void expect_exact(const Divisor& d, std::int64_t x) {
+  ASSERT_EQ(d.quotient(x), x / d.divisor()) << x << " / " << d.divisor();
+  ASSERT_EQ(d.remainder(x), x % d.divisor()) << x << " % " << d.divisor();
+}
+
+}  // namespace
+
+TEST(Divisor, QuotientAndRemainderAreExact) {
+  // Divisors that are powers of two and not, up to and past 2^52 (where the reciprocal is
+  // no longer used); dividends around each multiple of the divisor (where an estimate off
+  // by one shows), around 2^52 and up to the largest int64.
+  constexpr std::int64_t k52 = std::int64_t(1) << 52;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> divisors = {1,
+                                              2,
+                                              3,
+                                              7,
+                                              64,
+                                              131072,
+                                              131073,
+                                              87381,
+                                              1000003,
+                                              (std::int64_t(1) << 31) - 1,
+                                              (std::int64_t(1) << 40) + 3,
+                                              k52 - 1,
+                                              k52,
+                                              k52 + 1,
+                                              std::int64_t(1) << 62,
+                                              kMax};
+  std::mt19937_64 random(12345);
+  for (const std::int64_t divisor : divisors) {
+    const Divisor d(divisor);
+    for (std::int64_t x = 0; x < 3000; ++x) expect_exact(d, x);
+    for (std::int64_t m : {std::int64_t(1), std::int64_t(2), std::int64_t(1000), std::int64_t(123457), k52 / divisor,
+                           k52 / divisor + 1, kMax / divisor}) {
+      if (m <= 0 || m > kMax / divisor) continue;
+      const std::int64_t at = m * divisor;
+      expect_exact(d, at - 1);
+      expect_exact(d, at);
+      if (at < kMax) expect_exact(d, at + 1);
+    }
+    for (std::int64_t x : {k52 - 2, k52 - 1, k52, k52 + 1, kMax - 1, kMax}) expect_exact(d, x);
+    for (int i = 0; i < 20000; ++i) {
+      const int bits = 1 + i % 63;
+      const auto x = static_cast<std::int64_t>(random() >> (64 - bits));
+      expect_exact(d, x);
+    }
+  }
+}

@@ -97,14 +97,15 @@ def memory_cgroup(version, limit_bytes, tag):
                 time.sleep(0.1)
 
 
-def run_in_group(sh, group, argv, np):
-    """sh.run, with mpiexec (and so every rank) started inside \p group."""
+def run_in_group(sh, group, argv, np, env=None):
+    """sh.run, with mpiexec (and so every rank) started inside \p group; \p env: settings
+    added to the environment."""
     cmd = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, sh.mpiexec, "-n", str(np)] + \
         sh.flags + [sh.binary] + [str(a) for a in argv]
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sh.env, timeout=sh.timeout,
-                           universal_newlines=True, errors="replace")
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(sh.env, **(env or {})),
+                           timeout=sh.timeout, universal_newlines=True, errors="replace")
         return Result(cmd, p.returncode, p.stdout, p.stderr, time.monotonic() - t0, False)
     except subprocess.TimeoutExpired as e:
         return Result(cmd, None, e.stdout or "", e.stderr or "", time.monotonic() - t0, True)
@@ -187,13 +188,15 @@ def cgroup_cases(suite, sh, d, version):
         suite.check(file_state(out) is None, "the output was written", res)
         os.remove(dense)
 
-    def route_beyond_the_limit():
+    def route_beyond_the_limit(settings):
         # A scatter of as many updates as rows streams its 192 MiB output (it is never held),
         # and fits the 160 MiB group on one rank. On several, the updates routed to each rank's
         # rows are more than its share: refused when the route is about to receive them (exit
         # 2, the limit named), nothing written; these jobs were OOM-killed at the route
         # before (its buffers and lists were not counted, and each rank compared its request
         # with all of the group's memory left, which the others were taking at that moment).
+        # The same with SHARDOPS_REUSE_MEMORY_MB=0, where no scratch array is kept for reuse
+        # (those in use were counted only where kept: OOM-killed too).
         rows, width = 3 * MiB // 2, 128
         src = os.path.join(d, "cg_route.h5")
         rng = np.random.default_rng(6)
@@ -203,7 +206,7 @@ def cgroup_cases(suite, sh, d, version):
         with memory_cgroup(version, 160 * MiB, "route") as group:
             res = run_in_group(sh, group, ["scatter-nd", "--indices", ref(src, "/idx"), "--updates",
                                            ref(src, "/upd"), "--shape", "%d,%d" % (rows, width), "--out",
-                                           ref(out, "/o")], sh.np)
+                                           ref(out, "/o")], sh.np, settings)
         if sh.np == 1:
             suite.check(res.rc == 0, "one rank: the streamed job did not run in the group", res)
             if res.rc == 0:
@@ -216,7 +219,9 @@ def cgroup_cases(suite, sh, d, version):
         os.remove(src)
 
     suite.case(name + "_input_beyond_the_limit", too_big)
-    suite.case(name + "_route_beyond_the_limit", route_beyond_the_limit)
+    suite.case(name + "_route_beyond_the_limit", lambda: route_beyond_the_limit({}))
+    suite.case(name + "_route_beyond_the_limit_without_reuse",
+               lambda: route_beyond_the_limit({"SHARDOPS_REUSE_MEMORY_MB": "0"}))
     suite.case(name + "_dense_output_beyond_the_limit", dense_output_beyond_the_limit)
     suite.case(name + "_small_job_runs", fits)
     suite.case(name + "_deck_beyond_the_limit", big_deck)

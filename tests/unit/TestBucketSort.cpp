@@ -101,9 +101,9 @@ ChangedSort sort_changed_between_passes(const std::vector<std::int64_t>& before,
   Kokkos::View<std::int64_t, shardops::MemSpace> outside("outside");
   auto place = KOKKOS_LAMBDA(const std::int64_t, const std::int64_t s) {
     if (s < 0 || s >= total)
-      Kokkos::atomic_increment(&outside());
+      Kokkos::atomic_add(&outside(), std::int64_t{1});
     else
-      Kokkos::atomic_increment(&hits(s));
+      Kokkos::atomic_add(&hits(s), std::int64_t{1});
   };
   ChangedSort result;
   try {

@@ -39,7 +39,7 @@ struct IeeeBits {
   static constexpr Bits exponent = ((Bits{1} << E) - 1) << M;
   static constexpr Bits quiet = Bits{1} << (M - 1);
   static constexpr Bits default_nan = sign | exponent | quiet;  // x86's "real indefinite"
-  static constexpr Bits plain_floor = static_cast<Bits>((Bits{1} << (E - 1)) - 1 + PlainFloor) << M;
+  static constexpr Bits plain_floor = static_cast<Bits>((1 << (E - 1)) - 1 + PlainFloor) << M;
 };
 template <class F>
 struct FloatBits;

@@ -195,8 +195,9 @@ def cgroup_cases(suite, sh, d, version):
         # 2, the limit named), nothing written; these jobs were OOM-killed at the route
         # before (its buffers and lists were not counted, and each rank compared its request
         # with all of the group's memory left, which the others were taking at that moment).
-        # The same with SHARDOPS_REUSE_MEMORY_MB=0, where no scratch array is kept for reuse
-        # (those in use were counted only where kept: OOM-killed too).
+        # The same with SHARDOPS_REUSE_MEMORY_MB=0: no scratch array is kept for reuse, so none
+        # counts as held, and the refusal comes from the check against this rank's share of
+        # the memory left in the group now, which sees the scratch in use.
         rows, width = 3 * MiB // 2, 128
         src = os.path.join(d, "cg_route.h5")
         rng = np.random.default_rng(6)

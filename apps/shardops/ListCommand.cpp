@@ -1,9 +1,12 @@
 #include "ListCommand.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
+#include "shardops/core/Error.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/hdf5/FileListing.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
@@ -62,7 +65,14 @@ void run_list_command(const Comm& comm, const Request& r) {
     if (!d.comment.empty()) os << "    # " << d.comment << "\n";
   }
   if (found.empty()) os << "(no datasets in " << r.listing << ")\n";
+  errno = 0;
   std::cout << os.str() << std::flush;
+  // The listing is all that ls makes: a standard output that cannot take it (a full disk) fails
+  // the command. A reader that stopped reading (`| head`) is not a failure, as for coreutils.
+  if (!std::cout && errno != EPIPE) {
+    throw IOError("cannot write the listing of '" + r.listing + "' to standard output" +
+                  (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
+  }
 }
 
 }  // namespace app

@@ -110,6 +110,8 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   // beyond this job's go too.
   if (per_partition && r.overwrite)
     file.drop_numbered_members(io::parse_dataset_ref(r.out), static_cast<std::int64_t>(outputs.size()));
+  record.outputs.reserve(record.outputs.size() + outputs.size());
+  record.written.reserve(record.written.size() + outputs.size());
   for (const Output& o : outputs) {
     const bool streamed = file.write(io::parse_dataset_ref(o.dataset), o.tensor, attrs);
     record.outputs.push_back(o.dataset + " " + describe(o.tensor));
@@ -228,11 +230,15 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   } else {
     for (DistTensor& t : op.run(comm, op, args)) results.emplace_back(std::move(t));
   }
+  // Moved, not copied: a job may have millions of partitions (one output each).
+  outputs.reserve(results.size());
   if (op.output_per_partition) {
-    for (std::size_t p = 0; p < results.size(); ++p) outputs.push_back({out + "/" + std::to_string(p), results[p]});
+    for (std::size_t p = 0; p < results.size(); ++p)
+      outputs.push_back({out + "/" + std::to_string(p), std::move(results[p])});
   } else {
-    outputs.push_back({out, results.at(0)});
+    outputs.push_back({out, std::move(results.at(0))});
   }
+  std::vector<LazyTensor>().swap(results);
   record.bytes_sent_local = stats.bytes_sent;
   write_outputs(comm, r, outputs, op.output_per_partition, watch, record);
 }

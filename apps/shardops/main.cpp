@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -32,10 +33,19 @@
 
 namespace {
 
+// After the commit: a standard output that cannot take the summary (a full disk) is a
+// warning, never a failure of a job whose outputs are in place.
 void print_summary(const shardops::app::RunRecord& record, int ranks, double seconds) {
+  errno = 0;
   std::cout << "shardops " << record.command << ": " << ranks << (ranks == 1 ? " rank, " : " ranks, ") << seconds
             << " s\n";
   for (const std::string& o : record.outputs) std::cout << "  wrote " << o << "\n";
+  std::cout.flush();
+  if (!std::cout && errno != EPIPE) {
+    std::cerr << "shardops: warning: cannot write the summary to standard output"
+              << (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string())
+              << "; the job's outputs are committed" << std::endl;
+  }
 }
 
 }  // namespace

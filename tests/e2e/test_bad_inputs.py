@@ -83,6 +83,8 @@ def make_inputs(d):
         f.create_dataset("/supd_str", data=np.array([[b"u%d%d" % (i, j) for j in range(3)] for i in range(9)]))
         f.create_dataset("/parts_str", data=np.array([b"0"] * 9))
         f.create_dataset("/compound_str", data=np.zeros(4, dtype=[("a", "<i4"), ("s", "S4")]))
+        # h5py reads a compound {i, r} of two floats as a structured array, not as complex.
+        f.create_dataset("/compound_i_r", data=np.zeros(4, dtype=[("i", "<f4"), ("r", "<f4")]))
         f.create_group("/grp")
     not_h5 = os.path.join(d, "not_hdf5.h5")
     with open(not_h5, "w") as f:
@@ -243,6 +245,7 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("truncated_hdf5", ["gather-nd", "--params", ref(truncated, "/b"), "--indices", g("/gidx_ok"), "--out", o],
           3, [truncated]),
         C("compound_dataset", gather("/compound"), 2, [g("/compound")]),
+        C("compound_i_then_r", gather("/compound_i_r"), 2, [g("/compound_i_r"), "compound {i, r}"]),
         # Strings: TF has no TensorScatterAdd for them; they are no index or partition ids;
         # a string inside a compound is not a string tensor.
         C("tensor_scatter_add_strings", tscatter("add", "/tensor_str", "/sidx_ok", "/supd_str"), 2,

@@ -245,7 +245,8 @@ def scatter_into_virtual_file(suite, sh, d):
 
 def listing_shows_links(suite, sh, d, links):
     """`shardops ls` lists the datasets links lead to (a master file's data), with each link:
-    an external link into the file itself too (it was left out), one that leads nowhere
+    an external link into the file itself too (it was left out), links to groups (listed,
+    not walked: they were left out silently), one that leads nowhere
     (listed as such, where it was left out silently), and ones to files that are there but
     cannot be read (listed as "leads to nothing"; a pipe hung the listing)."""
     with open(os.path.join(d, "text.h5"), "w") as f:
@@ -261,6 +262,9 @@ def listing_shows_links(suite, sh, d, links):
         f["to_symlink_loop"] = h5py.ExternalLink("symlink_loop.h5", "/x")
         f["loop"] = h5py.SoftLink("/loop")
         f["ünï€"] = np.arange(3, dtype=np.int64)  # columns count characters, not bytes
+        f["grp/inner"] = np.arange(2, dtype=np.int64)
+        f["to_grp"] = h5py.SoftLink("/grp")
+        f["to_root"] = h5py.ExternalLink(os.path.basename(links), "/")
     res = sh.run(["ls", links], np=1, timeout=60)
     expect_success(suite, res)
     lines = [line.split() for line in res.stdout.splitlines()]
@@ -274,6 +278,9 @@ def listing_shows_links(suite, sh, d, links):
                 "/own (into its own file) is not listed: %r" % res.stdout, res)
     suite.check(by_path.get("/nowhere", "") == "leads to nothing (an external link to 'missing.h5:/x')",
                 "/nowhere is not listed as leading nowhere: %r" % res.stdout, res)
+    for name, link in (("/to_grp", "(a soft link to '/grp')"), ("/to_root", "(an external link to 'links.h5:/')")):
+        suite.check(by_path.get(name, "") == "a group; shardops ls %s:%s lists its datasets %s" % (links, name, link),
+                    "%s (a link to a group) is not listed as one: %r" % (name, res.stdout), res)
     starts = {line.split()[0]: line.find("[") for line in res.stdout.splitlines() if line.split()}
     suite.check(starts.get("/ünï€") == starts.get("/real"), "the columns after a non-ASCII name are not aligned: %r"
                 % res.stdout, res)
@@ -286,6 +293,32 @@ def listing_shows_links(suite, sh, d, links):
         suite.check(by_path.get(name, "").startswith("cannot be read: through the external link") and
                     why in by_path.get(name, ""), "%s is not listed with why it cannot be read: %r" % (name, res.stdout),
                     res)
+
+
+def full_standard_output(suite, sh, d, links):
+    """A standard output that cannot take what is written to it (/dev/full: a full disk): the
+    listing is all `ls` makes, so it fails (exit 3, why); an op's summary is printed after its
+    commit, so it is a warning and the output is in place. Run without mpiexec (one process),
+    whose forwarding of a rank's output does not report a write it could not make."""
+    def direct(argv):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([sh.binary] + argv, stdout=full, stderr=subprocess.PIPE, env=sh.env, timeout=120,
+                               universal_newlines=True, errors="replace")
+        return p.returncode, p.stderr
+
+    rc, err = direct(["ls", links])
+    suite.check(rc == 3 and "cannot write the listing of '%s' to standard output: No space left on device" % links
+                in err, "ls into a full standard output: exit %s, %r" % (rc, err))
+    src, out = os.path.join(d, "summary_in.h5"), os.path.join(d, "summary_out.h5")
+    with h5py.File(src, "w") as f:
+        f["params"] = np.array([5, 7], np.int64)
+        f["indices"] = np.array([[1], [0]], np.int32)
+    rc, err = direct(["gather-nd", "--params", ref(src, "/params"), "--indices", ref(src, "/indices"),
+                      "--out", ref(out, "/g")])
+    suite.check(rc == 0 and "warning: cannot write the summary to standard output: No space left on device; "
+                "the job's outputs are committed" in err, "an op into a full standard output: exit %s, %r" % (rc, err))
+    suite.check(os.path.exists(out) and list(read_h5(out, "/g").ravel()) == [7, 5],
+                "the op's output is not in place")
 
 
 NEWER_HDF5 = """
@@ -372,6 +405,7 @@ def main():
         suite.case("external_link", gather_case, suite, sh, d, "external_link", links, "/d")
         suite.case("soft_link_rows", gather_case, suite, sh, d, "soft_link_rows", links, "/soft", (1, 36))
         suite.case("listing_shows_links", listing_shows_links, suite, sh, d, links)
+        suite.case("full_standard_output", full_standard_output, suite, sh, d, links)
         suite.case("link_past_a_file_that_is_not_hdf5", link_past_a_file_that_is_not_hdf5, suite, sh, d)
         python = newer_hdf5_python(os.path.dirname(os.path.dirname(HERE)))
         if python:

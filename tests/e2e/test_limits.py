@@ -219,7 +219,38 @@ def cgroup_cases(suite, sh, d, version):
             suite.check(file_state(out) is None, "the output was written", res)
         os.remove(src)
 
+    def partitions_beyond_the_limit():
+        # Every partition is an output tensor and a dataset, which cost memory beside their rows
+        # (the tensor, its record, HDF5's objects): counted before any work, a count the group
+        # cannot hold is refused at once (exit 2, the limit named), nothing written. With each
+        # counted as less than it took, these jobs passed the check and were OOM-killed in the
+        # write phase. At one rank, a tenth of that count runs in the same group.
+        parts = os.path.join(d, "cg_parts.h5")
+        write_h5(parts, {"/d": np.arange(12, dtype=np.float32), "/p": (np.arange(12) % 4).astype(np.int32)})
+
+        def partition(n, tag):
+            out = os.path.join(d, "cg_parts_out_%d_%s.h5" % (version, tag))
+            with memory_cgroup(version, 160 * MiB, "parts" + tag) as group:
+                res = run_in_group(sh, group, ["dynamic-partition", "--data", ref(parts, "/d"), "--partitions",
+                                               ref(parts, "/p"), "--num-partitions", n, "--out", ref(out, "/g")],
+                                   sh.np)
+            return out, res
+
+        out, res = partition(150000, "many")
+        expect_error(suite, res, 2, ["--num-partitions 150000 (one output tensor each) needs",
+                                     "cgroup v%d memory limit" % version], max_seconds=30)
+        suite.check(file_state(out) is None, "the output was written", res)
+        if sh.np == 1:
+            out, res = partition(15000, "some")
+            suite.require(res.rc == 0, "15000 partitions did not run in the group", res)
+            with h5py.File(out, "r") as f:
+                suite.check(len(f["g"]) == 15000 and list(f["g"]["3"][()]) == [3, 7, 11],
+                            "wrong partitions", res)
+            os.remove(out)
+        os.remove(parts)
+
     suite.case(name + "_input_beyond_the_limit", too_big)
+    suite.case(name + "_partitions_beyond_the_limit", partitions_beyond_the_limit)
     suite.case(name + "_route_beyond_the_limit", lambda: route_beyond_the_limit({}))
     suite.case(name + "_route_beyond_the_limit_without_reuse",
                lambda: route_beyond_the_limit({"SHARDOPS_REUSE_MEMORY_MB": "0"}))

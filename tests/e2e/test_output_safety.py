@@ -360,7 +360,8 @@ def overwrite_partition_group(t, sh):
     inp = os.path.join(t.d, "in.h5")
     data = np.arange(40, dtype=np.float32).reshape(10, 4)
     e2e.write_h5(inp, {"/d": data, "/p5": (np.arange(10) % 5).astype(np.int32),
-                       "/p2": (np.arange(10) % 2).astype(np.int32)}, mode="w")
+                       "/p2": (np.arange(10) % 2).astype(np.int32), "/p10": np.arange(10, dtype=np.int32)},
+                 mode="w")
     out = os.path.join(t.d, "parts.h5")
 
     def partition(ids, count, *more):
@@ -378,6 +379,19 @@ def overwrite_partition_group(t, sh):
                   "7" in members, "the group holds %s after an overwrite with 2 partitions" % members, r)
     for p, rows in enumerate(got):
         e2e.same_array(t.suite, "/g/%d" % p, rows, data[np.arange(10) % 2 == p], r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+    # More partitions than the group holds, among them the user's "7": the datasets replaced
+    # (0, 1, 7) and those made anew are still listed 0, 1, 2, ... (a reader pairing the
+    # group's members with partitions in order gets the right ones).
+    r = partition("/p10", 10, "--overwrite")
+    e2e.expect_success(t.suite, r)
+    with e2e.h5py.File(out, "r") as f:
+        members = list(f["/g"])
+        got = [f["/g/%d" % p][...] for p in range(10)]
+    t.suite.check([m for m in members if m != "notes"] == [str(p) for p in range(10)] and "notes" in members,
+                  "the group lists %s after an overwrite with 10 partitions" % members, r)
+    for p, rows in enumerate(got):
+        e2e.same_array(t.suite, "/g/%d" % p, rows, data[p:p + 1], r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 

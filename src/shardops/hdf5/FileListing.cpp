@@ -146,8 +146,8 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
   return 0;
 }
 
-// Soft and external links that lead to a dataset (H5Lvisit does not follow them, so each
-// is seen once, where it is).
+// Soft and external links that lead to a dataset or a group (H5Lvisit does not follow them,
+// so each is seen once, where it is).
 herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
   auto* v = static_cast<Visit*>(data);
   if (info->type == H5L_TYPE_HARD) return 0;
@@ -179,10 +179,20 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
     return 0;
   }
   H5O_info_t object;
-  if (H5Oget_info_by_name2(group, name, &object, H5O_INFO_BASIC, v->access) < 0 || object.type != H5O_TYPE_DATASET) {
+  if (H5Oget_info_by_name2(group, name, &object, H5O_INFO_BASIC, v->access) < 0) {
     hdf5_error_detail();
     return 0;
   }
+  if (object.type == H5O_TYPE_GROUP) {
+    // Listed, not walked (a link may lead back up, round and round): its line says how.
+    DatasetListing listing;
+    listing.path = v->prefix + name;
+    listing.problem = "a group; shardops ls " + v->file + ":" + listing.path + " lists its datasets";
+    listing.link = link_text(group, name);
+    v->out->push_back(std::move(listing));
+    return 0;
+  }
+  if (object.type != H5O_TYPE_DATASET) return 0;
   const DatasetHandle d(H5Dopen2(group, name, v->access));
   DatasetListing listing;
   if (d.valid()) {

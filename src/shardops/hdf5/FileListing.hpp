@@ -20,13 +20,13 @@ struct DatasetListing {
   std::vector<std::pair<std::string, std::string>> attributes;  ///< name, value as text (when asked)
   std::string comment;  ///< the dataset's HDF5 comment (when attributes are asked for)
   std::string link;     ///< for a dataset reached through a soft or external link: "external link to 'F:/x'"
-  std::string problem;  ///< why the dataset cannot be opened ("" when it can; nothing else is known then)
+  std::string problem;  ///< instead of a dataset's shape: why it cannot be opened, or that a link leads to a group
 };
 
 /// \brief Every dataset at or below \p path in \p file (a dataset path lists that one), in
 /// the order h5py lists them (creation order where tracked, else by name), then the soft
 /// and external links there that lead to a dataset (a detector's master file reaches its
-/// data through external links), each with its link. Serial: one
+/// data through external links) or to a group (listed, not walked), each with its link. Serial: one
 /// process opens the file read-only. \throws InvalidArgument if the file or the path does
 /// not exist; IOError if the file is not HDF5 or damaged.
 std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <unordered_set>
 
 #include "shardops/core/Kokkos.hpp"
 #include "shardops/core/Phases.hpp"
@@ -40,6 +41,7 @@ struct OutputTransaction::PendingFile {
   FileHandle existing;                       ///< rank 0: the existing target, opened through `journal`
   std::vector<std::string> written;          ///< dataset paths written to the new file so far, in order
   std::vector<std::string> in_place;         ///< dataset paths written straight into the existing target
+  std::unordered_set<std::string> taken;     ///< written and in_place together: a job writes thousands (partitions)
   std::unique_ptr<JournaledCommit> journal;  ///< rank 0, an existing target: from the first write to the commit
   CleanupPath journal_on_stop;               ///< rank 0
   long long original_length = 0;             ///< an existing target's length before the job (agreed)
@@ -47,8 +49,11 @@ struct OutputTransaction::PendingFile {
   CleanupTruncate target_on_stop;            ///< cuts the target back to original_length on a stop signal
   long long target_data_end = 0;             ///< where the data written in place ends
   std::set<std::string> replaced;            ///< datasets of the existing target replaced at commit
-  std::set<std::string> dropped;             ///< datasets of the existing target deleted at commit
-  FileLock lock;                             ///< rank 0: held from the first write to the end of the commit
+  /// Groups of the existing target with a dataset replaced at commit: their later datasets are
+  /// added at commit too, after it, so that the group lists them in the job's order.
+  std::set<std::string> groups_replaced_in;
+  std::set<std::string> dropped;  ///< datasets of the existing target deleted at commit
+  FileLock lock;                  ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
   std::vector<CleanupPath> side_files_on_stop;  ///< this rank's mpi_io_side_files() of the new file
   int reserve_fd = -1;                          ///< the new file, for reserving space and writing rows directly
@@ -103,6 +108,12 @@ void create_parent_groups(hid_t file, const std::string& path, const std::string
 }
 
 namespace {
+
+// The group holding the dataset at \p path ("/" for a top-level one).
+std::string parent_group(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
 
 DatasetHandle create_dataset(hid_t file, const std::string& path, const Shape& shape, hid_t type,
                              const StorageOptions& storage, const std::string& what, bool allocate_now = false) {
@@ -392,6 +403,11 @@ void refuse_if_hard_linked(const std::string& target, const std::string& given, 
 }  // namespace
 
 OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref) {
+  // The file as the job named it before: resolved then (a job may write millions of datasets
+  // into one file, one per partition, each resolving the same name again otherwise).
+  for (const auto& f : files_) {
+    if (f->given == ref.file) return *f;
+  }
   const std::string what = ref.str();
   std::string target;
   on_root_agreed(comm_, [&] { target = resolve_output_path(ref.file, what); });
@@ -623,8 +639,10 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   if (total_rows <= 0 || tensor.shape().num_elements() == 0) return false;
   std::int64_t offset = -1, bytes = 0;
   on_root_agreed(comm_, [&] {
-    // A dataset it replaces is deleted at the commit, where HDF5 reuses its space.
-    if (f.replaced.count(target.path) > 0) return;
+    // A dataset it replaces is deleted at the commit, where HDF5 reuses its space. A group
+    // lists its datasets in the order they were made (h5py iterates partitions 0, 1, 2, …
+    // by it): made now, a dataset would come before one replaced earlier in the job.
+    if (f.replaced.count(target.path) > 0 || f.groups_replaced_in.count(parent_group(target.path)) > 0) return;
     const TypeHandle mem(memory_type(tensor.dtype())), type(file_type(tensor.dtype()));
     if (check_value(H5Tequal(mem.get(), type.get()), what + ": cannot compare types", ErrorKind::Internal) <= 0) return;
     DatasetHandle dataset =
@@ -650,6 +668,7 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
                 true, what);
   f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
   f.in_place.push_back(target.path);
+  f.taken.insert(target.path);
   test_pause("in-place");
   return true;
 }
@@ -740,9 +759,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       if (output.is_scalar() && output.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
         throw InternalError(what + ": a scalar DistTensor must live on rank 0 alone");
       }
-      if (std::find(f.written.begin(), f.written.end(), target.path) != f.written.end() ||
-          std::find(f.in_place.begin(), f.in_place.end(), target.path) != f.in_place.end())
-        throw InvalidArgument(what + ": the dataset is written twice by this job");
+      if (f.taken.count(target.path) > 0) throw InvalidArgument(what + ": the dataset is written twice by this job");
       check_target(f.file.get(), target, false, what, true);
       if (output.dtype() != DType::String) {
         const long long bytes = output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype()));
@@ -752,8 +769,10 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
         plan_bytes(f, target, storage.compression == Compression::None ? bytes : 0, bytes, what);
       }
       if (comm_.rank() == 0 && f.existing.valid() &&
-          check_target(f.existing.get(), target, options_.overwrite, what, false))
+          check_target(f.existing.get(), target, options_.overwrite, what, false)) {
         f.replaced.insert(target.path);
+        f.groups_replaced_in.insert(parent_group(target.path));
+      }
     });
     if (write_in_place(f, target, output, provenance, storage)) return !output.held();
 
@@ -790,6 +809,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     if (!serial && !strings && write_directly(f, dataset.get(), mem_type.get(), output, what)) {
       run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
       f.written.push_back(target.path);
+      f.taken.insert(target.path);
       return !output.held();
     }
     // HDF5 writes the rest from memory: rows made on demand are made whole first.
@@ -848,6 +868,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       f.file = open_output_file(comm_, f.temp, f.given, what);
     }
     f.written.push_back(target.path);
+    f.taken.insert(target.path);
     return false;
   } catch (...) {
     failed_ = true;

@@ -118,14 +118,15 @@ DType enum_dtype(hid_t type, const std::string& what) {
 DType compound_dtype(hid_t type, const std::string& what) {
   const int n = check_value(H5Tget_nmembers(type), what + ": cannot read its compound members");
   std::string names;
-  bool has_r = false, has_i = false;
+  // h5py reads {r, i} as complex, and {i, r} (the names in the other order, wherever the
+  // members lie) as a structured array, whose fields no TensorFlow dtype holds.
+  bool r_then_i = n == 2;
   std::size_t part = 0;
   bool floats = true;
   for (int i = 0; i < n; ++i) {
     const std::string name = member_name(type, static_cast<unsigned>(i));
     names += (i ? ", " : "") + name;
-    has_r = has_r || name == "r";
-    has_i = has_i || name == "i";
+    r_then_i = r_then_i && name == (i == 0 ? "r" : "i");
     TypeHandle member(
         check_id(H5Tget_member_type(type, static_cast<unsigned>(i)), what + ": cannot read a member type"));
     const std::size_t size = H5Tget_size(member.get());
@@ -133,7 +134,7 @@ DType compound_dtype(hid_t type, const std::string& what) {
       floats = false;
     part = size;
   }
-  if (n == 2 && has_r && has_i && floats) return part == 4 ? DType::Complex64 : DType::Complex128;
+  if (r_then_i && floats) return part == 4 ? DType::Complex64 : DType::Complex128;
   unsupported(what, H5T_COMPOUND,
               "compound {" + names + "}; only h5py's complex {r, i} of two float32 or two float64 is supported");
 }

@@ -12,8 +12,9 @@
 namespace shardops {
 
 /// \brief Host bytes a rank spends on each tensor an op takes or makes, before any of
-/// its data: the tensor objects, its row layout and counts over \p ranks, and the
-/// names of its dataset. Bounds counts such as num_partitions by what the job holds.
+/// its data: the tensor objects and their allocation's record, its row layout and counts
+/// over \p ranks, the job's record and the names of its dataset, HDF5's objects for it.
+/// Bounds counts such as num_partitions by what the job holds.
 std::size_t per_tensor_overhead_bytes(int ranks);
 
 /// Collective: check_count (core/MemoryBudget.hpp) of \p count tensors, agreed.

@@ -1,3 +1,4 @@
+#include <memory>
 #include <optional>
 
 #include "shardops/core/Dispatch.hpp"
@@ -205,17 +206,27 @@ std::vector<LazyTensor> dynamic_partition_lazy(const Comm& comm, const DistTenso
     counts.push_back(begin[static_cast<std::size_t>(p) + 1] - begin[static_cast<std::size_t>(p)]);
   const std::vector<RowLayout> layouts = output_layouts(comm, counts);
   const std::size_t row_bytes = static_cast<std::size_t>(g.slice_size) * dtype_size(data.dtype());
+  // One state for all the outputs, which keeps data and the order alive as long as rows can
+  // be made: each output's maker holds a pointer to it and where its rows start, so that
+  // many partitions cost a few bytes each here.
+  struct Order {
+    DistTensor source;
+    Tensor listed;
+    bool narrow;
+    std::int64_t rows;
+    std::size_t row_bytes;
+  };
+  const auto order = std::make_shared<const Order>(Order{in.data, listed, narrow, ids.num_elements(), row_bytes});
   std::vector<LazyTensor> outputs;
+  outputs.reserve(static_cast<std::size_t>(g.num_partitions));
   for (int p = 0; p < g.num_partitions; ++p) {
     const RowLayout& layout = layouts[static_cast<std::size_t>(p)];
     const std::int64_t at = begin[static_cast<std::size_t>(p)];
-    // The captures keep data and the order alive as long as the rows can be made.
-    LazyTensor::MakeRows make = [source = in.data, listed, narrow, at, rows = ids.num_elements(), row_bytes](
-                                    std::int64_t first, std::int64_t count, unsigned char* out) {
-      dispatch_order(narrow, [&](auto itag) {
+    LazyTensor::MakeRows make = [order, at](std::int64_t first, std::int64_t count, unsigned char* out) {
+      dispatch_order(order->narrow, [&](auto itag) {
         using I = typename decltype(itag)::type;
-        gather_listed(source.local().data(), rows, row_bytes, reinterpret_cast<const I*>(listed.data()) + at + first,
-                      count, out);
+        gather_listed(order->source.local().data(), order->rows, order->row_bytes,
+                      reinterpret_cast<const I*>(order->listed.data()) + at + first, count, out);
       });
     };
     outputs.emplace_back(g.slice_shape.prepend(layout.total()), data.dtype(), layout, comm.rank(), std::move(make));

@@ -540,7 +540,18 @@ class Loader {
         case AttrKind::Shape:
           check_dataset_rank(deck_int_list(step, key).size(), step.where + ": '" + key + "'");
           break;
-        case AttrKind::Number: deck_scalar(step, key, Scalar(), true); break;
+        case AttrKind::Number: {
+          // An integer beyond int64 is a number for a uint64 tensor alone: checked when the
+          // step runs, once the tensor's dtype is known (deck_scalar_as).
+          bool beyond_int64 = false;
+          try {
+            const Literal lit = kv.second.is_list ? Literal() : read_literal(kv.second.text, kv.second.tag);
+            beyond_int64 = lit.kind == Literal::Integer && lit.range == Literal::UInt64;
+          } catch (const Error&) {
+          }
+          if (!beyond_int64) deck_scalar(step, key, Scalar(), true);
+          break;
+        }
         case AttrKind::IntOrTensor:  // a tensor's name is checked with the inputs
           if (read_literal(kv.second.text, kv.second.tag).kind != Literal::Text) deck_int(step, key);
           break;
@@ -678,6 +689,16 @@ Scalar deck_scalar(const DeckStep& step, const std::string& key, const Scalar& f
 }
 
 Scalar deck_scalar_as(const DeckStep& step, const std::string& key, DType dtype, bool wrap) {
+  // An integer beyond int64 that uint64 holds goes into a uint64 tensor, as TensorFlow
+  // converts a Python number to the tensor's dtype (as its bits: Scalar holds an int64).
+  if (step.args.count(key)) {
+    const Literal lit = step_literal(step, key);
+    if (lit.kind == Literal::Integer && lit.range == Literal::UInt64) {
+      if (dtype == DType::UInt64) return Scalar::integer(lit.i);
+      throw InvalidArgument("'" + key + "': cannot convert " + arg(step, key).text + " to dtype " + dtype_name(dtype) +
+                            " (an integer beyond int64 goes into uint64 alone)");
+    }
+  }
   const Scalar s = deck_scalar(step, key, Scalar(), true);
   const Literal::Kind kind = step_literal(step, key).kind;
   const DeckValue& v = arg(step, key);

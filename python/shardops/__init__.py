@@ -42,6 +42,10 @@ def op_registry():
 # The inputs of one dtype (TensorFlow's type attr T): the rest are indices or partition ids.
 _VALUE_ROLES = ("data", "tensor", "params", "updates")
 _INT32 = _np.iinfo(_np.int32)
+# The default dtype (_tf_default) of Python integers beyond int64: TensorFlow refuses them
+# where it picks the dtype, and takes them into a uint64 tensor.
+_BEYOND_INT64 = "beyond int64"
+_OUT_OF_RANGE = "Can't convert Python sequence with out-of-range integer to Tensor."
 _INT64 = _np.iinfo(_np.int64)
 _UINT64 = _np.iinfo(_np.uint64)
 _STRING_KINDS = "SUO"
@@ -119,9 +123,9 @@ def _python_array(value):
         if any(isinstance(x, (list, tuple)) for x in items):
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
         if any(isinstance(x, int) and not isinstance(x, bool) and not _INT64.min <= x <= _UINT64.max for x in items):
-            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+            raise ValueError(_OUT_OF_RANGE)
     if a.dtype.kind == "f" and _big_int_in(value):  # NumPy made [2**63, 1] floats
-        raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+        raise ValueError(_OUT_OF_RANGE)
     return a
 
 
@@ -135,21 +139,27 @@ def _big_int_in(value):
 
 def _tf_default(value, a):
     """The dtype TensorFlow gives a Python value (``a``: as _python_array holds it) of no
-    given dtype: integers int32 (int64 when one does not fit; none may lie outside int64),
-    floats float32; bools, complex numbers and strings as NumPy makes them. A list of NumPy
-    floats (arrays or scalars) keeps their dtype, as TensorFlow keeps it; its integers still
-    become int32 where they fit. An empty value: None (it takes the other ranks' dtype;
+    given dtype: integers int32 (int64 when one does not fit; _BEYOND_INT64 when one does not
+    fit that, which TensorFlow refuses where this default is used),
+    floats float32; bools, complex numbers and strings as NumPy makes them. A sequence whose
+    first element is a NumPy float (an array or a scalar) takes its dtype, as TensorFlow does;
+    its integers still become int32 where they fit. An empty value: None (it takes the other ranks' dtype;
     _empty_default() where none has one)."""
     if a.size == 0:
         return None
     kind = a.dtype.kind
     if kind in "iu":
         if int(a.max()) > _INT64.max:
-            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+            return _BEYOND_INT64  # an error only where this default is used
         return _np.dtype(_np.int64 if a.min() < _INT32.min or a.max() > _INT32.max else _np.int32)
-    if isinstance(value, (list, tuple)) and any(isinstance(x, (_np.ndarray, _np.generic)) for x in value):
-        return a.dtype
-    return _np.dtype(_np.float32) if kind == "f" else a.dtype
+    if kind == "f":
+        # The first element decides, as in TensorFlow: a NumPy float keeps its dtype (whatever
+        # follows it), a Python number makes float32 (whatever NumPy floats follow it).
+        first = _first_element(value)
+        if isinstance(first, (_np.ndarray, _np.generic)) and _np.asarray(first).dtype.kind == "f":
+            return _np.asarray(first).dtype
+        return _np.dtype(_np.float32)
+    return a.dtype
 
 
 def _empty_default():
@@ -189,6 +199,8 @@ def _python_to(value, a, dtype):
     takes = {"b": "b", "i": "biu", "u": "biu", "f": "biuf", "c": "biufc"}.get(dtype.kind, "")
     if a.size and a.dtype.kind not in takes:
         raise _cannot_convert(value, dtype)
+    if dtype.kind in "iu" and dtype != _np.dtype(_np.uint64) and _big_int_in(value):
+        raise ValueError(_OUT_OF_RANGE)
     with _np.errstate(all="ignore"):
         return a.astype(dtype)
 
@@ -240,7 +252,11 @@ def _agreed_dtypes(mine, every):
         if rank_dtypes is None or len(rank_dtypes) != len(mine):
             return mine
         for k, d in enumerate(rank_dtypes):
-            if d is not None and d != _EMPTY:
+            if d is None or d == _EMPTY:
+                continue
+            if d is _BEYOND_INT64 or agreed[k] is _BEYOND_INT64:
+                agreed[k] = _BEYOND_INT64
+            else:
                 agreed[k] = d if agreed[k] is None else _wider(agreed[k], d)
     return agreed
 
@@ -268,6 +284,8 @@ def _convert(spec, values, defaults, arrays):
                 v = _array_to(v, target) if a is None else _python_to(v, a, target)
             elif a is not None:
                 default = defaults[k]
+                if default is _BEYOND_INT64:
+                    raise ValueError(_OUT_OF_RANGE)
                 v = _python_to(v, a, default if isinstance(default, _np.dtype) else _empty_default())
             elif not value_role and not isinstance(v, _np.ndarray):
                 # An array-like's own conversion (its __array__) fails as it would for a value.
@@ -344,8 +362,8 @@ def _agreed(comm, error, payload=None):
 
 def _make_op(spec):
     """The Python function of one op of the registry: its inputs and attributes in order
-    (positional or keyword), then the keywords ``comm`` and, where TensorFlow's op has a
-    bad_indices_policy, ``bad_indices``. The arguments are bound and converted before the
+    (positional or keyword), then the keywords ``comm``, where TensorFlow's op has a
+    bad_indices_policy, ``bad_indices``, and TensorFlow's ``name`` (taken, not used). The arguments are bound and converted before the
     extension runs the op, and the ranks of a distributed call agree on that first
     (_agreed): a mistake on one rank is an error on all."""
     run = getattr(_shardops, spec["python"])
@@ -356,7 +374,10 @@ def _make_op(spec):
     params.append(P("comm", P.KEYWORD_ONLY, default=None))
     if spec["bad_indices"]:
         params.append(P("bad_indices", P.KEYWORD_ONLY, default="error"))
+    # TensorFlow's ops take a name for the graph; an eager call, as this one, has no use for it.
+    params.append(P("name", P.KEYWORD_ONLY, default=None))
     signature = inspect.Signature(params)
+    passed = [p.name for p in params if p.name != "name"]  # what the extension takes
 
     def op(*args, **kwargs):
         comm = kwargs.get("comm")
@@ -369,6 +390,8 @@ def _make_op(spec):
                 values[name] = list(values[name])
             if spec["bad_indices"] and not isinstance(values["bad_indices"], str):
                 raise TypeError("bad_indices must be a str, not %s" % type(values["bad_indices"]).__name__)
+            if values["name"] is not None and not isinstance(values["name"], str):
+                raise TypeError("name must be a str, not %s" % type(values["name"]).__name__)
             for a in spec["attrs"]:
                 if a["kind"] == "int":
                     values[a["name"]] = _make_int(values[a["name"]], a["name"])
@@ -388,7 +411,7 @@ def _make_op(spec):
             except Exception as e:  # noqa: B902
                 error = e
             _agreed(comm, error)
-        return run(*[values[p.name] for p in params])
+        return run(*[values[name] for name in passed])
 
     op.__name__ = op.__qualname__ = spec["python"]
     op.__module__ = __name__

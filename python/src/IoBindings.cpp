@@ -5,6 +5,7 @@
 #include "Bindings.hpp"
 #include "Call.hpp"
 #include "shardops/hdf5/Io.hpp"
+#include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/route/RowLayout.hpp"
 
 namespace shardops::python {
@@ -82,6 +83,9 @@ void write_py(const py::object& outputs, const py::object& comm, bool overwrite,
   ReleasedGil release;
   const Comm& c = *call.comm();
   const std::vector<DistTensor> blocks = call.dist_inputs();
+  // SIGTERM (Slurm's scancel) ends the process as it would have, without the write's
+  // temporary files and with the target cut back, as for the command line.
+  const io::StopHandlersWhileWriting stop_handlers(c.rank() == 0);
   io::OutputTransaction transaction(c, io::OutputOptions{overwrite, true});
   for (std::size_t i = 0; i < refs.size(); ++i) transaction.write(refs[i], blocks[i], provenance);
   transaction.commit();

@@ -254,8 +254,9 @@ def comparisons(suite, runner, tmp):
 
 
 def casts(suite, runner, tmp):
-    """cast to a dtype, as tf.cast: truncation toward zero, real parts, x != 0 for bool; a NaN
-    or out-of-range value cast to an integer is refused naming its element."""
+    """cast to a dtype, as tf.cast: truncation toward zero, real parts, x != 0 for bool (of a
+    complex, its real part); a NaN or out-of-range value cast to an integer is refused naming
+    its element."""
     x = np.array([1.75, -2.5, 0.0, 3e9, -0.0, 255.9], np.float64)  # 3e9 is inf in float16
     z = (x + 1j * np.arange(6)).astype(np.complex128)
     path = os.path.join(tmp, "cast_in.h5")
@@ -266,8 +267,9 @@ def casts(suite, runner, tmp):
                 "  - {op: cast, x: x, dtype: int64, out: i}\n  - {op: cast, x: x, dtype: bool, out: b}\n"
                 "  - {op: cast, x: x, dtype: float16, out: h}\n  - {op: cast, x: z, dtype: float32, out: zr}\n"
                 "  - {op: cast, x: x, dtype: complex64, out: c}\n  - {op: cast, x: i, dtype: uint8, out: u}\n"
+                "  - {op: cast, x: z, dtype: bool, out: zb}\n"
                 "outputs:\n  i: cast_out.h5:/i\n  b: cast_out.h5:/b\n  h: cast_out.h5:/h\n  zr: cast_out.h5:/zr\n"
-                "  c: cast_out.h5:/c\n  u: cast_out.h5:/u\n")
+                "  c: cast_out.h5:/c\n  u: cast_out.h5:/u\n  zb: cast_out.h5:/zb\n")
     r = runner.run(["run", deck, "-q"])
     suite.require(r.rc == 0, "cast deck failed", r)
     out = os.path.join(tmp, "cast_out.h5")
@@ -275,7 +277,8 @@ def casts(suite, runner, tmp):
     with np.errstate(over="ignore"):
         half = x.astype(np.float16)
     for name, expected in (("i", ints), ("b", x != 0), ("h", half), ("zr", z.real.astype(np.float32)),
-                           ("c", x.astype(np.complex64)), ("u", ints.astype(np.uint8))):
+                           ("c", x.astype(np.complex64)), ("u", ints.astype(np.uint8)),
+                           ("zb", z.real != 0)):  # TensorFlow looks at the real part alone (0 + 2j is False)
         e2e.same_array(suite, "cast " + name, e2e.read_h5(out, "/" + name), expected, r)
     with open(deck, "w") as f:
         f.write("tensors:\n  n: {dataset: cast_in.h5:/n}\nsteps:\n  - {op: cast, x: n, dtype: int32, out: i}\n"
@@ -347,6 +350,25 @@ def real_scalar_for_integer_tensor(suite, runner, tmp):
     for name, expected in (("i", np.array([3, 4, 5], np.int32)), ("l", np.array([1, 1, 0], np.int32)),
                            ("e", np.array([1, 0, 1], np.int32))):
         e2e.same_array(suite, name, e2e.read_h5(out, "/" + name), expected, r)
+    # Integers beyond int64 go into a uint64 tensor, as TensorFlow converts them to its dtype
+    # (they were refused as "an integer that int64 holds"); into an int64 one they are refused,
+    # naming the step once.
+    u = np.array([0, 1, 2 ** 63, 2 ** 64 - 1], np.uint64)
+    e2e.write_h5(os.path.join(tmp, "scalar_u.h5"), {"/u": u}, mode="w")
+    r = run_deck(runner, tmp, "scalar", "tensors:\n  u: scalar_u.h5:/u\nsteps:\n"
+                 "  - {op: add, x: u, y: 18446744073709551615, out: a}\n"
+                 "  - {op: greater_equal, x: u, y: 9223372036854775808, out: g}\n"
+                 "outputs:\n  a: scalar_u_out.h5:/a\n  g: scalar_u_out.h5:/g\n")
+    suite.require(r.rc == 0, "integers beyond int64 for a uint64 tensor", r)
+    with np.errstate(over="ignore"):
+        wrapped = u + np.uint64(2 ** 64 - 1)
+    e2e.same_array(suite, "a", e2e.read_h5(os.path.join(tmp, "scalar_u_out.h5"), "/a"), wrapped, r)
+    e2e.same_array(suite, "g", e2e.read_h5(os.path.join(tmp, "scalar_u_out.h5"), "/g"),
+                   (u >= np.uint64(2 ** 63)).astype(np.int32), r)
+    r = run_deck(runner, tmp, "scalar", "tensors:\n  x: scalar_in.h5:/i\nsteps:\n"
+                 "  - {op: add, x: x, y: 18446744073709551615, out: a}\noutputs:\n  a: scalar_bad.h5:/a\n")
+    suite.check(r.rc == 2 and "scalar.yaml:4: step 1 (add): 'y': cannot convert 18446744073709551615 to dtype int64"
+                in r.stderr, "2**64 - 1 for int64: exit %s" % r.rc, r)
 
 
 def inline_values(suite, runner, tmp, name, values, expected):

@@ -814,6 +814,31 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     del before
 
 
+def killed_then_changed_by_another_program(t, sh, how):
+    """SIGKILL of a job with rows written into an existing file, then h5py changes the file (adds
+    a dataset, or makes the file anew in place) before any shardops job comes: the next job,
+    one that only reads the file, leaves that change as it is and removes what the killed job
+    left. It used to cut the file back to its length before the killed job, which HDF5 then
+    could not open (h5py: "truncated file")."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    make_existing(out)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), "in-place", 1)
+    later = np.arange(50000, dtype=np.float64).reshape(-1, 2)
+    with e2e.h5py.File(out, "a" if how == "added" else "w") as f:
+        f["later"] = later
+    after_change = e2e.file_state(out)
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [7]], dtype=np.int64)}, mode="w")
+    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/later"), "--indices", e2e.ref(rows, "/i"), "--out",
+                e2e.ref(rows, "/r"), "-q"])
+    e2e.expect_success(t.suite, r, "a job reading the changed file")
+    e2e.same_array(t.suite, "/r", e2e.read_h5(rows, "/r"), later[[0, 7]], r)
+    t.suite.check(e2e.file_state(out) == after_change, "the file changed after the killed job was changed again", r)
+    e2e.same_array(t.suite, "/later", e2e.read_h5(out, "/later"), later, r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 def killed_then_cleaned_by_another_user(t, sh):
     """A job killed mid-commit, in a folder and on a target every user may write: a job of
     another user writing the target undoes the change and adds its dataset. The lock file
@@ -1105,6 +1130,8 @@ def main():
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
+        run_case("sigkill_then_dataset_added_by_h5py", killed_then_changed_by_another_program, "added")
+        run_case("sigkill_then_file_made_anew_by_h5py", killed_then_changed_by_another_program, "made anew")
         run_case("sigkill_then_cleaned_by_another_user", killed_then_cleaned_by_another_user)
         run_case("long_file_names", long_file_names)
         run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)

@@ -341,5 +341,75 @@ TEST(Hdf5Output, JournaledChangeRollsBackByteForByte) {
   EXPECT_TRUE(temp_files_in(dir).empty());
 }
 
+// Adds a dataset through the journal and prepares the change (complete on disk, the journal
+// kept, as a job that dies in its commit leaves them); returns a copy of that journal, and lets
+// the change stand. The copy is then what a dead job left.
+std::string prepared_change_with_journal_copy(const std::string& file, const std::string& name) {
+  io::JournaledCommit journal(file, true, "test");
+  {
+    io::FileHandle f(H5Fopen(file.c_str(), H5F_ACC_RDWR, journal.file_access()));
+    EXPECT_TRUE(f.valid());
+    const hsize_t n = 500;
+    io::DataspaceHandle space(H5Screate_simple(1, &n, nullptr));
+    io::DatasetHandle d(
+        H5Dcreate2(f.get(), name.c_str(), H5T_NATIVE_INT64, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    std::vector<std::int64_t> values(n, 7);
+    EXPECT_GE(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+    EXPECT_EQ(d.close(), 0);
+    EXPECT_EQ(f.close(), 0);
+  }
+  journal.prepare();
+  const std::string copy = journal.journal_path() + "0";  // still a leftover journal's name
+  fs::copy_file(journal.journal_path(), copy);
+  journal.discard();
+  return copy;
+}
+
+// A journal left by a dead job is rolled back only where the file is as that job left it:
+// a file that another program changed since (a dataset added with HDF5, or the file made
+// anew in place) keeps that change, and the journal goes; rolled back, it would be cut to
+// the length it had before the job, which HDF5 cannot open.
+TEST(Hdf5Output, DeadJobsJournalSparesALaterChange) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/dead_job.h5";
+  const Tensor a = sample(DType::Float32, Shape{300, 4}, 12);
+  for (const std::string later : {"none", "dataset added", "made anew"}) {
+    SCOPED_TRACE(later);
+    write_one({file, "/a"}, shard(a));
+    if (world().rank() == 0) {
+      const std::vector<unsigned char> before = file_bytes(file);
+      const std::string journal = prepared_change_with_journal_copy(file, "/by_job");
+      if (later == "dataset added") {
+        io::FileHandle f(H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+        const hsize_t n = 100000;
+        io::DataspaceHandle space(H5Screate_simple(1, &n, nullptr));
+        io::DatasetHandle d(
+            H5Dcreate2(f.get(), "/later", H5T_NATIVE_INT8, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+      } else if (later == "made anew") {
+        io::FileHandle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+        const hsize_t n = 100000;
+        io::DataspaceHandle space(H5Screate_simple(1, &n, nullptr));
+        io::DatasetHandle d(
+            H5Dcreate2(f.get(), "/later", H5T_NATIVE_INT8, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+      }
+      const std::vector<unsigned char> after_later = file_bytes(file);
+      const bool rolled_back = io::roll_back_journal(file, journal);
+      EXPECT_FALSE(fs::exists(journal));
+      if (later == "none") {
+        EXPECT_TRUE(rolled_back);
+        EXPECT_EQ(file_bytes(file), before) << "the dead job's change was not undone";
+      } else {
+        EXPECT_FALSE(rolled_back);
+        EXPECT_EQ(file_bytes(file), after_later) << "the later change was not kept";
+        io::FileHandle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+        EXPECT_TRUE(f.valid()) << "HDF5 cannot open the file";
+        EXPECT_GT(H5Lexists(f.get(), "/later", H5P_DEFAULT), 0);
+      }
+      fs::remove(file);
+    }
+    world().barrier();
+  }
+}
+
 }  // namespace
 }  // namespace shardops

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import h5py
 import numpy as np
 import pytest
 
@@ -53,6 +54,25 @@ def test_a_mistake_on_one_rank_raises_everywhere():
         assert name == cls and text in message, (name, message)
     # The communicator still works: no rank was left inside a call.
     assert comm.allreduce(1) == comm.Get_size()
+
+
+def test_tensorflow_name_is_taken():
+    # tf.gather_nd(params, indices, name="g") and the like: the name is TensorFlow's for the op
+    # in a graph; taken and not used, on every op (it was an unexpected keyword).
+    comm = world()
+    x = np.arange(6.0).reshape(3, 2)
+    rows = shardops.row_block(3, comm)
+    mine = x[rows[0]:rows[1]]
+    indices = np.array([[2], [0]] if comm.Get_rank() == 0 else np.zeros((0, 1)), np.int64)
+    got = shardops.gather_nd(mine, indices, comm=comm, name="g")
+    want = x[[2, 0]] if comm.Get_rank() == 0 else np.zeros((0, 2))
+    assert np.array_equal(got, want), got
+    for op in ("dynamic_partition", "dynamic_stitch", "parallel_dynamic_stitch", "scatter_nd", "gather_nd",
+               "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub", "tensor_scatter_nd_min",
+               "tensor_scatter_nd_max"):
+        assert "name" in getattr(shardops, op).__signature__.parameters, op
+    name, message = raised_on_every_rank(comm, lambda: shardops.gather_nd(mine, [[0]], comm=comm, name=5))
+    assert name == "TypeError" and "name must be a str" in message, (name, message)
 
 
 def test_an_empty_python_block_takes_the_string_dtype():
@@ -106,13 +126,49 @@ def test_empty_is_like_numpy():
     assert a.shape == (2, 3) and a.ctypes.data % 64 == 0
 
 
-def run_python(script):
-    """Runs ``script`` in a fresh Python process (not under mpiexec: a singleton MPI)."""
-    # Not this rank's launcher settings: the child is an MPI program of its own.
+def own_mpi_env(**more):
+    """This process's environment without its launcher's settings: a child is an MPI program of its own."""
     keep = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "OMPI_MCA_pml", "OMPI_MCA_btl")
     env = {k: v for k, v in os.environ.items() if k in keep or not k.startswith(("OMPI_", "PMIX_", "OPAL_", "PMI_"))}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env,
-                          timeout=120)
+    env.update(more)
+    return env
+
+
+def run_python(script):
+    """Runs ``script`` in a fresh Python process (not under mpiexec: a singleton MPI)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          env=own_mpi_env(), timeout=120)
+
+
+def test_sigterm_during_write_leaves_the_file_as_it_was(tmp_path):
+    # SIGTERM (Slurm's scancel) while write() has rows in an existing file: the process ends as
+    # SIGTERM's default action would end it, but as the command line does: the file cut back,
+    # no temporary file, journal or lock left (it left what SIGKILL leaves).
+    if world().Get_rank() != 0:
+        return
+    target = tmp_path / "o.h5"
+    with h5py.File(str(target), "w") as f:
+        f["keep"] = np.arange(5)
+    before = target.read_bytes()
+    script = textwrap.dedent("""
+        import numpy as np, shardops
+        shardops.write({%r: np.ones((4096, 64))}, overwrite=True)
+    """ % (str(target) + ":/a"))
+    child = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                             env=own_mpi_env(SHARDOPS_TEST_PAUSE="in-place:60"))
+    try:
+        for line in child.stderr:
+            if "test pause at in-place" in line:
+                break
+        child.send_signal(15)
+        err = child.stderr.read()
+        code = child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert code == 143 and "stopped by SIGTERM" in err, (code, err)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.h5"]
 
 
 def test_in_processes_of_their_own():

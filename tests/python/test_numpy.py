@@ -213,7 +213,8 @@ def test_python_values_into_a_dtype():
 
 
 def test_python_integers_out_of_range():
-    """TensorFlow refuses a Python integer outside int64 (NumPy would wrap it, or make floats)."""
+    """TensorFlow refuses a Python integer outside int64 where it picks the dtype (NumPy would
+    wrap it, or make floats), and takes one up to 2**64 - 1 into a uint64 tensor."""
     text = "Can't convert Python sequence with out-of-range integer to Tensor."
     for call in [lambda: shardops.dynamic_stitch([[0]], [[2 ** 64 - 1]]),
                  lambda: shardops.gather_nd([2 ** 63, 1], [[0]]),
@@ -225,6 +226,25 @@ def test_python_integers_out_of_range():
     with pytest.raises(ValueError, match="Can't convert non-rectangular Python sequence to Tensor."):
         shardops.gather_nd([1, [2]], [[0]])
     same(shardops.gather_nd([2 ** 63 - 1], [[0]]), np.array([2 ** 63 - 1], np.int64))
+    # Into a uint64 tensor, TensorFlow takes them (the tensor gives the dtype, not the value);
+    # into any other integer tensor it refuses them.
+    for big in (2 ** 64 - 1, 2 ** 63):
+        same(shardops.tensor_scatter_nd_update(np.zeros(2, np.uint64), [[0]], [big]), np.array([big, 0], np.uint64))
+        with pytest.raises(ValueError, match=re.escape(text)):
+            shardops.tensor_scatter_nd_update(np.zeros(2, np.int64), [[0]], [big])
+
+
+def test_python_floats_after_a_numpy_one():
+    """A sequence's first element decides its float dtype, as in TensorFlow 2.21: a NumPy float
+    keeps its dtype whatever follows, a Python number makes float32 whatever NumPy floats
+    follow (NumPy's promotion made float64 of most of these)."""
+    for params, dtype in (([np.float32(1.5), 2.0], np.float32), ([1.5, np.float64(2)], np.float32),
+                          ([np.float16(1.5), 2.0], np.float16), ((np.float16(1.5), 2.0), np.float16),
+                          ([1, np.float16(2)], np.float32), ([np.float16(1.5), np.float32(2)], np.float16),
+                          ([np.float64(1.5), 2.0], np.float64), ([[np.float16(1.5)], [2.0]], np.float16),
+                          ([np.int8(1), 2.5], np.float32)):
+        got = shardops.gather_nd(params, [[1]])
+        assert got.dtype == dtype, (params, got.dtype)
 
 
 def test_python_sequences_of_mixed_kinds():

@@ -25,16 +25,36 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '1'};
+// Version 2 adds what tells a dead job's change from one another program made after it:
+// a fingerprint of the file's head before the change.
+constexpr char kMagic[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '2'};
+constexpr char kMagicV1[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '1'};
+// The head of the file fingerprinted: HDF5's superblock and the root group's metadata lie
+// there in the files h5py writes, and any program that changes the file through HDF5
+// rewrites the superblock (its end-of-file address) when the file's length changes.
+constexpr std::size_t kHeadBytes = std::size_t(64) << 10;
+// The address of the record that ends the journal of a complete change (prepare()): it holds
+// the fingerprint of the head as the change left it. No saved range lies there.
+constexpr std::uint64_t kCompleteMarker = ~std::uint64_t(0);
 // Held-back writes are journaled and applied early once they pass this many bytes,
 // so memory stays bounded when HDF5 reuses freed space for a large dataset.
 constexpr std::size_t kMaxHeldBack = std::size_t(64) << 20;
+
+struct HeaderV1 {
+  char magic[8];
+  std::uint64_t device;
+  std::uint64_t inode;
+  std::uint64_t original_length;
+  std::uint64_t checksum;
+};
 
 struct Header {
   char magic[8];
   std::uint64_t device;
   std::uint64_t inode;
   std::uint64_t original_length;
+  std::uint64_t head_length;  ///< min(original_length, kHeadBytes)
+  std::uint64_t head_hash;    ///< fnv1a of the file's first head_length bytes before the change
   std::uint64_t checksum;
 };
 
@@ -48,6 +68,7 @@ std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 146959810
 }
 
 std::uint64_t header_checksum(const Header& h) { return fnv1a(&h, offsetof(Header, checksum)); }
+std::uint64_t header_checksum(const HeaderV1& h) { return fnv1a(&h, offsetof(HeaderV1, checksum)); }
 
 // Reads up to n bytes; what lies past the end of the file reads as zeros.
 bool read_all(int fd, void* data, std::size_t n, off_t at) {
@@ -65,6 +86,17 @@ bool read_all(int fd, void* data, std::size_t n, off_t at) {
     at += r;
   }
   return true;
+}
+
+// fnv1a of the first \p length bytes of \p path (zeros past its end) into \p hash.
+bool head_fingerprint(const std::string& path, std::uint64_t length, std::uint64_t& hash) {
+  std::vector<unsigned char> head(static_cast<std::size_t>(length));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = read_all(fd, head.data(), head.size(), 0);
+  ::close(fd);
+  if (ok) hash = fnv1a(head.data(), head.size());
+  return ok;
 }
 
 }  // namespace
@@ -101,6 +133,7 @@ struct JournaledCommit::Session {
     if (held.empty()) return true;
     if (durable && ::fsync(target_fd) != 0) return fail("flushing the new data to disk");
     for (const Held& h : held) {
+      // The address, the length, the bytes there now, and a checksum of all that.
       std::vector<unsigned char> record(16 + h.bytes.size() + 8);
       const std::uint64_t addr = h.addr, len = h.bytes.size();
       std::memcpy(record.data(), &addr, 8);
@@ -340,11 +373,15 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   h.device = static_cast<std::uint64_t>(st.st_dev);
   h.inode = static_cast<std::uint64_t>(st.st_ino);
   h.original_length = s.original_length;
+  h.head_length = std::min<std::uint64_t>(s.original_length, kHeadBytes);
+  const bool head_read = head_fingerprint(target, h.head_length, h.head_hash);
+  const std::string head_failure = head_read ? "" : std::strerror(errno);
   h.checksum = header_checksum(h);
-  if (!write_all(s.journal_fd, &h, sizeof h, 0) || (durable && ::fsync(s.journal_fd) != 0)) {
+  if (!head_read || !write_all(s.journal_fd, &h, sizeof h, 0) || (durable && ::fsync(s.journal_fd) != 0)) {
     const std::string reason = std::strerror(errno);
     ::close(s.journal_fd);
     ::unlink(s.journal.c_str());
+    if (!head_read) throw IOError(what + ": cannot read '" + target + "': " + head_failure);
     throw IOError(what + ": cannot write the journal '" + s.journal + "': " + reason);
   }
   if (durable) sync_dir_of(s.journal);
@@ -377,6 +414,30 @@ void JournaledCommit::prepare() {
     roll_back();
     throw IOError(s.what + ": changing '" + s.target + "' in place failed (" + reason + "); it was restored as it was");
   }
+  // The change is complete: the journal ends with a fingerprint of the head as the change
+  // left it, by which the next job tells this change from one another program made after it.
+  const std::uint64_t head_length = std::min<std::uint64_t>(s.original_length, kHeadBytes);
+  std::vector<unsigned char> record(16 + 8 + 8);
+  const std::uint64_t marker = kCompleteMarker, length = 8;
+  std::uint64_t head_hash = 0;
+  if (!head_fingerprint(s.target, head_length, head_hash)) {
+    const std::string reason = std::strerror(errno);
+    roll_back();
+    throw IOError(s.what + ": cannot read '" + s.target + "' back (" + reason + "); it was restored as it was");
+  }
+  std::memcpy(record.data(), &marker, 8);
+  std::memcpy(record.data() + 8, &length, 8);
+  std::memcpy(record.data() + 16, &head_hash, 8);
+  const std::uint64_t sum = fnv1a(record.data(), 24);
+  std::memcpy(record.data() + 24, &sum, 8);
+  if (!write_all(s.journal_fd, record.data(), record.size(), s.journal_end) ||
+      (s.durable && ::fsync(s.journal_fd) != 0)) {
+    const std::string reason = std::strerror(errno);
+    roll_back();
+    throw IOError(s.what + ": cannot write the journal '" + s.journal + "' (" + reason + "); '" + s.target +
+                  "' was restored as it was");
+  }
+  s.journal_end += static_cast<off_t>(record.size());
   ::close(s.journal_fd);
   s.journal_fd = -1;
   test_pause("journaled");
@@ -414,62 +475,131 @@ void JournaledCommit::roll_back() noexcept {
     s.journal_fd = -1;
   }
   s.held.clear();
-  roll_back_journal(s.target, s.journal);
+  roll_back_journal(s.target, s.journal, false);
   s.finished = true;
 }
 
-bool roll_back_journal(const std::string& target, const std::string& journal) noexcept {
+namespace {
+
+// A saved range: where, and the bytes that were there before the write the journal made way for.
+struct SavedRange {
+  std::uint64_t addr;
+  std::vector<unsigned char> bytes;
+};
+
+// The journal's header (either version) as version 2; false if it is not a journal's.
+bool read_header(int jfd, Header& h, off_t& records_at) {
+  char magic[8];
+  if (!read_all(jfd, magic, sizeof magic, 0)) return false;
+  if (std::memcmp(magic, kMagic, sizeof kMagic) == 0) {
+    records_at = sizeof(Header);
+    return read_all(jfd, &h, sizeof h, 0) && h.checksum == header_checksum(h);
+  }
+  HeaderV1 v1{};
+  if (std::memcmp(magic, kMagicV1, sizeof kMagicV1) != 0 || !read_all(jfd, &v1, sizeof v1, 0) ||
+      v1.checksum != header_checksum(v1))
+    return false;
+  // Written by an earlier shardops: no fingerprint of the head to check.
+  h = Header{};
+  std::memcpy(h.magic, kMagicV1, sizeof kMagicV1);
+  h.device = v1.device;
+  h.inode = v1.inode;
+  h.original_length = v1.original_length;
+  records_at = sizeof(HeaderV1);
+  return true;
+}
+
+// The complete records from \p at, in the order they were written. A record cut short ends
+// the list: the journal is flushed before the writes it makes way for, so none was made.
+// \p complete: set where the journal ends with the record of a complete change, whose
+// fingerprint of the head as the change left it goes to \p head_after.
+std::vector<SavedRange> read_records(int jfd, off_t at, bool& complete, std::uint64_t& head_after) {
+  complete = false;
+  std::vector<SavedRange> records;
+  struct stat js {};
+  if (::fstat(jfd, &js) != 0) return records;
+  for (;;) {
+    std::uint64_t head[2];
+    if (at + 16 > js.st_size || !read_all(jfd, head, 16, at)) break;
+    if (head[1] > static_cast<std::uint64_t>(js.st_size - at - 24)) break;
+    std::vector<unsigned char> body(16 + head[1]);
+    std::uint64_t sum = 0;
+    if (!read_all(jfd, body.data(), body.size(), at) || !read_all(jfd, &sum, 8, at + static_cast<off_t>(body.size())))
+      break;
+    if (sum != fnv1a(body.data(), body.size())) break;
+    if (head[0] == kCompleteMarker && head[1] == 8) {
+      complete = true;
+      std::memcpy(&head_after, body.data() + 16, 8);
+      break;
+    }
+    records.push_back({head[0], std::vector<unsigned char>(body.begin() + 16, body.end())});
+    at += static_cast<off_t>(body.size() + 8);
+  }
+  return records;
+}
+
+// Whether the target holds what the dead job left of it, not a change another program made
+// since (h5py adding a dataset, or making the file anew): such a change would be destroyed
+// by the roll-back. The job never made the file shorter than it was. A complete change
+// (\p complete) left the head whose fingerprint ends the journal (\p head_after). Else the
+// job changed nothing below that length but through saved ranges; so the head of the file,
+// with the saved bytes put back in reverse order, is the head the job started from,
+// whichever of its writes were made. (A change another program made only inside ranges the
+// job saved goes unseen there: that needs the job killed while it applied them.)
+bool unchanged_since_the_job(int tfd, const Header& h, const std::vector<SavedRange>& records, bool complete,
+                             std::uint64_t head_after) {
+  struct stat st {};
+  if (::fstat(tfd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < h.original_length) return false;
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return true;  // version 1: nothing to compare
+  std::vector<unsigned char> head(static_cast<std::size_t>(h.head_length));
+  if (!read_all(tfd, head.data(), head.size(), 0)) return false;
+  if (complete) return fnv1a(head.data(), head.size()) == head_after;
+  for (auto r = records.rbegin(); r != records.rend(); ++r) {
+    if (r->addr >= h.head_length) continue;
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(r->bytes.size(), h.head_length - r->addr));
+    std::memcpy(head.data() + r->addr, r->bytes.data(), n);
+  }
+  return fnv1a(head.data(), head.size()) == h.head_hash;
+}
+
+}  // namespace
+
+bool roll_back_journal(const std::string& target, const std::string& journal, bool dead_job) noexcept {
   const int jfd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
   if (jfd < 0) return false;
   bool changed = false;
   Header h{};
+  off_t records_at = 0;
   struct stat st {};
-  const bool valid = read_all(jfd, &h, sizeof h, 0) && std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 &&
-                     h.checksum == header_checksum(h) && ::stat(target.c_str(), &st) == 0 &&
+  const bool valid = read_header(jfd, h, records_at) && ::stat(target.c_str(), &st) == 0 &&
                      static_cast<std::uint64_t>(st.st_dev) == h.device &&
                      static_cast<std::uint64_t>(st.st_ino) == h.inode;
   if (valid) {
-    // The complete records, in the order they were written.
-    struct Record {
-      std::uint64_t addr;
-      std::vector<unsigned char> bytes;
-    };
-    std::vector<Record> records;
-    struct stat js {};
-    ::fstat(jfd, &js);
-    off_t at = sizeof h;
-    for (;;) {
-      std::uint64_t head[2];
-      if (at + 16 > js.st_size || !read_all(jfd, head, 16, at)) break;
-      if (head[1] > static_cast<std::uint64_t>(js.st_size - at - 24)) break;
-      std::vector<unsigned char> body(16 + head[1]);
-      std::uint64_t sum = 0;
-      if (!read_all(jfd, body.data(), body.size(), at) || !read_all(jfd, &sum, 8, at + static_cast<off_t>(body.size())))
-        break;
-      if (sum != fnv1a(body.data(), body.size())) break;
-      records.push_back({head[0], std::vector<unsigned char>(body.begin() + 16, body.end())});
-      at += static_cast<off_t>(body.size() + 8);
-    }
+    bool complete = false;
+    std::uint64_t head_after = 0;
+    const std::vector<SavedRange> records = read_records(jfd, records_at, complete, head_after);
     const int tfd = ::open(target.c_str(), O_RDWR | O_CLOEXEC);
     if (tfd < 0) {  // keep the journal for a job that may open the file
       ::close(jfd);
       return false;
     }
-    {
+    // A file changed since its job died keeps that change: the journal goes, the file stays.
+    if (!dead_job || unchanged_since_the_job(tfd, h, records, complete, head_after)) {
       bool ok = true;
       for (auto r = records.rbegin(); r != records.rend(); ++r) {
         ok = write_all(tfd, r->bytes.data(), r->bytes.size(), static_cast<off_t>(r->addr)) && ok;
       }
       ok = ::ftruncate(tfd, static_cast<off_t>(h.original_length)) == 0 && ok;
       ok = ::fsync(tfd) == 0 && ok;
-      ::close(tfd);
       changed = true;
       if (!ok) {
         // Keep the journal: the next job tries again.
+        ::close(tfd);
         ::close(jfd);
         return changed;
       }
     }
+    ::close(tfd);
   }
   ::close(jfd);
   ::unlink(journal.c_str());

@@ -72,11 +72,13 @@ class JournaledCommit {
   std::unique_ptr<Session> session_;
 };
 
-/// \brief Rolls back what a journal left by a dead job says about \p target: restores
-/// the saved bytes, cuts the file to its original length, removes the journal. A
-/// journal that does not belong to \p target, or is unreadable, is only removed.
+/// \brief Rolls back what a journal says about \p target: restores the saved bytes, cuts
+/// the file to its original length, removes the journal. A journal that does not belong to
+/// \p target, or is unreadable, is only removed. \p dead_job (a journal left by a job that
+/// died): only if the file is as that job left it (its length, the fingerprint of its head);
+/// a file another program changed since keeps that change, and the journal is removed.
 /// Never throws. Returns true if the file was changed back.
-bool roll_back_journal(const std::string& target, const std::string& journal) noexcept;
+bool roll_back_journal(const std::string& target, const std::string& journal, bool dead_job = true) noexcept;
 
 /// The name prefix of \p target's journals: ".NAME.shardops-journal.".
 std::string journal_prefix_of(const std::string& target);

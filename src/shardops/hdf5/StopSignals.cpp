@@ -196,6 +196,35 @@ void install_stop_handlers(bool print_messages) {
 
 void exit_quietly_on_stop(int exit_code) { g_failed_code.store(exit_code); }
 
+StopHandlersWhileWriting::StopHandlersWhileWriting(bool print_messages) {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  std::size_t n = 0;
+  for (const int sig : {SIGTERM, SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM, SIGXFSZ}) {
+    struct sigaction before {};
+    if (::sigaction(sig, nullptr, &before) != 0) continue;
+    // Only where the default action would end the process: a signal the program handles or
+    // ignores stays the program's.
+    if ((before.sa_flags & SA_SIGINFO) != 0 || before.sa_handler != SIG_DFL) continue;
+    // SIGXFSZ ignored: a write past `ulimit -f` fails (EFBIG) and is cleaned up after.
+    if (::sigaction(sig, sig == SIGXFSZ ? &ignore : &action, nullptr) != 0) continue;
+    taken_[n] = sig;
+    previous_[n] = before;
+    ++n;
+  }
+  count_ = n;
+  if (count_ > 0) g_print.store(print_messages);
+}
+
+StopHandlersWhileWriting::~StopHandlersWhileWriting() {
+  for (std::size_t i = 0; i < count_; ++i) static_cast<void>(::sigaction(taken_[i], &previous_[i], nullptr));
+}
+
 namespace {
 
 // What each table's slot is given back with (a registration's end).

@@ -21,6 +21,8 @@
 /// The job cleans up as for a stop signal, says which file, and exits 3 (an I/O
 /// failure). A SIGBUS anywhere else keeps its default action.
 
+#include <signal.h>
+
 #include <cstddef>
 #include <string>
 
@@ -42,6 +44,27 @@ void install_stop_handlers(bool print_messages);
 /// still finishing (Kokkos and MPI_Finalize) would otherwise print that it was stopped
 /// after the error, and exit with another code than the job's.
 void exit_quietly_on_stop(int exit_code);
+
+/// \brief For a library call that writes outputs (the Python module's write): while it
+/// lives, each stop signal above whose action is the default one (it would end the process
+/// and leave what SIGKILL leaves) is handled as in a job: what the call registered is cleaned
+/// up, one line printed (where \p print_messages), and the process ends with
+/// stop_exit_code(signal), as the default action would have ended it; a commit under way
+/// ends first. SIGXFSZ is ignored if it was not handled. A signal the program handles itself
+/// (Python's SIGINT, raised as KeyboardInterrupt when the call returns) or ignores is left
+/// alone. The earlier actions come back when it goes.
+class StopHandlersWhileWriting {
+ public:
+  explicit StopHandlersWhileWriting(bool print_messages);
+  ~StopHandlersWhileWriting();
+  StopHandlersWhileWriting(const StopHandlersWhileWriting&) = delete;
+  StopHandlersWhileWriting& operator=(const StopHandlersWhileWriting&) = delete;
+
+ private:
+  int taken_[8] = {};
+  struct sigaction previous_[8] = {};
+  std::size_t count_ = 0;
+};
 
 /// \brief A slot in one of the tables the handlers read, given back when this goes (or
 /// on reset()). Movable, not copyable. The base of the three registrations below, each of

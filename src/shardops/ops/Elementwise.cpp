@@ -133,7 +133,7 @@ KOKKOS_INLINE_FUNCTION To cast_one(const From& x) {
       using R = typename To::value_type;
       return To(static_cast<R>(x.real()), static_cast<R>(x.imag()));
     } else if constexpr (std::is_same<To, bool>::value) {
-      return x.real() != 0 || x.imag() != 0;
+      return x.real() != 0;  // TensorFlow's: the imaginary part is not looked at
     } else {
       return cast_one<To>(x.real());
     }

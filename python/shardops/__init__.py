@@ -183,7 +183,8 @@ def _wider(a, b):
 
 
 def _cannot_convert(value, dtype):
-    return TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, _TF_NAMES.get(dtype.name, dtype.name)))
+    name = "string" if dtype.kind in _STRING_KINDS else _TF_NAMES.get(dtype.name, dtype.name)
+    return TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, name))
 
 
 def _python_to(value, a, dtype):
@@ -193,6 +194,8 @@ def _python_to(value, a, dtype):
     TensorFlow's TypeError. Strings are left as they are (the op checks them)."""
     if dtype.kind in _STRING_KINDS or a.dtype.kind in _STRING_KINDS or a.dtype == dtype:
         if a.dtype.kind in _STRING_KINDS and dtype.kind not in _STRING_KINDS and a.size:
+            raise _cannot_convert(value, dtype)
+        if dtype.kind in _STRING_KINDS and a.dtype.kind in "biufc" and a.size:  # numbers for strings
             raise _cannot_convert(value, dtype)
         # An empty block ([] is float64 to NumPy) takes the agreed dtype, a string one too.
         return a.astype(dtype) if not a.size and a.dtype != dtype else a

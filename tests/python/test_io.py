@@ -111,6 +111,21 @@ def test_write_of_what_is_not_an_array(shared_dir):
     assert not os.path.exists(path)
 
 
+def test_string_kinds_must_agree(shared_dir):
+    """The file type of strings follows the array's kind (S fixed-length, U variable-length):
+    S on one rank and U on another is refused on every rank as any dtype difference is, nothing
+    written (the lowest rank's kind was written)."""
+    if SIZE == 1:
+        pytest.skip("needs two ranks")
+    path = os.path.join(shared_dir, "kinds.h5")
+    block_of_rank = np.array([b"a", b"b"]) if RANK == 0 else np.array(["c", "d"])
+    with pytest.raises(shardops.InvalidArgumentError, match="the ranks' calls differ") as raised:
+        shardops.write({path + ":/s": block_of_rank}, comm=WORLD)
+    assert "fixed-length strings" in str(raised.value) and "variable-length strings" in str(raised.value)
+    WORLD.Barrier()
+    assert not os.path.exists(path)
+
+
 def test_existing_dataset_needs_overwrite(shared_dir):
     path = os.path.join(shared_dir, "overwrite.h5")
     target = path + ":/x"

@@ -203,7 +203,10 @@ def test_python_values_into_a_dtype():
     for tensor, updates, text in [(np.zeros(3, np.int32), [7.5], "Cannot convert [7.5] to EagerTensor of dtype int32"),
                                   (np.zeros(3, np.int64), [7.0], "Cannot convert [7.0] to EagerTensor of dtype int64"),
                                   (np.zeros(3, bool), [1], "Cannot convert [1] to EagerTensor of dtype bool"),
-                                  (np.zeros(3, np.float32), [1 + 2j], "Cannot convert [(1+2j)] to EagerTensor of dtype float")]:
+                                  (np.zeros(3, np.float32), [1 + 2j], "Cannot convert [(1+2j)] to EagerTensor of dtype float"),
+                                  (np.array([b"a", b"b", b"c"]), [5], "Cannot convert [5] to EagerTensor of dtype string"),
+                                  (np.array(["a", "b", "c"], object), [5.5],
+                                   "Cannot convert [5.5] to EagerTensor of dtype string")]:
         with pytest.raises(TypeError, match=re.escape(text)):
             shardops.tensor_scatter_nd_update(tensor, [[1]], updates)
     # Integer attributes: int(value), as TensorFlow's eager ops take them; never a string.

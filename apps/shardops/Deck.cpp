@@ -543,13 +543,12 @@ class Loader {
         case AttrKind::Number: {
           // An integer beyond int64 is a number for a uint64 tensor alone: checked when the
           // step runs, once the tensor's dtype is known (deck_scalar_as).
-          bool beyond_int64 = false;
+          bool for_uint64 = false;
           try {
-            const Literal lit = kv.second.is_list ? Literal() : read_literal(kv.second.text, kv.second.tag);
-            beyond_int64 = lit.kind == Literal::Integer && lit.range == Literal::UInt64;
-          } catch (const Error&) {
+            for_uint64 = !kv.second.is_list && beyond_int64(read_literal(kv.second.text, kv.second.tag));
+          } catch (const Error&) {  // deck_scalar says what is wrong with it
           }
-          if (!beyond_int64) deck_scalar(step, key, Scalar(), true);
+          if (!for_uint64) deck_scalar(step, key, Scalar(), true);
           break;
         }
         case AttrKind::IntOrTensor:  // a tensor's name is checked with the inputs
@@ -693,7 +692,7 @@ Scalar deck_scalar_as(const DeckStep& step, const std::string& key, DType dtype,
   // converts a Python number to the tensor's dtype (as its bits: Scalar holds an int64).
   if (step.args.count(key)) {
     const Literal lit = step_literal(step, key);
-    if (lit.kind == Literal::Integer && lit.range == Literal::UInt64) {
+    if (beyond_int64(lit)) {
       if (dtype == DType::UInt64) return Scalar::integer(lit.i);
       throw InvalidArgument("'" + key + "': cannot convert " + arg(step, key).text + " to dtype " + dtype_name(dtype) +
                             " (an integer beyond int64 goes into uint64 alone)");

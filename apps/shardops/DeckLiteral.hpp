@@ -17,6 +17,9 @@ struct Literal {
   double f = 0;        ///< Bool, Integer and Real
 };
 
+/// An integer that uint64 holds and int64 does not: a number for a uint64 tensor alone.
+inline bool beyond_int64(const Literal& lit) { return lit.kind == Literal::Integer && lit.range == Literal::UInt64; }
+
 /// "!!int" for YAML's "tag:yaml.org,2002:int", as a deck writes it.
 std::string shown_tag(const std::string& tag);
 

@@ -42,12 +42,12 @@ def op_registry():
 # The inputs of one dtype (TensorFlow's type attr T): the rest are indices or partition ids.
 _VALUE_ROLES = ("data", "tensor", "params", "updates")
 _INT32 = _np.iinfo(_np.int32)
+_INT64 = _np.iinfo(_np.int64)
+_UINT64 = _np.iinfo(_np.uint64)
 # The default dtype (_tf_default) of Python integers beyond int64: TensorFlow refuses them
 # where it picks the dtype, and takes them into a uint64 tensor.
 _BEYOND_INT64 = "beyond int64"
 _OUT_OF_RANGE = "Can't convert Python sequence with out-of-range integer to Tensor."
-_INT64 = _np.iinfo(_np.int64)
-_UINT64 = _np.iinfo(_np.uint64)
 _STRING_KINDS = "SUO"
 # TensorFlow's names of the dtypes whose NumPy names differ, as its conversion errors print them.
 _TF_NAMES = {"float16": "half", "float32": "float", "float64": "double"}
@@ -140,10 +140,10 @@ def _big_int_in(value):
 def _tf_default(value, a):
     """The dtype TensorFlow gives a Python value (``a``: as _python_array holds it) of no
     given dtype: integers int32 (int64 when one does not fit; _BEYOND_INT64 when one does not
-    fit that, which TensorFlow refuses where this default is used),
-    floats float32; bools, complex numbers and strings as NumPy makes them. A sequence whose
-    first element is a NumPy float (an array or a scalar) takes its dtype, as TensorFlow does;
-    its integers still become int32 where they fit. An empty value: None (it takes the other ranks' dtype;
+    fit that, which TensorFlow refuses where this default is used), floats float32; bools,
+    complex numbers and strings as NumPy makes them. A sequence whose first element is a NumPy
+    float (an array or a scalar) takes its dtype, as TensorFlow does; its integers still become
+    int32 where they fit. An empty value: None (it takes the other ranks' dtype;
     _empty_default() where none has one)."""
     if a.size == 0:
         return None
@@ -366,9 +366,9 @@ def _agreed(comm, error, payload=None):
 def _make_op(spec):
     """The Python function of one op of the registry: its inputs and attributes in order
     (positional or keyword), then the keywords ``comm``, where TensorFlow's op has a
-    bad_indices_policy, ``bad_indices``, and TensorFlow's ``name`` (taken, not used). The arguments are bound and converted before the
-    extension runs the op, and the ranks of a distributed call agree on that first
-    (_agreed): a mistake on one rank is an error on all."""
+    bad_indices_policy, ``bad_indices``, and TensorFlow's ``name`` (taken, not used). The
+    arguments are bound and converted before the extension runs the op, and the ranks of a
+    distributed call agree on that first (_agreed): a mistake on one rank is an error on all."""
     run = getattr(_shardops, spec["python"])
     lists = [i["name"] for i in spec["inputs"] if i["list"]]
     P = inspect.Parameter

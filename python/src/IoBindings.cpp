@@ -62,12 +62,11 @@ void write_py(const py::object& outputs, const py::object& comm, bool overwrite,
       sorted.emplace(py::str(name).cast<std::string>(), py::reinterpret_borrow<py::object>(array));
     for (const auto& [name, array] : sorted) {
       refs.push_back(io::parse_dataset_ref(name));
-      in.add(array, name);
-      // The file type of strings is the array's kind: S fixed-length, U and object variable-length.
-      // Every rank's must be the same, as its dtype must.
-      const std::string kind = py::str(py::module_::import("numpy").attr("asarray")(array).attr("dtype").attr("kind"));
-      if (kind == "S") in.note(name + ": fixed-length strings");
-      if (kind == "U" || kind == "O") in.note(name + ": variable-length strings");
+      const Tensor& t = in.add(array, name);
+      // The file type of strings follows the array's kind (S fixed-length, U and object
+      // variable-length): every rank's must be the same, as its dtype must.
+      if (t.dtype() == DType::String)
+        in.note(name + (t.strings().format.fixed_length ? ": fixed-length strings" : ": variable-length strings"));
     }
     for (const auto& [key, value] : attributes.is_none() ? py::dict() : py::dict(attributes)) {
       if (!py::isinstance<py::str>(key) || !py::isinstance<py::str>(value)) {

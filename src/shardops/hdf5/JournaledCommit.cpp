@@ -88,6 +88,24 @@ bool read_all(int fd, void* data, std::size_t n, off_t at) {
   return true;
 }
 
+// A journal record of \p n bytes at \p addr: the address, the length, the bytes (the caller
+// fills them at record.data() + 16), then seal_record()'s checksum of all that.
+std::vector<unsigned char> new_record(std::uint64_t addr, std::size_t n) {
+  std::vector<unsigned char> record(16 + n + 8);
+  const std::uint64_t len = n;
+  std::memcpy(record.data(), &addr, 8);
+  std::memcpy(record.data() + 8, &len, 8);
+  return record;
+}
+
+void seal_record(std::vector<unsigned char>& record) {
+  const std::uint64_t sum = fnv1a(record.data(), record.size() - 8);
+  std::memcpy(record.data() + record.size() - 8, &sum, 8);
+}
+
+// The bytes of the file's head a journal fingerprints, of a file of \p length bytes.
+std::uint64_t head_length_of(std::uint64_t length) { return std::min<std::uint64_t>(length, kHeadBytes); }
+
 // fnv1a of the first \p length bytes of \p path (zeros past its end) into \p hash.
 bool head_fingerprint(const std::string& path, std::uint64_t length, std::uint64_t& hash) {
   std::vector<unsigned char> head(static_cast<std::size_t>(length));
@@ -133,15 +151,10 @@ struct JournaledCommit::Session {
     if (held.empty()) return true;
     if (durable && ::fsync(target_fd) != 0) return fail("flushing the new data to disk");
     for (const Held& h : held) {
-      // The address, the length, the bytes there now, and a checksum of all that.
-      std::vector<unsigned char> record(16 + h.bytes.size() + 8);
-      const std::uint64_t addr = h.addr, len = h.bytes.size();
-      std::memcpy(record.data(), &addr, 8);
-      std::memcpy(record.data() + 8, &len, 8);
+      std::vector<unsigned char> record = new_record(h.addr, h.bytes.size());  // the bytes there now
       if (!read_all(target_fd, record.data() + 16, h.bytes.size(), static_cast<off_t>(h.addr)))
         return fail("reading the bytes to save");
-      const std::uint64_t sum = fnv1a(record.data(), 16 + h.bytes.size());
-      std::memcpy(record.data() + 16 + h.bytes.size(), &sum, 8);
+      seal_record(record);
       if (!write_all(journal_fd, record.data(), record.size(), journal_end)) return fail("writing the journal");
       journal_end += static_cast<off_t>(record.size());
     }
@@ -373,7 +386,7 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   h.device = static_cast<std::uint64_t>(st.st_dev);
   h.inode = static_cast<std::uint64_t>(st.st_ino);
   h.original_length = s.original_length;
-  h.head_length = std::min<std::uint64_t>(s.original_length, kHeadBytes);
+  h.head_length = head_length_of(s.original_length);
   const bool head_read = head_fingerprint(target, h.head_length, h.head_hash);
   const std::string head_failure = head_read ? "" : std::strerror(errno);
   h.checksum = header_checksum(h);
@@ -416,20 +429,15 @@ void JournaledCommit::prepare() {
   }
   // The change is complete: the journal ends with a fingerprint of the head as the change
   // left it, by which the next job tells this change from one another program made after it.
-  const std::uint64_t head_length = std::min<std::uint64_t>(s.original_length, kHeadBytes);
-  std::vector<unsigned char> record(16 + 8 + 8);
-  const std::uint64_t marker = kCompleteMarker, length = 8;
   std::uint64_t head_hash = 0;
-  if (!head_fingerprint(s.target, head_length, head_hash)) {
+  if (!head_fingerprint(s.target, head_length_of(s.original_length), head_hash)) {
     const std::string reason = std::strerror(errno);
     roll_back();
     throw IOError(s.what + ": cannot read '" + s.target + "' back (" + reason + "); it was restored as it was");
   }
-  std::memcpy(record.data(), &marker, 8);
-  std::memcpy(record.data() + 8, &length, 8);
-  std::memcpy(record.data() + 16, &head_hash, 8);
-  const std::uint64_t sum = fnv1a(record.data(), 24);
-  std::memcpy(record.data() + 24, &sum, 8);
+  std::vector<unsigned char> record = new_record(kCompleteMarker, sizeof head_hash);
+  std::memcpy(record.data() + 16, &head_hash, sizeof head_hash);
+  seal_record(record);
   if (!write_all(s.journal_fd, record.data(), record.size(), s.journal_end) ||
       (s.durable && ::fsync(s.journal_fd) != 0)) {
     const std::string reason = std::strerror(errno);

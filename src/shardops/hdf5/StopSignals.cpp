@@ -4,11 +4,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "shardops/core/Error.hpp"
@@ -166,17 +168,21 @@ extern "C" void on_stop_signal(int sig) {
 
 }  // namespace
 
+namespace {
+// Beyond the three a user or a scheduler stops a job with, every other signal whose default
+// action ends the process without a core dump worth having: SIGUSR1/SIGUSR2 (what Slurm's
+// --signal sends ahead of a time limit, unless told to send it to the batch shell alone),
+// SIGXCPU (the CPU time limit, `ulimit -t`), SIGALRM.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM};
+}  // namespace
+
 void install_stop_handlers(bool print_messages) {
   g_print.store(print_messages);
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  // Beyond the three a user or a scheduler stops a job with, every other signal whose
-  // default action ends the process without a core dump worth having: SIGUSR1/SIGUSR2 (what
-  // Slurm's --signal sends ahead of a time limit, unless told to send it to the batch shell
-  // alone), SIGXCPU (the CPU time limit, `ulimit -t`), SIGALRM.
-  for (const int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM}) {
+  for (const int sig : kStopSignals) {
     if (::sigaction(sig, &action, nullptr) != 0) throw InternalError("sigaction failed");
   }
   // A closed pipe on stdout or stderr (`… | head`) makes a write fail with EPIPE instead of
@@ -205,7 +211,11 @@ StopHandlersWhileWriting::StopHandlersWhileWriting(bool print_messages) {
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   std::size_t n = 0;
-  for (const int sig : {SIGTERM, SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM, SIGXFSZ}) {
+  static_assert(std::size(kStopSignals) + 1 <= kTaken, "room for every stop signal and SIGXFSZ");
+  int signals[std::size(kStopSignals) + 1];
+  std::copy(std::begin(kStopSignals), std::end(kStopSignals), signals);
+  signals[std::size(kStopSignals)] = SIGXFSZ;
+  for (const int sig : signals) {
     struct sigaction before {};
     if (::sigaction(sig, nullptr, &before) != 0) continue;
     // Only where the default action would end the process: a signal the program handles or

@@ -61,8 +61,9 @@ class StopHandlersWhileWriting {
   StopHandlersWhileWriting& operator=(const StopHandlersWhileWriting&) = delete;
 
  private:
-  int taken_[8] = {};
-  struct sigaction previous_[8] = {};
+  static constexpr std::size_t kTaken = 8;  ///< the stop signals and SIGXFSZ
+  int taken_[kTaken] = {};
+  struct sigaction previous_[kTaken] = {};
   std::size_t count_ = 0;
 };
 

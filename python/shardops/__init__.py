@@ -301,9 +301,13 @@ def _convert(spec, values, defaults, arrays):
     # ScatterNd's shape is a tensor of the indices' dtype in TensorFlow, converted to it.
     for a in spec["attrs"]:
         if a["kind"] == "shape" and "indices" in values and not isinstance(values["indices"], list):
+            # Converted whatever the indices' dtype: TensorFlow's TypeError for a Python shape
+            # that cannot take it (ints into bool or string) comes before the op refuses the
+            # indices' dtype; a shape of a dtype the op refuses is left for that refusal.
             index_dtype = _np.asarray(values["indices"]).dtype
+            shape = _to(values[a["name"]], index_dtype)
             if index_dtype.kind in "iu":
-                values[a["name"]] = _to(values[a["name"]], index_dtype)
+                values[a["name"]] = shape
 
 
 def _make_int(value, name):

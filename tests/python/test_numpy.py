@@ -188,6 +188,17 @@ def test_python_values_take_tensorflows_dtypes():
     for shape in (3, [[3]]):
         with pytest.raises(shardops.InvalidArgumentError, match="Shape must be a vector"):
             shardops.scatter_nd([[1]], [1.0], shape)
+    # Indices of a dtype the op refuses: a Python shape that cannot take it is TensorFlow's
+    # TypeError first (ints into bool or string); one that can is the refusal of the dtype.
+    for indices, shape, text in [(np.array([[True]]), [2], "Cannot convert [2] to EagerTensor of dtype bool"),
+                                 ([[True]], (2,), "Cannot convert (2,) to EagerTensor of dtype bool"),
+                                 (np.array([[b"a"]]), [2], "Cannot convert [2] to EagerTensor of dtype string")]:
+        with pytest.raises(TypeError, match=re.escape(text)):
+            shardops.scatter_nd(indices, [1.0], shape)
+    for indices, shape, dtype in [(np.array([[True]]), np.array([2]), "bool"), (np.array([[1.5]]), [2], "double"),
+                                  (np.array([[1 + 0j]]), [2], "complex128")]:
+        with pytest.raises(shardops.InvalidArgumentError, match="Value for attr 'Tindices' of " + dtype):
+            shardops.scatter_nd(indices, [1.0], shape)
     same(shardops.dynamic_partition([1.0], [0], np.int16(1))[0], np.array([1.0], np.float32))
 
 

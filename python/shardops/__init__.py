@@ -22,7 +22,7 @@ import numpy as _np
 
 # The extension sets what MPI's start-up needs (route/MpiStartup.hpp), has mpi4py start
 # MPI, then starts Kokkos.
-from . import _shardops
+from . import _batch_dims, _shardops
 from ._errors import Error, InternalError, InvalidArgumentError, IOError  # noqa: A004
 
 __version__ = _shardops.__version__
@@ -433,6 +433,106 @@ for _spec in _REGISTRY:
     if _spec["python"]:
         globals()[_spec["python"]] = _make_op(_spec)
 del _spec
+
+
+def _batch_call(values, distributed):
+    """This rank's part of a batched gather_nd: (payload, indices). payload: batch_dims, the
+    shapes of indices and params and the indices' dtype (a Python value's default), for the
+    ranks to agree on; indices: an array, or (array, value) for a Python value, converted
+    once the ranks agree on its dtype. An empty Python block on several ranks (``[]``) has
+    no shape of its own (None): it takes the other ranks'."""
+    batch_dims = _make_int(values.pop("batch_dims", 0), "batch_dims")
+    if batch_dims == 0:
+        return (0, None, None, None), None
+    params, indices = values["params"], values["indices"]
+    params_shape = _python_array(params).shape if _python_value(params) else _np.shape(params)
+    if _python_value(indices):
+        a = _python_array(indices)
+        dtype, shape, indices = _tf_default(indices, a), a.shape, (a, indices)
+    else:
+        indices = _np.asarray(indices)
+        dtype, shape = indices.dtype, indices.shape
+    empty_python = [distributed and _python_value(v) and not _np.size(v) for v in (values["indices"], params)]
+    shape, params_shape = [None if e else sh for e, sh in zip(empty_python, (shape, params_shape))]
+    if shape is not None and params_shape is not None:
+        _batch_dims.check_batch_dims(batch_dims, len(shape), len(params_shape))
+    return (batch_dims, shape, params_shape, dtype), indices
+
+
+def _agreed_batch(every):
+    """From every rank's payload (_batch_call): batch_dims, every rank's shapes (an empty
+    Python block's filled in from the others') and the indices' dtype the ranks agree on
+    (the widest default of Python values); the same error on every rank where their calls
+    differ or where the shapes fail TensorFlow's checks."""
+    def beyond_rows(k):
+        known = [p[k] for p in every if p[k] is not None]
+        return None if not known else tuple(known[0][1:])
+    def call(p):
+        return "batch_dims=%d, indices %s, params %s" % (p[0], list(p[1] or ()), list(p[2] or ()))
+    trailing = (None, beyond_rows(1), beyond_rows(2))
+    for r, p in enumerate(every):
+        if p[0] != every[0][0] or any(p[k] is not None and tuple(p[k][1:]) != trailing[k] for k in (1, 2)):
+            raise InvalidArgumentError("gather_nd: the ranks' calls differ: rank 0 passed %s; rank %d passed %s"
+                                       % (call(every[0]), r, call(p)))
+    shapes = [tuple(p[k] if p[k] is not None else (0,) + (trailing[k] or ()) for k in (1, 2)) for p in every]
+    batch_dims = every[0][0]
+    _batch_dims.check_batch_dims(batch_dims, len(shapes[0][0]), len(shapes[0][1]))
+    if any(p[3] is _BEYOND_INT64 for p in every):
+        raise ValueError(_OUT_OF_RANGE)
+    dtype = None
+    for p in every:
+        if isinstance(p[3], _np.dtype):
+            dtype = p[3] if dtype is None else _wider(dtype, p[3])
+    return batch_dims, shapes, dtype or _empty_default()
+
+
+def _with_batch_dims(plain):
+    """tf.gather_nd: the plain op (``plain``) and TensorFlow's ``batch_dims`` (keyword), which
+    TensorFlow builds from a plain GatherNd (_batch_dims.BatchPlan). On several ranks every
+    call agrees on ``batch_dims`` first (one small allgather), so that no rank runs the plain
+    op while another runs the batched one."""
+    P = inspect.Parameter
+    plain_signature = inspect.signature(plain)
+    params = list(plain_signature.parameters.values())
+    params.insert([p.name for p in params].index("comm"), P("batch_dims", P.KEYWORD_ONLY, default=0))
+    signature = plain_signature.replace(parameters=params)
+
+    def gather_nd(*args, **kwargs):
+        comm = kwargs.get("comm")
+        distributed = _distributed(comm)
+        if not distributed and "batch_dims" not in kwargs:
+            return plain(*args, **kwargs)
+        error, payload, values, indices = None, None, None, None
+        try:
+            values = signature.bind(*args, **kwargs).arguments
+            payload, indices = _batch_call(values, distributed)
+        except Exception as e:  # noqa: B902 - raised on every rank by _agreed
+            error = e
+        every = _agreed(comm, error, payload)
+        if all(p[0] == 0 for p in every):
+            return plain(**values)
+        batch_dims, shapes, dtype = _agreed_batch(every)
+        rank = comm.Get_rank() if distributed else 0
+        if isinstance(indices, tuple):  # a Python value: the dtype TensorFlow gives the whole
+            indices = _python_to(indices[1], indices[0], dtype).reshape(shapes[rank][0])
+        if indices.dtype.kind != "i":  # the plain op refuses the dtype, as TensorFlow's does
+            values["indices"] = indices
+            return plain(**values)
+        plan = _batch_dims.BatchPlan(batch_dims, shapes[rank][0], shapes[rank][1],
+                                     [(ind[0], par[0]) for ind, par in shapes], rank)
+        if plan.error is not None:
+            raise InvalidArgumentError(plan.error)
+        values["indices"] = plan.indices(indices, batch_dims)
+        return plan.output(plain(**values))
+
+    gather_nd.__name__ = gather_nd.__qualname__ = plain.__name__
+    gather_nd.__module__ = __name__
+    gather_nd.__signature__ = signature
+    gather_nd.__doc__ = plain.__doc__
+    return gather_nd
+
+
+gather_nd = _with_batch_dims(gather_nd)  # noqa: F821 - made from the registry above
 
 __all__ = _OPS + ["op_registry", "read", "write", "row_block", "empty", "aligned", "Error", "InvalidArgumentError", "IOError",
                   "InternalError"]

@@ -26,6 +26,7 @@ class Case:
         self.specials = specials
         self.extra = list(extra)  # more command-line options
         self.vlen = False  # string arrays are object arrays of bytes, written as variable-length strings
+        self.batch_dims = 0  # tf.gather_nd's (the Python module's; the command line has no such option)
 
     # Inputs in argument order, by role.
     def stitch_count(self):
@@ -47,6 +48,8 @@ class Case:
             a += ["--params", r("params"), "--indices", r("indices")]
         else:
             raise ValueError(self.op)
+        if self.batch_dims:
+            raise ValueError("%s: the command line has no batch_dims" % self.name)
         a += ["--out", "%s:%s" % (out_file, out_name), "-q"]
         if self.bad_indices:
             a += ["--bad-indices", self.bad_indices]

@@ -243,6 +243,7 @@ def run_tf(tf_python, d, cases, timeout=600):
         manifest.append({"name": c.name, "op": c.op, "tf_op": op_info(c.op)["tf_name"],
                          "num_partitions": c.num_partitions,
                          "shape": list(c.shape) if c.shape is not None else None, "bad_indices": c.bad_indices,
+                         "batch_dims": c.batch_dims,
                          "keys": list(c.arrays)})
         for k, v in c.arrays.items():
             v = np.asarray(v)

@@ -2,8 +2,8 @@
 
 Run by a Python that has TensorFlow (the project's .venv-tf, not Debian's python3):
     python tf_worker.py DIR
-DIR/cases.json lists the cases ({name, op, tf_op, num_partitions, shape, bad_indices, keys};
-tf_op: the op registry's TensorFlow name of op),
+DIR/cases.json lists the cases ({name, op, tf_op, num_partitions, shape, bad_indices, batch_dims,
+keys}; tf_op: the op registry's TensorFlow name of op; batch_dims: tf.gather_nd's, 0 for the raw op),
 DIR/inputs.npz holds their arrays as "<case>/<key>". Writes DIR/results.json
 ({name: {"status": "ok"|"error"|"unsupported"|"refused", "message", "error_class", "outputs"}};
 unsupported: TF has no kernel, refused: TF's Python layer would not make the call)
@@ -43,6 +43,8 @@ def run(case, a):
     if op.startswith("tensor-scatter-"):  # the raw op the registry names (TensorScatterAdd, ...)
         fn = getattr(tf.raw_ops, case["tf_op"])
         return [fn(tensor=a["tensor"], indices=a["indices"], updates=a["updates"], **policy(case))]
+    if op == "gather-nd" and case.get("batch_dims"):  # built by tf.gather_nd from a GatherNd
+        return [tf.gather_nd(a["params"], a["indices"], batch_dims=case["batch_dims"], **policy(case))]
     if op == "gather-nd":
         return [tf.raw_ops.GatherNd(params=a["params"], indices=a["indices"], **policy(case))]
     raise ValueError(op)

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 
 import e2e_common  # noqa: E402
 import shardops  # noqa: E402
+import shards  # noqa: E402
 import test_tf_oracle  # noqa: E402  (the TF cases, worker and message rules of the e2e oracle test)
 
 # The ops the cases run over, from the module's op registry (the e2e tests ask the command).
@@ -52,7 +53,7 @@ def shared_dir():
 
 def tf_cases():
     t = test_tf_oracle
-    return t.dtype_cases() + t.bad_index_cases() + t.empty_and_shape_cases() + t.string_cases()
+    return t.dtype_cases() + t.bad_index_cases() + t.empty_and_shape_cases() + t.string_cases() + shards.batch_dims_cases()
 
 
 def cache_key(tf_python, cases):
@@ -60,7 +61,7 @@ def cache_key(tf_python, cases):
     with open(os.path.join(REPO, "tests", "e2e", "tf_worker.py"), "rb") as f:
         h.update(f.read())
     for c in cases:
-        h.update(repr((c.name, c.op, c.num_partitions, c.shape, c.bad_indices)).encode())
+        h.update(repr((c.name, c.op, c.num_partitions, c.shape, c.bad_indices, c.batch_dims)).encode())
         for k, v in c.arrays.items():
             v = np.asarray(v)
             h.update(repr((k, v.dtype.str, v.shape)).encode())

@@ -9,6 +9,7 @@ import numpy as np
 
 import shardops
 from e2e_common import op_info
+from gen import Case
 
 
 def ragged_counts(rows, size, key):
@@ -54,7 +55,7 @@ class Split:
         if c.op.startswith("tensor-scatter-"):
             return [fn(m("tensor"), m("indices"), m("updates"), comm=comm, bad_indices=bad)]
         if c.op == "gather-nd":
-            return [shardops.gather_nd(m("params"), m("indices"), comm=comm, bad_indices=bad)]
+            return [shardops.gather_nd(m("params"), m("indices"), comm=comm, bad_indices=bad, batch_dims=c.batch_dims)]
         raise ValueError(c.op)
 
     def expected_block(self, k, full):
@@ -98,6 +99,9 @@ def distributable(case):
         return all(a["i%d" % j].ndim >= 1 for j in range(case.stitch_count()))
     if case.op == "dynamic-partition":
         return a["partitions"].ndim >= 1
+    if case.batch_dims:  # batch dimensions other than the params' work on one process only
+        b = case.batch_dims
+        return a["indices"].shape[1:b] == a["params"].shape[1:b]
     return a["indices"].ndim >= 2
 
 
@@ -113,3 +117,40 @@ def same(actual, expected, strip_nul=False):
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     assert np.ascontiguousarray(actual).tobytes() == np.ascontiguousarray(expected).tobytes(), (actual, expected)
+
+
+def batch_dims_cases():
+    """tf.gather_nd with batch_dims (TensorFlow builds it from a GatherNd; the command line has
+    none): batches of slices and of elements, two batch dimensions, index depth 0, string
+    params, empty batches, int16 indices, an index out of range (TensorFlow's message names
+    the position and the vector with its batch coordinates) under both policies, indices
+    whose batch does not hold the params' ("Input to reshape ..."), and indices whose batch
+    dimensions differ from the params' but hold as many (one process only)."""
+    rng = np.random.default_rng(7)
+
+    def ints(high, shape, dtype=np.int32):
+        return rng.integers(0, high, shape).astype(dtype)
+
+    def case(name, params, indices, batch_dims, bad_indices=None):
+        c = Case("batch_dims_" + name, "gather-nd", {"params": params, "indices": indices}, bad_indices=bad_indices)
+        c.batch_dims = batch_dims
+        return c
+
+    wide = rng.standard_normal((9, 3, 4)).astype(np.float32)
+    out_of_range = ints(3, (9, 2, 1))
+    out_of_range[6, 1, 0] = 3
+    words = np.array([[b"a", b"bc"], [b"xyz", b""], [b"\xff", b" "]])
+    return [
+        case("slices", wide, ints(3, (9, 2, 1)), 1),
+        case("elements", ints(100, (7, 3), np.int64), ints(3, (7, 5, 1), np.int64), 1),
+        case("two", rng.standard_normal((4, 2, 3, 2)), ints(2, (4, 2, 6, 2), np.int64), 2),
+        case("no_inner_dims", wide, ints(3, (9, 1)), 1),
+        case("depth_0", wide, np.zeros((9, 2, 0), np.int32), 1),
+        case("strings", words, ints(2, (3, 4, 1)), 1),
+        case("empty_batch", np.zeros((0, 3), np.float32), np.zeros((0, 2, 1), np.int32), 1),
+        case("int16", ints(50, (6, 5), np.uint8), ints(5, (6, 3, 1), np.int16), 1),
+        case("out_of_range", wide, out_of_range, 1),
+        case("out_of_range_ignored", wide, out_of_range, 1, bad_indices="ignore"),
+        case("too_few_rows", wide, ints(3, (8, 2, 1)), 1),
+        case("other_batch_shape", rng.standard_normal((2, 3, 4)), ints(4, (3, 2, 1)), 2),
+    ]

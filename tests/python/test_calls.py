@@ -56,6 +56,39 @@ def test_a_mistake_on_one_rank_raises_everywhere():
     assert comm.allreduce(1) == comm.Get_size()
 
 
+def test_gather_nd_batch_dims_arguments():
+    """tf.gather_nd's checks of batch_dims (TensorFlow's texts), on every rank alike, and ranks
+    that pass different batch_dims (one rank's plain call and another's batched one would
+    wait on each other)."""
+    comm = world()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    params = np.arange(24.0).reshape(2, 3, 4)[:1 if rank == 0 else 2 if rank == 1 else 0]
+    indices = np.zeros((params.shape[0], 2, 1), np.int32)
+    odd = rank == size - 1
+    cases = [
+        (lambda: shardops.gather_nd(params, indices, batch_dims=-1, comm=comm), "ValueError",
+         "tf.gather_nd does not allow negative batch_dims."),
+        (lambda: shardops.gather_nd(params, indices, batch_dims=3, comm=comm), "ValueError",
+         "Argument `batch_dims` = 3 must be less than rank(`indices`) = 3"),
+        (lambda: shardops.gather_nd(params, indices[..., 0], batch_dims=2, comm=comm), "ValueError",
+         "Argument `batch_dims` = 2 must be less than rank(`indices`) = 2"),
+        (lambda: shardops.gather_nd(params[:, 0], np.zeros((params.shape[0], 1, 1, 1), np.int32), batch_dims=2,
+                                    comm=comm), "ValueError", "Argument `batch_dims` = 2 must be less than rank(`params`) = 2"),
+        (lambda: shardops.gather_nd(params, indices, batch_dims="1", comm=comm), "TypeError",
+         "Expected int for argument 'batch_dims' not '1'."),
+    ]
+    if size > 1:
+        cases.append((lambda: shardops.gather_nd(params, indices, batch_dims=0 if odd else 1, comm=comm),
+                      "InvalidArgumentError", "gather_nd: the ranks' calls differ: rank 0 passed batch_dims=1"))
+    for call, cls, text in cases:
+        name, message = raised_on_every_rank(comm, call)
+        assert name == cls and text in message, (name, message)
+    # A float that is an integer is taken (TensorFlow's int(batch_dims)); Python indices are int32.
+    got = shardops.gather_nd(params, indices.tolist(), batch_dims=1.0, comm=comm)
+    assert got.shape == (params.shape[0], 2, 4) and np.array_equal(got, np.repeat(params[:, :1], 2, axis=1))
+    assert comm.allreduce(1) == size
+
+
 def test_tensorflow_name_is_taken():
     # tf.gather_nd(params, indices, name="g") and the like: the name is TensorFlow's for the op
     # in a graph; taken and not used, on every op (it was an unexpected keyword).

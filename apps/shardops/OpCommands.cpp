@@ -109,7 +109,7 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   // --overwrite of a group of partitions replaces the group: partitions an earlier job wrote
   // beyond this job's go too.
   if (per_partition && r.overwrite)
-    file.drop_numbered_members(io::parse_dataset_ref(r.out), static_cast<std::int64_t>(outputs.size()));
+    file.drop_numbered_members(io::parse_dataset_ref(r.out), static_cast<std::int64_t>(outputs.size()), r.command);
   record.outputs.reserve(record.outputs.size() + outputs.size());
   record.written.reserve(record.written.size() + outputs.size());
   for (const Output& o : outputs) {

@@ -188,6 +188,19 @@ def expected_case(suite, sh, d, name, path, dataset, expected):
         same_array(suite, name, read_h5(out, "o"), expected, res)
 
 
+def make_odd_bools(d):
+    """h5py's bool (enum {FALSE=0, TRUE=1} over int8) holding bytes that are neither: NumPy
+    and TensorFlow take any byte but 0 as True, and an output must hold 1 for it (a byte
+    that is not a member of the enum is no bool to h5py's readers). 2 MiB: large enough to
+    have been mapped, which would pass the file's bytes on as they are."""
+    raw = np.random.default_rng(3).integers(-128, 128, (16384, 128)).astype(np.int8)
+    raw[:, :64] = np.random.default_rng(4).integers(0, 2, (16384, 64))
+    path = os.path.join(d, "odd_bools.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", data=raw, dtype=h5py.enum_dtype({"FALSE": 0, "TRUE": 1}, basetype="i1"))
+    return path, raw != 0
+
+
 def make_links(d):
     target = os.path.join(d, "link_target.h5")
     with h5py.File(target, "w") as f:
@@ -401,6 +414,8 @@ def main():
         suite.case("compact", gather_case, suite, sh, d, "compact", make_compact(d))
         suite.case("never_written_fill_value", gather_case, suite, sh, d, "never_written_fill_value",
                    make_never_written(d))
+        odd, expected = make_odd_bools(d)
+        suite.case("bool_bytes_neither_0_nor_1", expected_case, suite, sh, d, "odd_bools", odd, "/d", expected)
         links = make_links(d)
         suite.case("external_link", gather_case, suite, sh, d, "external_link", links, "/d")
         suite.case("soft_link_rows", gather_case, suite, sh, d, "soft_link_rows", links, "/soft", (1, 36))

@@ -61,7 +61,8 @@ def write_params(path, dtype, storage):
     the maps of path show the params alone), /idx = every row in order. Returns (the params
     as NumPy holds them, whether the rows may be mapped)."""
     params = values(dtype, (ROWS, COLS), seed=len(dtype) * 7 + len(storage))
-    kw, file_kw, mappable = {}, {}, True
+    # Bools are read through HDF5: a byte that is neither FALSE nor TRUE is made TRUE (1).
+    kw, file_kw, mappable = {}, {}, params.dtype != bool
     if storage == "userblock":
         file_kw["userblock_size"] = 512
     elif storage == "big_endian":

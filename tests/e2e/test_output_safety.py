@@ -220,14 +220,17 @@ FILE_SIZE_LIMIT = 20 << 20
 
 def file_size_limit_case(t, sh, kind):
     """new: a 32 MB output, refused before anything is written; compressed: random rows that
-    gzip cannot shrink, found too large only as they are written; existing: a dataset that
+    gzip cannot shrink, found too large only as they are written; stored: gzip level 0 (the
+    rows stored, a little larger), where the ranks whose rows lie past the limit fail inside
+    HDF5's collective write and one whose rows fit was left waiting in it (those ranks end the
+    job after a few seconds); existing: a dataset that
     would grow an existing 8 MB file past the limit; strings, fixed_strings: string outputs
     (variable-length ones keep their bytes in HDF5's heap). Each exits 3 naming the limit, with
     no crash at the end, nothing left behind and an existing target byte-identical."""
     inp, _ = make_inputs(t.d, rows=4096, index_rows=1 << 19)
     out = os.path.join(t.d, "out.h5")
     before = make_existing(out, size_rows=131072) if kind == "existing" else None
-    extra = ["--compression", "gzip=1"] if kind == "compressed" else []
+    extra = {"compressed": ["--compression", "gzip=1"], "stored": ["--compression", "gzip=0"]}.get(kind, [])
     argv = gather_args(inp, e2e.ref(out, "/g"))
     if kind.endswith("strings"):
         words = np.array([b"%d:" % k + b"x" * 60 for k in range(4096)], dtype=object).reshape(-1, 1)
@@ -356,7 +359,8 @@ def overwrite_partition_group(t, sh):
     """--overwrite of a group of partitions with fewer of them replaces the group: no
     partition of the earlier job is left (a reader walking the group gets this job's), the
     group lists them 0, 1, ... and datasets of other names in it stay, as does a numbered
-    one that no shardops job wrote (the user's own "/g/7")."""
+    one that no shardops job wrote (the user's own "/g/7") or that another op wrote (a
+    gather-nd's "/g/5")."""
     inp = os.path.join(t.d, "in.h5")
     data = np.arange(40, dtype=np.float32).reshape(10, 4)
     e2e.write_h5(inp, {"/d": data, "/p5": (np.arange(10) % 5).astype(np.int32),
@@ -370,13 +374,19 @@ def overwrite_partition_group(t, sh):
 
     e2e.expect_success(t.suite, partition("/p5", 5))
     e2e.write_h5(out, {"/g/notes": np.arange(3), "/g/7": np.arange(4)})
+    e2e.write_h5(inp, {"/idx": np.array([[1], [4]], np.int64)})
+    e2e.expect_success(t.suite, sh.run(["gather-nd", "--params", e2e.ref(inp, "/d"), "--indices", e2e.ref(inp, "/idx"),
+                                        "--out", e2e.ref(out, "/g/5"), "--overwrite", "-q"]))
     r = partition("/p2", 2, "--overwrite")
     e2e.expect_success(t.suite, r)
     with e2e.h5py.File(out, "r") as f:
         members = list(f["/g"])
         got = [f["/g/%d" % p][...] for p in range(2) if "%d" % p in f["/g"]]
-    t.suite.check([m for m in members if m not in ("notes", "7")] == ["0", "1"] and "notes" in members and
-                  "7" in members, "the group holds %s after an overwrite with 2 partitions" % members, r)
+        gathered = f["/g/5"][...] if "5" in f["/g"] else None
+    kept = ("notes", "7", "5")
+    t.suite.check([m for m in members if m not in kept] == ["0", "1"] and all(k in members for k in kept),
+                  "the group holds %s after an overwrite with 2 partitions" % members, r)
+    t.suite.check(gathered is not None and np.array_equal(gathered, data[[1, 4]]), "the gather-nd output /g/5 changed", r)
     for p, rows in enumerate(got):
         e2e.same_array(t.suite, "/g/%d" % p, rows, data[np.arange(10) % 2 == p], r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
@@ -392,6 +402,71 @@ def overwrite_partition_group(t, sh):
                   "the group lists %s after an overwrite with 10 partitions" % members, r)
     for p, rows in enumerate(got):
         e2e.same_array(t.suite, "/g/%d" % p, rows, data[p:p + 1], r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def overwrite_dimension_scale(t, sh):
+    """--overwrite of a dataset that dimension scales tie to others (netCDF-4's coordinate
+    variables, h5py's dims): a scale attached to a dataset, and a dataset with a scale
+    attached, are refused (exit 2) with the file byte-identical, where replacing one left the
+    other's references pointing at the deleted dataset; a scale attached to nothing is
+    replaced as any dataset."""
+    out = os.path.join(t.d, "dims.h5")
+    with e2e.h5py.File(out, "w") as f:
+        f["lat"] = np.arange(5, dtype=np.float32)
+        f["lat"].make_scale("lat")
+        f["temp"] = np.arange(10, dtype=np.float32).reshape(5, 2)
+        f["temp"].dims[0].attach_scale(f["lat"])
+        f["free"] = np.arange(5, dtype=np.float32)
+        f["free"].make_scale("free")
+        f["i"] = np.array([[4], [3], [2], [1], [0]], np.int64)
+    before = e2e.file_state(out)
+
+    def gather_into(name):
+        return sh.run(["gather-nd", "--params", e2e.ref(out, "/lat"), "--indices", e2e.ref(out, "/i"),
+                       "--out", e2e.ref(out, name), "--overwrite", "-q"])
+
+    for name, why in (("/lat", "is a dimension scale"), ("/temp", "has dimension scales attached")):
+        r = gather_into(name)
+        t.suite.check(r.rc == 2 and why in r.stderr, "%s: exit %s, expected 2 saying it %s" % (name, r.rc, why), r)
+        t.suite.check(e2e.file_state(out) == before, "%s: the file changed" % name, r)
+    r = gather_into("/free")
+    e2e.expect_success(t.suite, r)
+    with e2e.h5py.File(out, "r") as f:
+        t.suite.check(np.array_equal(f["free"][...], np.arange(5, dtype=np.float32)[::-1]), "/free was not replaced", r)
+        t.suite.check(np.array_equal(f["temp"].dims[0][0][...], np.arange(5, dtype=np.float32)),
+                      "temp's scale no longer reads as /lat", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def damaged_existing_target(t, sh):
+    """An existing target damaged before the job (its root group's B-tree key points past the
+    group's name heap, where h5py still lists the group): HDF5 takes the added dataset, and
+    the file can no longer show it. The job reads the file back before the commit: exit 3
+    naming the damage, the file byte-identical, nothing left (it was exit 0, "wrote", and
+    h5py could not open the new dataset)."""
+    out = os.path.join(t.d, "damaged.h5")
+    with e2e.h5py.File(out, "w") as f:
+        f.create_dataset("x", data=np.arange(400, dtype=np.float32).reshape(100, 4), chunks=(10, 4),
+                         compression="gzip")
+        f["c"] = np.arange(40, dtype=np.float32).reshape(10, 4)
+        f["i"] = np.array([[3], [7]], np.int64)
+        f.create_group("g")["y"] = np.arange(8.0)
+    with open(out, "rb") as fh:
+        data = bytearray(fh.read())
+    tree = data.find(b"TREE")  # the root group's B-tree: its first key, a heap offset, at +24
+    data[tree + 28], data[tree + 29] = 110, 197
+    with open(out, "wb") as fh:
+        fh.write(data)
+    before = e2e.file_state(out)
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/c": np.arange(40, dtype=np.float32).reshape(10, 4), "/i": np.array([[3], [7]], np.int64)},
+                 mode="w")
+    r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/c"), "--indices", e2e.ref(inp, "/i"), "--out",
+                e2e.ref(out, "/new"), "-q"])
+    t.suite.check(r.rc == 3 and "cannot read the file back" in r.stderr and "damaged" in r.stderr,
+                  "exit %s, expected 3 naming the damage" % r.rc, r)
+    t.suite.check(e2e.file_state(out) == before, "the damaged file changed", r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
@@ -1082,7 +1157,7 @@ def main():
             run_case("disk_full_dense_scatter", disk_full_dense_scatter)
         else:
             suite.skip("disk_full_*", "needs root to mount a small tmpfs")
-        for kind in ("new", "compressed", "existing", "strings", "fixed_strings"):
+        for kind in ("new", "compressed", "stored", "existing", "strings", "fixed_strings"):
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
         run_case("longest_file_name", longest_file_name)
@@ -1094,6 +1169,8 @@ def main():
         run_case("refused_overwrite_keeps_file", refused_overwrite_keeps_file)
         run_case("hard_linked_target", hard_linked_target)
         run_case("overwrite_partition_group", overwrite_partition_group)
+        run_case("overwrite_dimension_scale", overwrite_dimension_scale)
+        run_case("damaged_existing_target", damaged_existing_target)
         run_case("concurrent_writers_existing_file", concurrent_writers, True)
         run_case("concurrent_writers_new_file", concurrent_writers, False)
         run_case("lock_timeout", lock_timeout)

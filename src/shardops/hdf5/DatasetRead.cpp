@@ -377,8 +377,11 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   void* buffer = nullptr;
   // Whether to try mapping depends on the dataset's shape and dtype alone (the same on every
   // rank); whether it can be done is agreed below.
+  // Bools are read through HDF5, which gives a byte that is neither FALSE nor TRUE of the
+  // file's enum as one that is not 0 either; made TRUE below (1, as NumPy and TensorFlow take
+  // any other byte), where the file's bytes, mapped, would be passed on as they are.
   const bool try_mapping =
-      options.map_file && host_memory && shape.rank() > 0 &&
+      options.map_file && host_memory && shape.rank() > 0 && d.info.dtype != DType::Bool &&
       shape.num_elements() * static_cast<std::int64_t>(dtype_size(d.info.dtype)) >= options.map_from_bytes;
   long long mappable_at = -1;
   run_agreed(comm, [&] {
@@ -428,6 +431,11 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
   transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,
                 Transfer::Read, what);
+  if (d.info.dtype == DType::Bool) {
+    auto* bytes = static_cast<unsigned char*>(buffer);
+    const auto n = static_cast<std::size_t>(chosen.count(rank) * (shape.rank() == 0 ? 1 : shape.product_from(1)));
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = bytes[i] != 0 ? 1 : 0;
+  }
   if (!host_memory) {
     const Shape local_shape =
         shape.rank() == 0 ? (chosen.count(rank) > 0 ? Shape() : Shape{0}) : shape.with_dim0(chosen.count(rank));

@@ -17,6 +17,7 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
 #include "shardops/core/StringTensor.hpp"
+#include "shardops/hdf5/CollectiveAgreement.hpp"
 #include "shardops/hdf5/FileAccess.hpp"
 #include "shardops/hdf5/FileLock.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
@@ -131,8 +132,9 @@ DatasetHandle create_dataset(hid_t file, const std::string& path, const Shape& s
   check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), failure, ErrorKind::Internal);
   const PropListHandle dcpl = dataset_creation(storage, shape, type, what);
   if (allocate_now) check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), failure, ErrorKind::Internal);
-  return DatasetHandle(
-      check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT), failure));
+  // Creating it writes to the file (early allocation, metadata): past the file size limit too.
+  return DatasetHandle(check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                                failure + file_size_limit_text()));
 }
 
 // A string tensor about to be written: this rank's strings and the type they are
@@ -250,6 +252,30 @@ constexpr long long kMetadataRoom = 1 << 20;
 // Refuses a target that cannot be (re)placed in \p file (\p own_outputs: the job's new file,
 // holding its outputs so far). Returns true if a dataset is there and is to be replaced
 // (overwrite).
+// Dimension scales (netCDF-4's coordinate variables, h5py's dims) are object references
+// between datasets: the scale lists the datasets it is attached to (REFERENCE_LIST), each of
+// those lists its scales (DIMENSION_LIST). A replaced dataset is deleted and a new one made
+// in its place, so the other side's references would point at the deleted object header
+// (read from reused space): refused, before any work.
+void refuse_replacing_dimension_scales(hid_t file, const DatasetRef& target, const std::string& what) {
+  const DatasetHandle dataset(H5Dopen2(file, target.path.c_str(), H5P_DEFAULT));
+  if (!dataset.valid()) {
+    hdf5_error_detail();
+    return;  // opened again, and its failure reported, where it is replaced
+  }
+  const char* why =
+      H5Aexists(dataset.get(), "REFERENCE_LIST") > 0
+          ? "is a dimension scale (a netCDF-4 coordinate variable, h5py's dims) attached to other datasets"
+      : H5Aexists(dataset.get(), "DIMENSION_LIST") > 0
+          ? "has dimension scales attached (netCDF-4 coordinate variables, h5py's dims)"
+          : nullptr;
+  hdf5_error_detail();
+  if (why == nullptr) return;
+  throw InvalidArgument(what + ": the dataset " + why +
+                        ", which refer to each other: replaced, it would leave those references pointing at a "
+                        "deleted dataset; it is never replaced, even with --overwrite (write to another name)");
+}
+
 bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const std::string& what, bool own_outputs) {
   // In the job's new file, what is in the way is another of this job's outputs.
   const std::string where =
@@ -274,6 +300,7 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
     throw InvalidArgument(what +
                           ": the dataset already exists; replace it with --overwrite (overwrite=True in Python)");
   }
+  if (!own_outputs) refuse_replacing_dimension_scales(file, target, what);
   return true;
 }
 
@@ -282,6 +309,31 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
 // before any work instead. HDF5_USE_FILE_LOCKING=FALSE turns HDF5's locks off.
 void refuse_if_open_elsewhere(const std::string& target, const std::string& what) {
   if (hdf5_file_locking() && lock_held_elsewhere(target, true)) throw IOError(what + ": " + kOpenElsewhere);
+}
+
+// Rank 0, the existing target changed and closed: HDF5 opens it again and each dataset the
+// job added. HDF5 changes a file where its structures say, so a file damaged before the
+// job (a group's heap overwritten) takes the change and can no longer show it. Up to
+// kChecked datasets: a job of many partitions checks the first and the last ones.
+void check_reads_back(const OutputTransaction::PendingFile& f, const std::string& what) {
+  constexpr std::size_t kChecked = 4096;
+  std::vector<std::string> added(f.in_place);
+  added.insert(added.end(), f.written.begin(), f.written.end());
+  if (added.size() > kChecked) added.erase(added.begin() + kChecked / 2, added.end() - kChecked / 2);
+  const std::string damaged = what + ": HDF5 cannot read the file back after the change";
+  const std::string why =
+      "; the file was damaged before this job (shardops ls shows what can still be read): "
+      "nothing was committed, the file is as it was";
+  FileHandle file;
+  try {
+    file = open_serial(f.target, H5F_ACC_RDONLY, damaged);
+  } catch (const Error& e) {
+    throw IOError(e.what() + why);
+  }
+  for (const std::string& path : added) {
+    const DatasetHandle dataset(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT));
+    if (!dataset.valid()) throw IOError(with_hdf5_detail(damaged + " (the dataset '" + path + "')") + why);
+  }
 }
 
 // Rank 0: completes the change of the existing target, which is open through its undo
@@ -318,6 +370,7 @@ std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingF
     throw IOError(what + ": it has " + std::to_string(size) + " bytes where " + std::to_string(f.target_data_end) +
                   " were written (a write failed: disk full?); nothing was committed");
   }
+  check_reads_back(f, what);
   f.journal->prepare();
   return std::move(f.journal);
 }
@@ -519,7 +572,7 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
     // The metadata HDF5 writes when the file closes: room for it too, before it is needed.
     if (comm_.rank() == 0 && f.reserving) reserve_space(f.reserve_fd, f.data_end, kMetadataRoom, dir, what, true);
   });
-  run_agreed(comm_, [&] {
+  run_agreed_collective_io(comm_, [&] {
     if (f.file.close() < 0)
       throw IOError(with_hdf5_detail(what + ": cannot close the temporary file '" + f.temp + "'") +
                     file_size_limit_text());
@@ -689,13 +742,15 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
 namespace {
 
 // The names of the datasets directly in \p group of \p file that are numbers from \p from
-// up ("0", "1", ...: the members of a group of partitions) and that shardops wrote, in no
-// particular order.
-std::vector<std::string> numbered_members(hid_t file, const std::string& group, std::int64_t from) {
+// up ("0", "1", ...: the members of a group of partitions) and that a shardops job of \p op
+// wrote, in no particular order.
+std::vector<std::string> numbered_members(hid_t file, const std::string& group, std::int64_t from,
+                                          const std::string& op) {
   struct Found {
     std::int64_t from;
+    const std::string& op;
     std::vector<std::string> names;
-  } found{from, {}};
+  } found{from, op, {}};
   const GroupHandle g(H5Gopen2(file, group.c_str(), H5P_DEFAULT));
   if (!g.valid()) {
     hdf5_error_detail();  // not there, or not a group: nothing of it to drop
@@ -712,11 +767,17 @@ std::vector<std::string> numbered_members(hid_t file, const std::string& group, 
       hdf5_error_detail();
       return 0;
     }
-    // Only partitions a shardops job wrote (they carry its version): a dataset the user
-    // named like one stays.
-    const htri_t ours = H5Aexists_by_name(loc, name, kVersionAttribute, H5P_DEFAULT);
-    if (ours < 0) hdf5_error_detail();
-    if (ours > 0 && std::stoll(n) >= f.from) f.names.push_back(n);
+    // Only partitions a job of this op wrote (they carry its version and its op): a dataset
+    // the user named like one, or another op's output (a gather written to "5"), stays.
+    if (std::stoll(n) < f.from) return 0;
+    const DatasetHandle dataset(H5Dopen2(loc, name, H5P_DEFAULT));
+    if (!dataset.valid()) {
+      hdf5_error_detail();
+      return 0;
+    }
+    if (H5Aexists(dataset.get(), kVersionAttribute) > 0 && provenance_text(dataset.get(), "op") == f.op)
+      f.names.push_back(n);
+    hdf5_error_detail();  // what the checks left on HDF5's error stack
     return 0;
   };
   if (H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, visit, &found) < 0) hdf5_error_detail();
@@ -725,13 +786,13 @@ std::vector<std::string> numbered_members(hid_t file, const std::string& group, 
 
 }  // namespace
 
-void OutputTransaction::drop_numbered_members(const DatasetRef& group, std::int64_t from) {
+void OutputTransaction::drop_numbered_members(const DatasetRef& group, std::int64_t from, const std::string& op) {
   const std::string what = group.str();
   try {
     PendingFile& f = pending_for(group);
     run_agreed(comm_, [&] {
       if (comm_.rank() != 0 || !f.existing.valid()) return;
-      for (const std::string& name : numbered_members(f.existing.get(), group.path, from))
+      for (const std::string& name : numbered_members(f.existing.get(), group.path, from, op))
         f.dropped.insert(group.path + "/" + name);
     });
   } catch (...) {
@@ -784,7 +845,9 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     TypeHandle mem_type;
     std::vector<unsigned char> staging;  // only when MemSpace is not host-accessible
     const void* data = nullptr;
-    run_agreed(comm_, [&] {
+    // Creating a dataset in the new file is collective, and writes (allocating the chunks of
+    // a compressed one writes them).
+    run_agreed_collective_io(comm_, [&] {
       if (strings) {
         // Checked as for numbers above, now that the strings' bytes are known.
         const long long bytes =
@@ -807,7 +870,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     const bool vlen = strings && !string_output.format.fixed_length;
     const bool serial = vlen || storage.compression == Compression::Lzf;
     if (!serial && !strings && write_directly(f, dataset.get(), mem_type.get(), output, what)) {
-      run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
+      run_agreed_collective_io(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
       f.written.push_back(target.path);
       f.taken.insert(target.path);
       return !output.held();
@@ -841,10 +904,10 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       transfer_rows_staged(comm_, dataset.get(), mem_type.get(), tensor.shape(), first, rows, fill, Transfer::Write,
                            what);
     }
-    run_agreed(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
+    run_agreed_collective_io(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
     const std::int64_t elements = rows * (tensor.is_scalar() ? 1 : tensor.row_elements());
     if (serial && comm_.max(elements) != 0) {
-      run_agreed(comm_, [&] {
+      run_agreed_collective_io(comm_, [&] {
         check_status(f.file.close(), "output file '" + f.given + "': cannot close the temporary file '" + f.temp + "'");
       });
       for (int turn = 0; turn < comm_.size(); ++turn) {

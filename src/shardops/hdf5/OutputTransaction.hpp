@@ -104,10 +104,12 @@ class OutputTransaction {
 
   /// \brief Collective, with overwrite, where the job writes the numbered members "0" to
   /// "from - 1" of \p group (a dataset path naming a group: DynamicPartition's output): the
-  /// group's datasets numbered from \p from up, left by an earlier job that wrote more, are
-  /// deleted at the commit, with the rest of the change, so that the group holds this
-  /// job's members only. Other members (named otherwise) stay. Nothing for a new file.
-  void drop_numbered_members(const DatasetRef& group, std::int64_t from);
+  /// group's datasets numbered from \p from up that an earlier job of the same \p op wrote
+  /// (their "op" attribute), left by one that wrote more, are deleted at the commit, with the
+  /// rest of the change, so that the group holds this job's members only. Other members
+  /// (named otherwise, or written otherwise: another op's output, the user's) stay. Nothing
+  /// for a new file.
+  void drop_numbered_members(const DatasetRef& group, std::int64_t from, const std::string& op);
 
   /// \brief Collective: closes the new files, checks them, and puts their datasets in
   /// place once every rank succeeded (stop signals wait until it is done).

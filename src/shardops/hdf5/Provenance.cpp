@@ -50,6 +50,29 @@ std::string comment_of(hid_t object) {
   return text;
 }
 
+std::string provenance_text(hid_t object, const char* name) {
+  if (H5Aexists(object, name) <= 0) return "";
+  const AttributeHandle attr(H5Aopen(object, name, H5P_DEFAULT));
+  const TypeHandle type(attr.valid() ? H5Aget_type(attr.get()) : H5I_INVALID_HID);
+  const DataspaceHandle space(attr.valid() ? H5Aget_space(attr.get()) : H5I_INVALID_HID);
+  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_STRING ||
+      H5Sget_simple_extent_type(space.get()) != H5S_SCALAR) {
+    return "";
+  }
+  const TypeHandle mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND));
+  if (H5Tis_variable_str(type.get()) > 0) {
+    char* text = nullptr;
+    if (H5Aread(attr.get(), mem.get(), &text) < 0 || text == nullptr) return "";
+    std::string value(text);
+    H5free_memory(text);
+    return value;
+  }
+  std::string value(H5Tget_size(type.get()), '\0');
+  if (H5Aread(attr.get(), mem.get(), value.data()) < 0) return "";
+  value.erase(value.find_last_not_of('\0') + 1);
+  return value;
+}
+
 void write_provenance(hid_t object, const Attributes& attributes, const std::string& what, const std::string& comment) {
   const TypeHandle type(check_id(H5Tcopy(H5T_C_S1), "H5Tcopy(H5T_C_S1)", ErrorKind::Internal));
   check_status(H5Tset_size(type.get(), H5T_VARIABLE), "H5Tset_size(H5T_VARIABLE)", ErrorKind::Internal);

@@ -38,6 +38,10 @@ std::string written_comment();
 /// \brief The comment of the open \p object, "" if it has none.
 std::string comment_of(hid_t object);
 
+/// \brief The text of the scalar string attribute \p name of \p object (one that
+/// write_provenance wrote: "op", say); "" where it has none, or one of another kind.
+std::string provenance_text(hid_t object, const char* name);
+
 /// \brief Writes every entry of \p attributes, plus shardops_version (always the
 /// running version, whatever \p attributes says), as a variable-length UTF-8 string
 /// attribute on \p object: a scalar for a text, 1-D for a list (h5py reads them as str

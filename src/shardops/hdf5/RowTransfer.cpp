@@ -6,6 +6,7 @@
 
 #include "shardops/core/Progress.hpp"
 #include "shardops/core/Tensor.hpp"
+#include "shardops/hdf5/CollectiveAgreement.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
@@ -74,7 +75,7 @@ void run_round(const Comm& comm, hid_t dset, hid_t mem_type, hid_t dxpl, const S
     });
   } else {
     run_agreed(comm, select);
-    run_agreed(comm, transfer);
+    run_agreed_collective_io(comm, transfer);
   }
 }
 }  // namespace

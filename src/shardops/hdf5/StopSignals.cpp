@@ -202,6 +202,8 @@ void install_stop_handlers(bool print_messages) {
 
 void exit_quietly_on_stop(int exit_code) { g_failed_code.store(exit_code); }
 
+void clean_up_as_if_stopped() noexcept { clean_up_now(); }
+
 StopHandlersWhileWriting::StopHandlersWhileWriting(bool print_messages) {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;

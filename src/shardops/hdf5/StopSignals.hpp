@@ -38,6 +38,10 @@ constexpr int stop_exit_code(int signal) { return 128 + signal; }
 /// prints the one line (rank 0 of the job).
 void install_stop_handlers(bool print_messages);
 
+/// \brief Cleans up now what a stop signal would (cuts the existing targets back, removes
+/// the registered files), for a rank about to end the whole job without the others.
+void clean_up_as_if_stopped() noexcept;
+
 /// \brief The job has failed on every rank and said why (rank 0 printed the error): from
 /// now on a stop signal ends this rank at once with \p exit_code, silently. Open MPI's
 /// mpirun sends SIGTERM to the ranks still running as soon as one exits non-zero, and a rank

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <thread>
 
 namespace shardops {
 
@@ -86,18 +87,14 @@ void Comm::barrier() const {
   if (size_ > 1) check_mpi(MPI_Barrier(get()), "MPI_Barrier");
 }
 
-void agree_on_error(const Comm& comm, const PendingError* local) {
+namespace {
+// The second half of an agreement, once every rank knows that some rank has an error:
+// the chosen one is thrown on every rank.
+[[noreturn]] void throw_chosen_error(const Comm& comm, const PendingError* local) {
   struct {
     long order;
     int rank;
   } mine{local ? static_cast<long>(local->order) : std::numeric_limits<long>::max(), comm.rank()}, best{};
-  if (comm.size() == 1) {  // nothing to agree on
-    if (local) throw_error(local->kind, local->message, local->subject);
-    return;
-  }
-  int any_local = local ? 1 : 0, any = 0;
-  check_mpi(MPI_Allreduce(&any_local, &any, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
-  if (!any) return;
   // Among the ranks with an error, the smallest order wins (MINLOC: lowest rank on ties).
   if (!local) mine.rank = comm.size();  // never chosen over a rank that has one
   check_mpi(MPI_Allreduce(&mine, &best, 1, MPI_LONG_INT, MPI_MINLOC, comm.get()), "MPI_Allreduce");
@@ -107,6 +104,43 @@ void agree_on_error(const Comm& comm, const PendingError* local) {
   check_mpi(MPI_Bcast(&kind, 1, MPI_INT64_T, root, comm.get()), "MPI_Bcast");
   const std::string subject = comm.broadcast(local ? local->subject : std::string(), root);
   throw_error(static_cast<ErrorKind>(kind), message, subject);
+}
+}  // namespace
+
+void agree_on_error(const Comm& comm, const PendingError* local) {
+  if (comm.size() == 1) {  // nothing to agree on
+    if (local) throw_error(local->kind, local->message, local->subject);
+    return;
+  }
+  int any_local = local ? 1 : 0, any = 0;
+  check_mpi(MPI_Allreduce(&any_local, &any, 1, MPI_INT, MPI_MAX, comm.get()), "MPI_Allreduce");
+  if (any) throw_chosen_error(comm, local);
+}
+
+void agree_on_error_or_abort(const Comm& comm, const PendingError* local, std::chrono::milliseconds patience,
+                             const std::function<void(const PendingError&)>& give_up) {
+  if (comm.size() == 1) {
+    if (local) throw_error(local->kind, local->message, local->subject);
+    return;
+  }
+  int any_local = local ? 1 : 0, any = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&any_local, &any, 1, MPI_INT, MPI_MAX, comm.get(), &request), "MPI_Iallreduce");
+  if (!local) {
+    check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    for (int done = 0;;) {
+      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        give_up(*local);
+        MPI_Abort(comm.get(), static_cast<int>(local->kind));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  if (any) throw_chosen_error(comm, local);
 }
 
 void agree_on_call(const Comm& comm, const std::string& call) {

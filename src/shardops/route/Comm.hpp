@@ -6,9 +6,13 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shardops/core/Error.hpp"
@@ -75,6 +79,16 @@ struct PendingError {
 /// leaving the others waiting.
 void agree_on_error(const Comm& comm, const PendingError* local);
 
+/// \brief Collective: agree_on_error after a collective call of another library (HDF5's
+/// collective write) that an error may have cut short on some ranks only: a rank that
+/// left it early may have left another inside it, waiting for an MPI call that will never
+/// come, where no agreement reaches it. A rank with an error waits \p patience for the
+/// others to join; then it calls \p give_up (which must not call collectives: it cleans up
+/// what this rank made and says why) and ends the whole job, MPI_Abort with its error's
+/// exit code. A rank without one waits as long as it takes.
+void agree_on_error_or_abort(const Comm& comm, const PendingError* local, std::chrono::milliseconds patience,
+                             const std::function<void(const PendingError&)>& give_up);
+
 /// \brief Collective: returns when \p call (a collective call and its arguments, as text)
 /// is the same on every rank; otherwise throws InvalidArgument on every rank, "the ranks'
 /// calls differ: rank 0 passed A; rank R passed B" (R the lowest rank that differs). A
@@ -82,24 +96,28 @@ void agree_on_error(const Comm& comm, const PendingError* local);
 /// each rank its own answer. One allgather of a hash when the ranks agree.
 void agree_on_call(const Comm& comm, const std::string& call);
 
+/// \brief Runs \p body (not collective): the error it threw, to be agreed on (a
+/// shardops::Error keeps its kind, anything else is Internal), or none.
+template <class Body>
+std::optional<PendingError> pending_error_of(Body&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    return PendingError{e.kind(), e.what(), 0, e.subject()};
+  } catch (const std::exception& e) {
+    return PendingError{ErrorKind::Internal, e.what(), 0};
+  }
+  return std::nullopt;
+}
+
 /// \brief Collective: runs \p body on every rank; an exception on any rank (a
 /// shardops::Error keeps its kind, anything else is Internal) is raised on all of
 /// them, the lowest failing rank's one. \p body must not itself call collectives
 /// that other ranks could skip because of the failure.
 template <class Body>
 void run_agreed(const Comm& comm, Body&& body) {
-  PendingError pending;
-  bool failed = false;
-  try {
-    body();
-  } catch (const Error& e) {
-    pending = PendingError{e.kind(), e.what(), 0, e.subject()};
-    failed = true;
-  } catch (const std::exception& e) {
-    pending = PendingError{ErrorKind::Internal, e.what(), 0};
-    failed = true;
-  }
-  agree_on_error(comm, failed ? &pending : nullptr);
+  const std::optional<PendingError> pending = pending_error_of(std::forward<Body>(body));
+  agree_on_error(comm, pending ? &*pending : nullptr);
 }
 
 }  // namespace shardops

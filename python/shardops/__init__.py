@@ -12,6 +12,7 @@ other ranks get an empty array).
 
 import atexit
 import builtins as _builtins
+import collections.abc as _abc
 import inspect
 import json
 import operator as _operator
@@ -402,6 +403,9 @@ def _make_op(spec):
             for a in spec["attrs"]:
                 if a["kind"] == "int":
                     values[a["name"]] = _make_int(values[a["name"]], a["name"])
+            if spec["python"] == "dynamic_partition" and values["num_partitions"] > _INT32.max:
+                # TensorFlow's Python layer refuses so many outputs before the op's int32 attr.
+                raise ValueError("Number of outputs is too big: %d" % values["num_partitions"])
             dtypes, arrays = _python_dtypes(spec, values)
             if all(d is None for d in dtypes):  # arrays only: converted now, agreed below
                 _convert(spec, values, dtypes, arrays)
@@ -566,10 +570,13 @@ def write(outputs, *, comm=None, overwrite=False, attributes=None):
     refused unless ``overwrite``, and every dataset gets provenance attributes (``op``,
     ``writer``, ``shardops_version``) and the string pairs of ``attributes``, whose names
     must not be those."""
-    named, error = outputs, None
-    try:  # what is not a dict the extension refuses, as before
-        if isinstance(outputs, dict):
-            named = {_dataset_name(k, "an output's name"): v for k, v in outputs.items()}
+    named, error = None, None
+    try:
+        # A mapping only: pairs or another iterable would reach the extension's dict()
+        # unchecked, a bytes name becoming the file "b'x.h5".
+        if not isinstance(outputs, _abc.Mapping):
+            raise TypeError("outputs must be a dict {\"FILE:/path\": array}, not %s" % type(outputs).__name__)
+        named = {_dataset_name(k, "an output's name"): v for k, v in outputs.items()}
     except TypeError as e:
         error = e
     _agreed(comm, error)

@@ -75,8 +75,10 @@ class Call {
       convert(inputs_);
       return;
     }
-    // A Python error while converting (np.asarray failing, say) is bad input too.
-    run_agreed(*comm_, [&] {
+    // A Python error while converting (np.asarray failing, say) is bad input too. Its
+    // text is taken holding the GIL; the agreement waits for the other ranks without it,
+    // so that the process's other Python threads run meanwhile.
+    const std::optional<PendingError> pending = pending_error_of([&] {
       try {
         convert(inputs_);
       } catch (const Error&) {
@@ -86,6 +88,7 @@ class Call {
       }
     });
     ReleasedGil release;
+    agree_on_error(*comm_, pending ? &*pending : nullptr);
     // The inputs' names, dtypes and ranks, and the noted arguments: a rank whose call
     // differs must not leave the others waiting in the op.
     agree_on_call(*comm_, inputs_.signature());

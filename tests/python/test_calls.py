@@ -46,8 +46,14 @@ def test_a_mistake_on_one_rank_raises_everywhere():
          "InvalidArgumentError", "attributes: names and values must be str"),
         (lambda: shardops.write({os.devnull + ".h5:/x": x}, comm=comm, attributes={"op": "mine"}),
          "InvalidArgumentError", "'op' is set by shardops itself"),
-        (lambda: shardops.write([1, 2] if odd else {os.devnull + ".h5:/x": x}, comm=comm), "InvalidArgumentError",
-         ""),
+        (lambda: shardops.write([1, 2] if odd else {os.devnull + ".h5:/x": x}, comm=comm), "TypeError",
+         "outputs must be a dict {\"FILE:/path\": array}, not list"),
+        # Pairs are not a dict: a bytes name must not become the file "b'x.h5".
+        (lambda: shardops.write([(b"x.h5:/d", x)], comm=comm), "TypeError", "outputs must be a dict"),
+        (lambda: shardops.dynamic_partition(x, [0, 0, 0, 0], 2 ** 31, comm=comm), "ValueError",
+         "Number of outputs is too big: 2147483648"),
+        (lambda: shardops.dynamic_partition(x, [0, 0, 0, 0], 2 ** 63, comm=comm), "ValueError",
+         "Number of outputs is too big: 9223372036854775808"),
     ]
     for call, cls, text in cases:
         name, message = raised_on_every_rank(comm, call)

@@ -99,6 +99,25 @@ def make_external_raw(d):
     return path
 
 
+def external_raw_data_missing(suite, sh, d):
+    """A dataset whose external raw file is gone (an absolute name) or not where HDF5 looks
+    for a relative one (the working directory): exit 2 naming the raw file, on every rank
+    alike, where HDF5 said only "unable to open external raw data file"."""
+    for name, raw in (("absolute", os.path.join(d, "gone.bin")), ("relative", "shardops-test-nowhere.bin")):
+        path = os.path.join(d, "external_%s.h5" % name)
+        with h5py.File(path, "w") as f:
+            f.create_dataset("d", shape=(4, COLS), dtype="float32", external=[(raw, 0, h5py.h5f.UNLIMITED)])
+        if os.path.exists(raw):
+            os.remove(raw)  # h5py made it (the absolute one; a relative one in this folder)
+        res = sh.run(["gather-nd", "--params", ref(path, "/d"), "--indices", ref(identity(d, 4), "/i"), "--out",
+                      ref(os.path.join(d, "out_external_%s.h5" % name), "/o"), "-q"])
+        said = "external raw file '%s'" % raw
+        suite.check(res.rc == 2 and said in res.stderr and "does not exist" in res.stderr,
+                    "%s: exit %s, expected 2 naming %s" % (name, res.rc, raw), res)
+        if name == "relative":
+            suite.check("working directory" in res.stderr, "relative: the message does not say where HDF5 looks", res)
+
+
 def make_compact(d):
     path = os.path.join(d, "compact.h5")
     with h5py.File(path, "w") as f:
@@ -411,6 +430,7 @@ def main():
             name = "fill_time_never_" + dataset[1:]
             suite.case(name, expected_case, suite, sh, d, name, never, dataset, expected)
         suite.case("external_raw_data", gather_case, suite, sh, d, "external_raw_data", make_external_raw(d))
+        suite.case("external_raw_data_missing", external_raw_data_missing, suite, sh, d)
         suite.case("compact", gather_case, suite, sh, d, "compact", make_compact(d))
         suite.case("never_written_fill_value", gather_case, suite, sh, d, "never_written_fill_value",
                    make_never_written(d))

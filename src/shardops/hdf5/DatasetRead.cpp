@@ -4,8 +4,12 @@
 #include <iterator>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -27,6 +31,35 @@
 namespace shardops::io {
 
 namespace {
+
+// A dataset whose rows are kept in external raw files (h5py's external=): HDF5 says only
+// "unable to open external raw data file". The file missing is named, and where a relative
+// name is looked for: the working directory, unless HDF5_EXTFILE_PREFIX says otherwise
+// (then HDF5 is left to find it).
+void check_external_files(hid_t dataset, const std::string& what) {
+  const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the dataset's properties"));
+  const int n = H5Pget_external_count(dcpl.get());
+  hdf5_error_detail();  // clear the stack
+  if (n <= 0 || std::getenv("HDF5_EXTFILE_PREFIX") != nullptr) return;
+  for (int i = 0; i < n; ++i) {
+    std::vector<char> name(PATH_MAX + 1, '\0');
+    off_t offset = 0;
+    hsize_t size = 0;
+    if (H5Pget_external(dcpl.get(), static_cast<unsigned>(i), name.size() - 1, name.data(), &offset, &size) < 0) {
+      hdf5_error_detail();
+      return;  // HDF5 says what is wrong when it reads
+    }
+    const std::string file(name.data());
+    if (::access(file.c_str(), F_OK) == 0) continue;
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    throw InvalidArgument(what + ": its rows are kept in the external raw file '" + file +
+                          "' (h5py's external=), which does not exist" +
+                          (file.empty() || file[0] == '/'
+                               ? std::string()
+                               : " in the working directory '" + cwd + "', where HDF5 looks for a relative name"));
+  }
+}
 
 // An open input dataset (its file stays open in the InputFiles that opened it).
 struct OpenDataset {
@@ -360,6 +393,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     watch_->reading(source.file, source.path, d.dataset.get());
     tensor_bytes(shape, d.info.dtype, "reading " + what);
     check_filters_available(d.dataset.get(), what);
+    check_external_files(d.dataset.get(), what);
   });
   RowLayout chosen;
   if (d.info.dtype == DType::String) {

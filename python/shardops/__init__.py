@@ -413,6 +413,8 @@ def _make_op(spec):
         except Exception as e:  # noqa: B902 - raised on every rank by _agreed
             error = e
         every = _agreed(comm, error, dtypes)
+        if any(isinstance(p, _BatchCall) for p in every):  # another rank's call is a batched gather
+            raise _batch_call_differs(every)
         # Python values take dtypes the ranks agree on; their conversion is agreed in turn.
         if any(d is not None for rank_dtypes in every for d in rank_dtypes or []):
             error = None
@@ -437,6 +439,24 @@ for _spec in _REGISTRY:
     if _spec["python"]:
         globals()[_spec["python"]] = _make_op(_spec)
 del _spec
+
+
+class _BatchCall:
+    """A batched gather_nd's payload in the ranks' agreement. A call without batch_dims is
+    the plain op, which agrees without one (no extra allgather); where one rank's call is
+    batched and another's plain, their first allgathers meet, and each side sees the other's
+    kind of payload and raises _batch_call_differs on every rank."""
+
+    def __init__(self, payload):
+        self.payload = payload
+
+
+def _batch_call_differs(every):
+    """The error every rank raises where some ranks passed batch_dims and others did not."""
+    plain = [r for r, p in enumerate(every) if not isinstance(p, _BatchCall)]
+    batched = [r for r, p in enumerate(every) if isinstance(p, _BatchCall)]
+    return InvalidArgumentError("gather_nd: the ranks' calls differ: rank %d passed batch_dims; rank %d passed none"
+                                % (batched[0], plain[0]))
 
 
 def _batch_call(values, distributed):
@@ -504,7 +524,7 @@ def _with_batch_dims(plain):
     def gather_nd(*args, **kwargs):
         comm = kwargs.get("comm")
         distributed = _distributed(comm)
-        if not distributed and "batch_dims" not in kwargs:
+        if "batch_dims" not in kwargs:
             return plain(*args, **kwargs)
         error, payload, values, indices = None, None, None, None
         try:
@@ -512,7 +532,10 @@ def _with_batch_dims(plain):
             payload, indices = _batch_call(values, distributed)
         except Exception as e:  # noqa: B902 - raised on every rank by _agreed
             error = e
-        every = _agreed(comm, error, payload)
+        every = _agreed(comm, error, _BatchCall(payload))
+        if not all(isinstance(p, _BatchCall) for p in every):  # another rank's call is a plain one
+            raise _batch_call_differs(every)
+        every = [p.payload for p in every]
         if all(p[0] == 0 for p in every):
             return plain(**values)
         batch_dims, shapes, dtype = _agreed_batch(every)

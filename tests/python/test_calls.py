@@ -86,6 +86,11 @@ def test_gather_nd_batch_dims_arguments():
     if size > 1:
         cases.append((lambda: shardops.gather_nd(params, indices, batch_dims=0 if odd else 1, comm=comm),
                       "InvalidArgumentError", "gather_nd: the ranks' calls differ: rank 0 passed batch_dims=1"))
+        # A call without batch_dims is the plain op, which agrees without the batched one's
+        # allgather: the two meet and both sides raise.
+        cases.append((lambda: shardops.gather_nd(params, indices, comm=comm, **({} if odd else {"batch_dims": 1})),
+                      "InvalidArgumentError", "gather_nd: the ranks' calls differ: rank 0 passed batch_dims; rank %d "
+                      "passed none" % (size - 1)))
     for call, cls, text in cases:
         name, message = raised_on_every_rank(comm, call)
         assert name == cls and text in message, (name, message)

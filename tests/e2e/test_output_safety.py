@@ -224,13 +224,17 @@ def file_size_limit_case(t, sh, kind):
     rows stored, a little larger), where the ranks whose rows lie past the limit fail inside
     HDF5's collective write and one whose rows fit was left waiting in it (those ranks end the
     job after a few seconds); existing: a dataset that
-    would grow an existing 8 MB file past the limit; strings, fixed_strings: string outputs
-    (variable-length ones keep their bytes in HDF5's heap). Each exits 3 naming the limit, with
-    no crash at the end, nothing left behind and an existing target byte-identical."""
-    inp, _ = make_inputs(t.d, rows=4096, index_rows=1 << 19)
+    would grow an existing 8 MB file past the limit; existing_compressed: a compressed 15 MB
+    dataset that fits the limit in its own new file, but not once copied into an existing 8 MB
+    file at the commit (HDF5's object copy crashed on the failed write: SIGSEGV, the journal
+    and new file left); strings, fixed_strings: string outputs (variable-length ones keep their
+    bytes in HDF5's heap). Each exits 3 naming the limit, with no crash at the end, nothing
+    left behind and an existing target byte-identical."""
+    inp, _ = make_inputs(t.d, rows=4096, index_rows=(1 << 18) if kind == "existing_compressed" else 1 << 19)
     out = os.path.join(t.d, "out.h5")
-    before = make_existing(out, size_rows=131072) if kind == "existing" else None
-    extra = {"compressed": ["--compression", "gzip=1"], "stored": ["--compression", "gzip=0"]}.get(kind, [])
+    before = make_existing(out, size_rows=131072) if kind.startswith("existing") else None
+    extra = {"compressed": ["--compression", "gzip=1"], "stored": ["--compression", "gzip=0"],
+             "existing_compressed": ["--compression", "gzip=1"]}.get(kind, [])
     argv = gather_args(inp, e2e.ref(out, "/g"))
     if kind.endswith("strings"):
         words = np.array([b"%d:" % k + b"x" * 60 for k in range(4096)], dtype=object).reshape(-1, 1)
@@ -1157,7 +1161,7 @@ def main():
             run_case("disk_full_dense_scatter", disk_full_dense_scatter)
         else:
             suite.skip("disk_full_*", "needs root to mount a small tmpfs")
-        for kind in ("new", "compressed", "stored", "existing", "strings", "fixed_strings"):
+        for kind in ("new", "compressed", "stored", "existing", "existing_compressed", "strings", "fixed_strings"):
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
         run_case("longest_file_name", longest_file_name)

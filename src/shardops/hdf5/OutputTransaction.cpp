@@ -346,9 +346,12 @@ std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingF
   f.journal->set_early_apply(true);  // signals are held now: the close need not be the only step
   if (!f.written.empty()) {
     // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a
-    // write that fails half way through H5Ocopy.
-    reserve_space(f.target_fd, file_size(f.target), file_size(f.temp) + kMetadataRoom,
-                  std::filesystem::path(f.target).parent_path().string(), what, true);
+    // write that fails half way through H5Ocopy (it crashed past `ulimit -f`, which a
+    // reservation that keeps the file's size does not meet).
+    const std::string dir = std::filesystem::path(f.target).parent_path().string();
+    const long long added = file_size(f.temp) + kMetadataRoom;
+    expect_room(dir, 0, file_size(f.target) + added, what);
+    reserve_space(f.target_fd, file_size(f.target), added, dir, what, true);
     FileHandle source = open_serial(f.temp, H5F_ACC_RDONLY, what + ": cannot reopen the new datasets");
     for (const std::string& path : f.written) {
       if (f.replaced.count(path) > 0) {

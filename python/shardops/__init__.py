@@ -24,6 +24,7 @@ import numpy as _np
 # The extension sets what MPI's start-up needs (route/MpiStartup.hpp), has mpi4py start
 # MPI, then starts Kokkos.
 from . import _batch_dims, _shardops
+from . import _python_values as _pv
 from ._errors import Error, InternalError, InvalidArgumentError, IOError  # noqa: A004
 
 __version__ = _shardops.__version__
@@ -43,177 +44,17 @@ def op_registry():
 # The inputs of one dtype (TensorFlow's type attr T): the rest are indices or partition ids.
 _VALUE_ROLES = ("data", "tensor", "params", "updates")
 _INT32 = _np.iinfo(_np.int32)
-_INT64 = _np.iinfo(_np.int64)
-_UINT64 = _np.iinfo(_np.uint64)
-# The default dtype (_tf_default) of Python integers beyond int64: TensorFlow refuses them
-# where it picks the dtype, and takes them into a uint64 tensor.
-_BEYOND_INT64 = "beyond int64"
-_OUT_OF_RANGE = "Can't convert Python sequence with out-of-range integer to Tensor."
-_STRING_KINDS = "SUO"
-# TensorFlow's names of the dtypes whose NumPy names differ, as its conversion errors print them.
-_TF_NAMES = {"float16": "half", "float32": "float", "float64": "double"}
-
-
 def _python_value(value):
     """Whether ``value`` is a plain Python value (a number, a list or tuple of them), not an
     array or a NumPy scalar: TensorFlow picks such a value's dtype itself."""
     return not isinstance(value, (_np.ndarray, _np.generic)) and not hasattr(value, "__array__")
 
 
-# The kinds of element TensorFlow takes after a sequence's first one: bools only with bools,
-# strings only with strings; after an integer or a real, bools, integers and reals; after a
-# complex number, any number.
-_TAKES_AFTER = {"b": "b", "i": "bif", "f": "bif", "c": "bifc", "s": "s"}
-
-
-def _element_kind(x):
-    """The kind (_TAKES_AFTER) of an element of a Python sequence; None for another object."""
-    if isinstance(x, (_np.ndarray, _np.generic)):
-        k = _np.asarray(x).dtype.kind
-        return {"u": "i", "U": "s", "S": "s"}.get(k, k)
-    for kind, types in (("b", bool), ("i", int), ("f", float), ("c", complex), ("s", (str, bytes))):
-        if isinstance(x, types):
-            return kind
-    return None
-
-
-def _first_element(value):
-    """The first element of a nested Python sequence (None if it has none)."""
-    while isinstance(value, (list, tuple)):
-        if not value:
-            return None
-        value = value[0]
-    return value
-
-
-def _elements(value):
-    """The elements of a nested Python sequence, in order."""
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _elements(item)
-    else:
-        yield value
-
-
-def _mixed_types(value, a):
-    """Whether a Python sequence (``a``: as NumPy holds it) mixes kinds of element as
-    TensorFlow refuses to: its first element's kind decides which may follow (_TAKES_AFTER),
-    where NumPy found a common dtype. NumPy's dtype says what came after the first element,
-    but for text: numbers among strings are looked for one by one."""
-    first = _element_kind(_first_element(value))
-    if first is None:
-        return False
-    if first == "s":
-        return any(_element_kind(x) not in (None, "s") for x in _elements(value))
-    kind = {"u": "i", "U": "s", "S": "s"}.get(a.dtype.kind, a.dtype.kind)
-    return kind in "bifcs" and kind not in _TAKES_AFTER[first]
-
-
-def _python_array(value):
-    """A plain Python value as NumPy holds it, refused as TensorFlow refuses it: a ragged
-    sequence, one that mixes kinds of element ([True, 2], [1, "a"]), or an integer outside
-    int64 and uint64 (NumPy would keep it as an object)."""
-    try:
-        a = _np.asarray(value)
-    except ValueError:  # NumPy's "inhomogeneous shape"
-        raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
-    if isinstance(value, (list, tuple)) and _mixed_types(value, a):
-        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
-    if a.dtype == object and a.size:
-        items = a.ravel().tolist()
-        if any(isinstance(x, (list, tuple)) for x in items):
-            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
-        if any(isinstance(x, int) and not isinstance(x, bool) and not _INT64.min <= x <= _UINT64.max for x in items):
-            raise ValueError(_OUT_OF_RANGE)
-    if a.dtype.kind == "f" and _big_int_in(value):  # NumPy made [2**63, 1] floats
-        raise ValueError(_OUT_OF_RANGE)
-    return a
-
-
-def _big_int_in(value):
-    """Whether a Python value holds an integer outside int64 (NumPy holds one as uint64, or
-    turns its list into floats)."""
-    if isinstance(value, (list, tuple)):
-        return any(_big_int_in(x) for x in value)
-    return isinstance(value, (int, _np.integer)) and not isinstance(value, bool) and int(value) > _INT64.max
-
-
-def _tf_default(value, a):
-    """The dtype TensorFlow gives a Python value (``a``: as _python_array holds it) of no
-    given dtype: integers int32 (int64 when one does not fit; _BEYOND_INT64 when one does not
-    fit that, which TensorFlow refuses where this default is used), floats float32; bools,
-    complex numbers and strings as NumPy makes them. A sequence whose first element is a NumPy
-    float (an array or a scalar) takes its dtype, as TensorFlow does; its integers still become
-    int32 where they fit. An empty value: None (it takes the other ranks' dtype;
-    _empty_default() where none has one)."""
-    if a.size == 0:
-        return None
-    kind = a.dtype.kind
-    if kind in "iu":
-        if int(a.max()) > _INT64.max:
-            return _BEYOND_INT64  # an error only where this default is used
-        return _np.dtype(_np.int64 if a.min() < _INT32.min or a.max() > _INT32.max else _np.int32)
-    if kind == "f":
-        # The first element decides, as in TensorFlow: a NumPy float keeps its dtype (whatever
-        # follows it), a Python number makes float32 (whatever NumPy floats follow it).
-        first = _first_element(value)
-        if isinstance(first, (_np.ndarray, _np.generic)) and _np.asarray(first).dtype.kind == "f":
-            return _np.asarray(first).dtype
-        return _np.dtype(_np.float32)
-    return a.dtype
-
-
-def _empty_default():
-    """TensorFlow's dtype of an empty Python value with no dtype given: float32. Empty index
-    values on every rank are float32 then, and the op refuses them as TensorFlow does; the
-    int32 inputs (partition ids, DynamicStitch's indices) are converted to int32 instead."""
-    return _np.dtype(_np.float32)
-
-
-def _wider(a, b):
-    """The dtype of a Python value whose ranks' blocks gave ``a`` and ``b``, as TensorFlow
-    would give it to the whole: the later kind of bool, integer, float, complex, the wider
-    size within a kind; strings and numbers do not mix (left to the op's dtype check)."""
-    if a == b or a.kind in _STRING_KINDS or b.kind in _STRING_KINDS:
-        return a
-    order = "biufc"
-    ka, kb = order.index(a.kind), order.index(b.kind)
-    if ka != kb:
-        return a if ka > kb else b
-    return a if a.itemsize >= b.itemsize else b
-
-
-def _cannot_convert(value, dtype):
-    name = "string" if dtype.kind in _STRING_KINDS else _TF_NAMES.get(dtype.name, dtype.name)
-    return TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, name))
-
-
-def _python_to(value, a, dtype):
-    """A Python value (``a``: as _python_array holds it) as TensorFlow converts it to
-    ``dtype``: integers wrap into any integer dtype, and bools and integers into floats and
-    complex numbers; floats go into floats (rounded) and complex numbers; anything else is
-    TensorFlow's TypeError. Strings are left as they are (the op checks them)."""
-    if dtype.kind in _STRING_KINDS or a.dtype.kind in _STRING_KINDS or a.dtype == dtype:
-        if a.dtype.kind in _STRING_KINDS and dtype.kind not in _STRING_KINDS and a.size:
-            raise _cannot_convert(value, dtype)
-        if dtype.kind in _STRING_KINDS and a.dtype.kind in "biufc" and a.size:  # numbers for strings
-            raise _cannot_convert(value, dtype)
-        # An empty block ([] is float64 to NumPy) takes the agreed dtype, a string one too.
-        return a.astype(dtype) if not a.size and a.dtype != dtype else a
-    takes = {"b": "b", "i": "biu", "u": "biu", "f": "biuf", "c": "biufc"}.get(dtype.kind, "")
-    if a.size and a.dtype.kind not in takes:
-        raise _cannot_convert(value, dtype)
-    if dtype.kind in "iu" and dtype != _np.dtype(_np.uint64) and _big_int_in(value):
-        raise ValueError(_OUT_OF_RANGE)
-    with _np.errstate(all="ignore"):
-        return a.astype(dtype)
-
-
 def _array_to(value, dtype):
     """An array as TensorFlow converts one to ``dtype`` (NumPy's cast: any number into any
     number); strings are left as they are (the op checks them)."""
     a = _np.asarray(value)
-    if a.dtype == dtype or a.dtype.kind in _STRING_KINDS or dtype.kind in _STRING_KINDS:
+    if a.dtype == dtype or a.dtype.kind in _pv.STRING_KINDS or dtype.kind in _pv.STRING_KINDS:
         return a
     with _np.errstate(all="ignore"), _warnings.catch_warnings():
         _warnings.simplefilter("ignore", _np.ComplexWarning)  # TensorFlow drops the imaginary parts too
@@ -222,7 +63,10 @@ def _array_to(value, dtype):
 
 def _to(value, dtype):
     """``value``, an array or a Python value, as TensorFlow converts it to ``dtype``."""
-    return _python_to(value, _python_array(value), dtype) if _python_value(value) else _array_to(value, dtype)
+    if not _python_value(value):
+        return _array_to(value, dtype)
+    items, shape = _pv.flatten(value)
+    return _pv.convert(items, shape, *_pv.plan(_pv.summary(items, shape), dtype, value))
 
 
 def _inputs_of(spec, values):
@@ -233,47 +77,35 @@ def _inputs_of(spec, values):
             yield i, v
 
 
-_EMPTY = "empty"  # an empty Python value's entry in _python_dtypes
+def _python_blocks(spec, values):
+    """For each tensor the op takes that is a Python value, this rank's summary of its block
+    (_python_values.summary: what the ranks agree on before converting, None where it is an
+    array), and the block's (elements, shape, summary)."""
+    blocks = [_pv.flatten(v) if _python_value(v) else None for _, v in _inputs_of(spec, values)]
+    blocks = [None if b is None else b + (_pv.summary(*b),) for b in blocks]
+    return [None if b is None else b[2] for b in blocks], blocks
 
 
-def _python_dtypes(spec, values):
-    """For each tensor the op takes that is a Python value, this rank's default dtype of it
-    (_EMPTY for an empty one; None where it is an array), what the ranks agree on before
-    converting (_agreed_dtypes), and the value as _python_array holds it (None for arrays)."""
-    arrays = [_python_array(v) if _python_value(v) else None for _, v in _inputs_of(spec, values)]
-    return [None if a is None else _tf_default(v, a) or _EMPTY
-            for a, (_, v) in zip(arrays, _inputs_of(spec, values))], arrays
+def _whole_values(mine, every):
+    """The summary of each Python value as a whole, from this rank's _python_blocks
+    summaries (``mine``) and every rank's, in rank order. Ranks whose calls differ in the
+    number of tensors keep their own (the op refuses the call)."""
+    if any(rank is None or len(rank) != len(mine) for rank in every):
+        return mine
+    return [None if m is None else _pv.merge([rank[k] for rank in every if rank[k] is not None])
+            for k, m in enumerate(mine)]
 
 
-def _agreed_dtypes(mine, every):
-    """The default dtype of each Python value, from this rank's _python_dtypes (``mine``) and
-    every rank's: a rank's empty block takes the others' dtype, and int32 on one rank with
-    int64 on another is int64, as TensorFlow would type the whole. Ranks whose calls differ
-    in the number of tensors keep their own (the op refuses the call)."""
-    mine = [None if d == _EMPTY else d for d in mine]
-    agreed = list(mine)
-    for rank_dtypes in every:
-        if rank_dtypes is None or len(rank_dtypes) != len(mine):
-            return mine
-        for k, d in enumerate(rank_dtypes):
-            if d is None or d == _EMPTY:
-                continue
-            if d is _BEYOND_INT64 or agreed[k] is _BEYOND_INT64:
-                agreed[k] = _BEYOND_INT64
-            else:
-                agreed[k] = d if agreed[k] is None else _wider(agreed[k], d)
-    return agreed
-
-
-def _convert(spec, values, defaults, arrays):
+def _convert(spec, values, wholes, blocks):
     """TensorFlow's conversion of the op's inputs (its eager op wrappers'), in the op's input
     order: the first value input (data, tensor, params, updates) sets the op's dtype, its own
-    (an array's) or its default (a Python value: ``defaults``); the later value inputs are
-    converted to it, arrays by NumPy's cast, Python values as TensorFlow converts them.
-    Partition ids and DynamicStitch's indices are int32 inputs, converted likewise; the other
-    indices keep an array's dtype or take a Python value's default (``arrays``: the Python
-    values as _python_array holds them). Raises TensorFlow's TypeError or ValueError for a
-    value it cannot convert."""
+    (an array's) or the one TensorFlow gives a Python value; the later value inputs are
+    converted to it, arrays by NumPy's cast, Python values as TensorFlow converts them
+    (_python_values, on ``wholes``: their summaries as whole values; ``blocks``: this rank's
+    elements, shapes and summaries). Partition ids and DynamicStitch's indices are int32 inputs,
+    converted likewise; the other indices keep an array's dtype or take the one TensorFlow
+    gives a Python value. Raises TensorFlow's TypeError or ValueError for a value it cannot
+    convert."""
     dtype = None
     k = 0
     for i in spec["inputs"]:
@@ -282,15 +114,15 @@ def _convert(spec, values, defaults, arrays):
         items = values[i["name"]] if i["list"] else [values[i["name"]]]
         out = []
         for v in items:
-            a = arrays[k]  # None: an array
             target = dtype if value_role else _np.dtype(_np.int32) if fixed_int32 else None
-            if target is not None:
-                v = _array_to(v, target) if a is None else _python_to(v, a, target)
-            elif a is not None:
-                default = defaults[k]
-                if default is _BEYOND_INT64:
-                    raise ValueError(_OUT_OF_RANGE)
-                v = _python_to(v, a, default if isinstance(default, _np.dtype) else _empty_default())
+            if blocks[k] is not None:
+                try:
+                    conversion = _pv.plan(wholes[k], target, v)
+                except TypeError as e:
+                    raise _named_elsewhere(e, blocks[k][2], target, v) from None
+                v = _pv.convert(blocks[k][0], _pv.block_shape(blocks[k][1], wholes[k]), *conversion)
+            elif target is not None:
+                v = _array_to(v, target)
             elif not value_role and not isinstance(v, _np.ndarray):
                 # An array-like's own conversion (its __array__) fails as it would for a value.
                 v = _np.asarray(v)
@@ -309,6 +141,28 @@ def _convert(spec, values, defaults, arrays):
             shape = _to(values[a["name"]], index_dtype)
             if index_dtype.kind in "iu":
                 values[a["name"]] = shape
+
+
+class _NotHere(Exception):
+    """TensorFlow's TypeError for a whole Python value names the value; on several ranks a
+    rank whose own block converts leaves the naming to a rank whose block does not
+    (_agreed raises that rank's error everywhere), and raises ``error`` where none does."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _named_elsewhere(error, own, target, value):
+    """``error`` (TensorFlow's TypeError for the whole value), or _NotHere(error) where this
+    rank's block (summary ``own``) would convert on its own."""
+    try:
+        _pv.plan(own, target, value)
+    except TypeError:
+        return error
+    except ValueError:
+        pass
+    return _NotHere(error)
 
 
 def _make_int(value, name):
@@ -355,16 +209,19 @@ def _agreed(comm, error, payload=None):
     error raised on every rank (its own exception there, one of the same class and message
     elsewhere), so that no rank is left waiting in a call the others never make. Without
     one, ``error`` is raised or ``[payload]`` returned."""
+    own = error.error if isinstance(error, _NotHere) else error
     if not _distributed(comm):
         if error is not None:
-            raise error
+            raise own
         return [payload]
-    every = comm.allgather((None if error is None else (type(error).__name__, str(error)), payload))
-    for rank, (failed, _) in enumerate(every):
-        if failed is not None:
-            if rank == comm.Get_rank():
-                raise error
-            raise _exception_like(*failed)
+    failure = None if error is None else (type(own).__name__, str(own), isinstance(error, _NotHere))
+    every = comm.allgather((failure, payload))
+    failed = [(rank, f) for rank, (f, _) in enumerate(every) if f is not None]
+    if failed:
+        rank, (name, text, _) = next((x for x in failed if not x[1][2]), failed[0])
+        if rank == comm.Get_rank():
+            raise own
+        raise _exception_like(name, text)
     return [p for _, p in every]
 
 
@@ -389,7 +246,7 @@ def _make_op(spec):
 
     def op(*args, **kwargs):
         comm = kwargs.get("comm")
-        values, dtypes, arrays, error, converted = None, None, None, None, False
+        values, dtypes, blocks, error, converted = None, None, None, None, False
         try:
             values = dict(signature.bind(*args, **kwargs).arguments)
             for p in params:
@@ -406,9 +263,9 @@ def _make_op(spec):
             if spec["python"] == "dynamic_partition" and values["num_partitions"] > _INT32.max:
                 # TensorFlow's Python layer refuses so many outputs before the op's int32 attr.
                 raise ValueError("Number of outputs is too big: %d" % values["num_partitions"])
-            dtypes, arrays = _python_dtypes(spec, values)
+            dtypes, blocks = _python_blocks(spec, values)
             if all(d is None for d in dtypes):  # arrays only: converted now, agreed below
-                _convert(spec, values, dtypes, arrays)
+                _convert(spec, values, dtypes, blocks)
                 converted = True
         except Exception as e:  # noqa: B902 - raised on every rank by _agreed
             error = e
@@ -420,7 +277,7 @@ def _make_op(spec):
             error = None
             try:
                 if not converted:
-                    _convert(spec, values, _agreed_dtypes(dtypes, every), arrays)
+                    _convert(spec, values, _whole_values(dtypes, every), blocks)
             except Exception as e:  # noqa: B902
                 error = e
             _agreed(comm, error)
@@ -461,18 +318,18 @@ def _batch_call_differs(every):
 
 def _batch_call(values, distributed):
     """This rank's part of a batched gather_nd: (payload, indices). payload: batch_dims, the
-    shapes of indices and params and the indices' dtype (a Python value's default), for the
-    ranks to agree on; indices: an array, or (array, value) for a Python value, converted
-    once the ranks agree on its dtype. An empty Python block on several ranks (``[]``) has
+    shapes of indices and params and the indices' dtype (a Python value's summary,
+    _python_values.summary), for the ranks to agree on; indices: an array, or (elements,
+    shape) for a Python value, converted once the ranks agree on its dtype. An empty Python block on several ranks (``[]``) has
     no shape of its own (None): it takes the other ranks'."""
     batch_dims = _make_int(values.pop("batch_dims", 0), "batch_dims")
     if batch_dims == 0:
         return (0, None, None, None), None
     params, indices = values["params"], values["indices"]
-    params_shape = _python_array(params).shape if _python_value(params) else _np.shape(params)
+    params_shape = _pv.flatten(params)[1] if _python_value(params) else _np.shape(params)
     if _python_value(indices):
-        a = _python_array(indices)
-        dtype, shape, indices = _tf_default(indices, a), a.shape, (a, indices)
+        items, shape = _pv.flatten(indices)
+        dtype, indices = _pv.summary(items, shape), (items, shape)
     else:
         indices = _np.asarray(indices)
         dtype, shape = indices.dtype, indices.shape
@@ -485,8 +342,8 @@ def _batch_call(values, distributed):
 
 def _agreed_batch(every):
     """From every rank's payload (_batch_call): batch_dims, every rank's shapes (an empty
-    Python block's filled in from the others') and the indices' dtype the ranks agree on
-    (the widest default of Python values); the same error on every rank where their calls
+    Python block's filled in from the others') and how a Python value's blocks are converted
+    (_python_values.plan, as TensorFlow converts the whole value; None for arrays); the same error on every rank where their calls
     differ or where the shapes fail TensorFlow's checks."""
     def beyond_rows(k):
         known = [p[k] for p in every if p[k] is not None]
@@ -501,13 +358,8 @@ def _agreed_batch(every):
     shapes = [tuple(p[k] if p[k] is not None else (0,) + (trailing[k] or ()) for k in (1, 2)) for p in every]
     batch_dims = every[0][0]
     _batch_dims.check_batch_dims(batch_dims, len(shapes[0][0]), len(shapes[0][1]))
-    if any(p[3] is _BEYOND_INT64 for p in every):
-        raise ValueError(_OUT_OF_RANGE)
-    dtype = None
-    for p in every:
-        if isinstance(p[3], _np.dtype):
-            dtype = p[3] if dtype is None else _wider(dtype, p[3])
-    return batch_dims, shapes, dtype or _empty_default()
+    summaries = [p[3] for p in every if isinstance(p[3], tuple)]
+    return batch_dims, shapes, _pv.plan(_pv.merge(summaries), None, None) if summaries else None
 
 
 def _with_batch_dims(plain):
@@ -538,10 +390,10 @@ def _with_batch_dims(plain):
         every = [p.payload for p in every]
         if all(p[0] == 0 for p in every):
             return plain(**values)
-        batch_dims, shapes, dtype = _agreed_batch(every)
+        batch_dims, shapes, conversion = _agreed_batch(every)
         rank = comm.Get_rank() if distributed else 0
         if isinstance(indices, tuple):  # a Python value: the dtype TensorFlow gives the whole
-            indices = _python_to(indices[1], indices[0], dtype).reshape(shapes[rank][0])
+            indices = _pv.convert(*indices, *conversion).reshape(shapes[rank][0])
         if indices.dtype.kind != "i":  # the plain op refuses the dtype, as TensorFlow's does
             values["indices"] = indices
             return plain(**values)

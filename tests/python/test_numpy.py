@@ -237,8 +237,12 @@ def test_python_integers_out_of_range():
                  lambda: shardops.gather_nd([-2 ** 63 - 1], [[0]])]:
         with pytest.raises(ValueError, match=re.escape(text)):
             call()
-    with pytest.raises(ValueError, match="Can't convert non-rectangular Python sequence to Tensor."):
+    # TensorFlow reads the shape from the first element at each depth: a sequence where it
+    # found a number is an element of no kind, a number where it found a sequence is ragged.
+    with pytest.raises(ValueError, match="Can't convert Python sequence with mixed types to Tensor."):
         shardops.gather_nd([1, [2]], [[0]])
+    with pytest.raises(ValueError, match="Can't convert non-rectangular Python sequence to Tensor."):
+        shardops.gather_nd([[1], 2], [[0]])
     same(shardops.gather_nd([2 ** 63 - 1], [[0]]), np.array([2 ** 63 - 1], np.int64))
     # Into a uint64 tensor, TensorFlow takes them (the tensor gives the dtype, not the value);
     # into any other integer tensor it refuses them.

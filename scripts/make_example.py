@@ -9,6 +9,10 @@ example.h5:/indices     int64   [2*rows, 1]   random row indices (duplicates inc
 example.h5:/updates     float32 [2*rows, 16]  one update row per index
 """
 import argparse
+import os
+import signal
+import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -22,10 +26,30 @@ args = parser.parse_args()
 
 rng = np.random.default_rng(args.seed)
 n = args.rows
-with h5py.File(args.out, "w") as f:
-    f["data"] = rng.standard_normal((n, 16)).astype(np.float32)
-    f["positions"] = np.arange(n, dtype=np.int32)
-    f["partition"] = rng.integers(0, args.partitions, n).astype(np.int32)
-    f["indices"] = rng.integers(0, n, (2 * n, 1)).astype(np.int64)
-    f["updates"] = rng.standard_normal((2 * n, 16)).astype(np.float32)
+
+
+def write(path):
+    with h5py.File(path, "w") as f:
+        f["data"] = rng.standard_normal((n, 16)).astype(np.float32)
+        f["positions"] = np.arange(n, dtype=np.int32)
+        f["partition"] = rng.integers(0, args.partitions, n).astype(np.int32)
+        f["indices"] = rng.integers(0, n, (2 * n, 1)).astype(np.int64)
+        f["updates"] = rng.standard_normal((2 * n, 16)).astype(np.float32)
+
+
+# Written under a temporary name beside the target, then renamed: a job stopped while
+# writing leaves no half-made file for the next job to take as its input.
+directory = os.path.dirname(os.path.abspath(args.out))
+fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(args.out) + ".", suffix=".tmp", dir=directory)
+os.close(fd)
+umask = os.umask(0)
+os.umask(umask)
+os.chmod(tmp, 0o666 & ~umask)  # as a file made by open()
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # scancel: the temporary file goes too
+try:
+    write(tmp)
+    os.replace(tmp, args.out)
+except BaseException:
+    os.unlink(tmp)
+    raise
 print(f"wrote {args.out}: {n} rows x 16 float32, {2 * n} scatter/gather indices, {args.partitions} partitions")

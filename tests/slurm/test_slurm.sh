@@ -207,6 +207,18 @@ else
   check "mpirun job (shardops-example-mpirun.sbatch, 2 ranks) exits 0" false
 fi
 
+# 2b. the mpirun job again with the same OUT: refused before any op (exit 2), the first
+# job's output as it was (the scripts removed an existing OUT)
+if [ -e "$OUT" ]; then
+  before=$(md5sum <"$OUT")
+  if OUT=$OUT submit again 2 --ntasks=1 "$SLURM_SCRIPTS/shardops-example-mpirun.sbatch"; then
+    check "existing OUT: the script says so" grep -q "exists; give a new file" again.out
+    check "existing OUT: left as it was" test "$(md5sum <"$OUT")" = "$before"
+  else
+    check "existing OUT: the script exits 2" false
+  fi
+fi
+
 # 3. a job that must fail: a missing input dataset is exit code 2 on every rank
 cat >fail.sbatch <<EOF
 #!/bin/bash

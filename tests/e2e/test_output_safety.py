@@ -28,7 +28,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_common as e2e  # noqa: E402
 
 STOP_CODES = {signal.SIGTERM: 143, signal.SIGINT: 130, signal.SIGHUP: 129, signal.SIGUSR1: 138,
-              signal.SIGUSR2: 140, signal.SIGXCPU: 152, signal.SIGALRM: 142}
+              signal.SIGUSR2: 140, signal.SIGXCPU: 152, signal.SIGALRM: 142, signal.SIGQUIT: 131,
+              signal.SIGPROF: 155, signal.SIGVTALRM: 154, signal.SIGPWR: 158, signal.SIGSTKFLT: 144,
+              signal.SIGIO: 157}
 
 
 def leftovers(d):
@@ -1201,8 +1203,10 @@ def main():
             run_case("sigint_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGINT, "mpirun")
             run_case("sighup_to_every_rank_in_%s" % phase, stopped_in_phase, phase, signal.SIGHUP, "ranks")
         # The other signals whose default action ends a process (Slurm's --signal sends
-        # SIGUSR1 ahead of a time limit; `ulimit -t` sends SIGXCPU): the same clean end.
-        for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU, signal.SIGALRM):
+        # SIGUSR1 ahead of a time limit; `ulimit -t` sends SIGXCPU; Ctrl-\ SIGQUIT): the same
+        # clean end (SIGQUIT and the last five left every file behind).
+        for sig in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU, signal.SIGALRM, signal.SIGQUIT, signal.SIGPROF,
+                    signal.SIGVTALRM, signal.SIGPWR, signal.SIGSTKFLT, signal.SIGIO):
             run_case("%s_to_every_rank_in_write" % sig.name.lower(), stopped_in_phase, "write", sig, "ranks")
         run_case("sigusr1_to_every_rank_in_in-place", stopped_in_phase, "in-place", signal.SIGUSR1, "ranks")
         run_case("sigusr1_to_mpirun_in_write", stopped_in_phase, "write", signal.SIGUSR1, "mpirun")

@@ -69,6 +69,12 @@ const char* signal_name(int sig) {
     case SIGUSR2: return "SIGUSR2";
     case SIGXCPU: return "SIGXCPU";
     case SIGALRM: return "SIGALRM";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGVTALRM: return "SIGVTALRM";
+    case SIGPROF: return "SIGPROF";
+    case SIGPWR: return "SIGPWR";
+    case SIGSTKFLT: return "SIGSTKFLT";
+    case SIGIO: return "SIGIO";
     default: return "a signal";
   }
 }
@@ -169,11 +175,15 @@ extern "C" void on_stop_signal(int sig) {
 }  // namespace
 
 namespace {
-// Beyond the three a user or a scheduler stops a job with, every other signal whose default
-// action ends the process without a core dump worth having: SIGUSR1/SIGUSR2 (what Slurm's
+// Beyond the three a user or a scheduler stops a job with, every other signal that another
+// process sends and whose default action ends the process: SIGUSR1/SIGUSR2 (what Slurm's
 // --signal sends ahead of a time limit, unless told to send it to the batch shell alone),
-// SIGXCPU (the CPU time limit, `ulimit -t`), SIGALRM.
-constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU, SIGALRM};
+// SIGXCPU (the CPU time limit, `ulimit -t`), SIGQUIT (Ctrl-\: the job's files matter more
+// than a core dump of it), the timers' and the rest. Not the signals of a fault in the
+// process itself (SIGSEGV, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP): the next job cleans up
+// after those, as after SIGKILL.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT,  SIGHUP,    SIGUSR1, SIGUSR2,   SIGXCPU, SIGALRM,
+                                SIGQUIT, SIGPROF, SIGVTALRM, SIGPWR,  SIGSTKFLT, SIGIO};
 }  // namespace
 
 void install_stop_handlers(bool print_messages) {

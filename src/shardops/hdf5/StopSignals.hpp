@@ -65,7 +65,7 @@ class StopHandlersWhileWriting {
   StopHandlersWhileWriting& operator=(const StopHandlersWhileWriting&) = delete;
 
  private:
-  static constexpr std::size_t kTaken = 8;  ///< the stop signals and SIGXFSZ
+  static constexpr std::size_t kTaken = 14;  ///< the stop signals and SIGXFSZ
   int taken_[kTaken] = {};
   struct sigaction previous_[kTaken] = {};
   std::size_t count_ = 0;

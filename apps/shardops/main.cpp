@@ -120,8 +120,19 @@ int main(int argc, char** argv) {
       const Comm comm(MPI_COMM_WORLD);
       share_node_memory(comm);
       Kokkos::Timer timer;
+      // A setting a rank does not take, or one its ranks see differently (a variable
+      // exported on one host and not passed to the others: mpirun's -x, srun's --export),
+      // is an error on every rank before any collective work.
+      std::vector<std::string> warnings;
+      run_agreed(comm, [&] { warnings = check_settings(); });
+      if (const auto d = first_difference(comm, shared_settings_text())) {
+        const auto shown = [](const std::string& text) { return text.empty() ? std::string("none") : text; };
+        throw InvalidArgument("the ranks' SHARDOPS_* settings differ: rank 0 has " + shown(d->first) + "; rank " +
+                              std::to_string(d->rank) + " has " + shown(d->theirs) +
+                              ": every rank must see the same (mpirun -x NAME=VALUE, or srun --export)");
+      }
       run_agreed(comm, [&] {
-        for (const std::string& warning : check_settings())
+        for (const std::string& warning : warnings)
           if (rank == 0) std::cerr << "shardops: warning: " << warning << std::endl;
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);
         if (!request) return;  // help or version printed

@@ -14,7 +14,10 @@ job must
   * leave the existing output file byte for byte as it was,
   * leave no process on the surviving hosts and no temporary file beside the output (the
     surviving ranks remove it on mpirun's SIGTERM), and the next job writing the file (on the
-    mended cluster) must succeed and keep the file's earlier datasets.
+    mended cluster) must succeed and keep the file's earlier datasets;
+
+and h2 frozen with its rows written in place, then woken after the next job committed, must
+leave that job's file alone.
 
 SHARDOPS_TEST_PAUSE=PHASE:SECONDS makes every rank wait at the start of PHASE, so the loss
 lands in that phase; the ranks then go on and need h2's ranks.
@@ -150,6 +153,38 @@ def lose_host(t, sh, cluster, fault, phase):
     t.suite.check(leftovers(t.d) == [], "left after the next job: %s" % leftovers(t.d), r2)
 
 
+def host_wakes_after_the_next_job(t, sh, cluster):
+    """h2 frozen (SIGSTOP) with its rows written into an existing target: the job ends at its
+    time limit and the next job adds its dataset; then h2 wakes, and its daemon, its mpirun
+    gone, ends its ranks with SIGTERM. Their stop handlers leave the file alone: they cut it
+    back to its length before their job, under the next job's dataset ("truncated file")."""
+    inp, expected = make_inputs(t.d, rows=8192, index_rows=4096)
+    out = os.path.join(t.d, "target.h5")
+    make_existing(out)
+    env = {"SHARDOPS_TEST_PAUSE": "in-place:%d" % PAUSE, "MPIEXEC_TIMEOUT": str(JOB_TIME_LIMIT)}
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env=env)
+    try:
+        if not job.wait_for("test pause at in-place", count=sh.np):
+            t.suite.require(False, "the job never reached in-place", job.result(job.finish()))
+        cluster.signal_all(LOST, signal.SIGSTOP)
+        rc = job.finish(timeout=JOB_TIME_LIMIT + 30)
+    finally:
+        if job.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(job.proc.pid, signal.SIGKILL)
+            job.proc.wait()
+    t.suite.require(rc is not None and rc != 0, "the job with %s frozen exited %s" % (LOST, rc), job.result(rc))
+    r = sh.run(gather_args(inp, e2e.ref(out, "/next")), env={"MPIEXEC_TIMEOUT": str(JOB_TIME_LIMIT)})
+    e2e.expect_success(t.suite, r, "the next job")
+    after_next = e2e.file_state(out)
+    cluster.signal_all(LOST, signal.SIGCONT)
+    left = cluster.wait_empty(LOST, KEEPALIVE_BOUND + 6.0)
+    t.suite.check(not left, "the woken processes on %s did not end: %s" % (LOST, left), r)
+    t.suite.check(e2e.file_state(out) == after_next, "%s's woken ranks changed the file after the next job" % LOST, r)
+    e2e.same_array(t.suite, "/next", e2e.read_h5(out, "/next"), expected, r)
+    e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64), r)
+
+
 class Ctx:
     def __init__(self, suite, d):
         self.suite, self.d = suite, d
@@ -169,6 +204,12 @@ def main():
                     suite.case("%s_in_%s" % (fault, phase), lose_host, Ctx(suite, d), sh, cluster, fault, phase)
                 finally:
                     cluster.mend(LOST)
+    with e2e.work_dir(args, "loss") as d:
+        try:
+            suite.case("sigstop_in_in-place_woken_after_the_next_job", host_wakes_after_the_next_job, Ctx(suite, d), sh,
+                       cluster)
+        finally:
+            cluster.mend(LOST)
     return suite.finish(sh)
 
 

@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import resource
 import select
 import shutil
@@ -254,6 +255,33 @@ def file_size_limit_case(t, sh, kind):
     else:
         t.suite.check(e2e.file_state(out) == before, "the existing file changed", r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def settings_differ_between_ranks(t, sh):
+    """A SHARDOPS_* variable that the last rank alone sees (exported on one host, not passed
+    on with mpirun -x): a value it does not take, or another value than rank 0's, is exit 2
+    on every rank naming it, before any work; the ranks took different paths and hung."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "out.h5")
+    before = make_existing(out)
+    for setting, text in (("SHARDOPS_HUGE_PAGES=maybe", "SHARDOPS_HUGE_PAGES"),
+                          ("SHARDOPS_MAP_INPUTS=0", "the ranks' SHARDOPS_* settings differ")):
+        wrapper = os.path.join(t.d, "last-rank-env.sh")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = "%d" ] && export %s\nexec %s "$@"\n'
+                    % (sh.np - 1, setting, sh.binary))
+        os.chmod(wrapper, 0o755)
+        binary, sh.binary = sh.binary, wrapper
+        try:
+            r = sh.run(gather_args(inp, e2e.ref(out, "/g")), timeout=60)
+        finally:
+            sh.binary = binary
+        t.suite.require(not r.timed_out, "hung with %s on the last rank only" % setting, r)
+        t.suite.check(r.rc == 2, "exit %s, expected 2" % r.rc, r)
+        t.suite.check(text in r.stderr, "the message does not name %s" % text, r)
+        t.suite.check(e2e.file_state(out) == before, "the target changed", r)
+        os.unlink(wrapper)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
 def longest_file_name(t, sh):
@@ -895,6 +923,55 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     del before
 
 
+def alive(pid):
+    """Whether the process runs (a zombie, which its stopped parent cannot reap, does not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def stopped_late_after_the_next_job(t, sh):
+    """A rank that hears of its job's stop only after the next job committed (its host
+    frozen, or cut off, while the rest of its job died; here: mpirun and that rank stopped,
+    rank 0 killed, the next job run, then SIGTERM to the rank): its stop handler leaves the
+    target alone. It cut the file back to its length before its job, under the next job's
+    dataset (h5py: "truncated file")."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    make_existing(out)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:60"})
+    if not job.wait_for("test pause at in-place"):
+        t.suite.require(False, "the job never reached in-place", job.result(job.finish()))
+    with open(os.path.join(t.d, ".target.h5.shardops-lock")) as f:
+        holder = int(re.search(r"pid (\d+)", f.read()).group(1))  # rank 0, which holds the lock
+    late = [pid for pid in job.ranks() if pid != holder][-1]
+    # mpirun stopped too: it would kill the rank, and the rank ends at once once mpirun is gone.
+    for pid in (job.proc.pid, late):
+        os.kill(pid, signal.SIGSTOP)
+    os.kill(holder, signal.SIGKILL)
+    r = None
+    try:
+        r = sh.run(gather_args(inp, e2e.ref(out, "/next")))
+        e2e.expect_success(t.suite, r, "the next job")
+        after_next = e2e.file_state(out)
+        os.kill(late, signal.SIGTERM)
+        os.kill(late, signal.SIGCONT)
+        end = time.monotonic() + 15
+        while alive(late) and time.monotonic() < end:
+            time.sleep(0.05)
+        t.suite.check(not alive(late), "the late rank did not end on SIGTERM", r)
+    finally:
+        for pid in (late, job.proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        job.finish(timeout=30)
+    t.suite.check(e2e.file_state(out) == after_next, "the late rank changed the target after the next job", r)
+    e2e.same_array(t.suite, "/next", e2e.read_h5(out, "/next"), expected, r)
+    e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64), r)
+
+
 def killed_then_changed_by_another_program(t, sh, how):
     """SIGKILL of a job with rows written into an existing file, then h5py changes the file (adds
     a dataset, or makes the file anew in place) before any shardops job comes: the next job,
@@ -1166,6 +1243,8 @@ def main():
         for kind in ("new", "compressed", "stored", "existing", "existing_compressed", "strings", "fixed_strings"):
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
+        if args.np > 1:
+            run_case("settings_differ_between_ranks", settings_differ_between_ranks)
         run_case("longest_file_name", longest_file_name)
         run_case("file_name_too_long", file_name_too_long)
     if everything or "concurrent" in groups:
@@ -1217,6 +1296,8 @@ def main():
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
         run_case("sigkill_then_dataset_added_by_h5py", killed_then_changed_by_another_program, "added")
         run_case("sigkill_then_file_made_anew_by_h5py", killed_then_changed_by_another_program, "made anew")
+        if args.np > 1:
+            run_case("rank_stopped_late_after_the_next_job", stopped_late_after_the_next_job)
         run_case("sigkill_then_cleaned_by_another_user", killed_then_cleaned_by_another_user)
         run_case("long_file_names", long_file_names)
         run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)

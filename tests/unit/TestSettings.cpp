@@ -100,4 +100,16 @@ TEST(Settings, CheckRefusesBadValuesAndNamesNearMisses) {
   EXPECT_NE(warnings[0].find("did you mean SHARDOPS_STREAM_OUTPUTS?"), std::string::npos) << warnings[0];
 }
 
+TEST(Settings, SharedTextHasTheSettingsSetButNotTheTestHook) {
+  ScopedEnv map("SHARDOPS_MAP_INPUTS", "0");
+  ScopedEnv stream("SHARDOPS_STREAM_OUTPUTS", nullptr);
+  ScopedEnv pause("SHARDOPS_TEST_PAUSE", "read:1");
+  const std::string text = shardops::shared_settings_text();
+  EXPECT_NE(text.find("SHARDOPS_MAP_INPUTS=0"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SHARDOPS_STREAM_OUTPUTS"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SHARDOPS_TEST_PAUSE"), std::string::npos) << text;
+  ScopedEnv other("SHARDOPS_MAP_INPUTS", "all");
+  EXPECT_NE(shardops::shared_settings_text(), text);
+}
+
 }  // namespace

@@ -134,6 +134,16 @@ std::optional<double> seconds_setting(const char* name) {
   return seconds;
 }
 
+std::string shared_settings_text() {
+  std::string text;
+  for (const Setting& s : settings()) {
+    if (s.kind == Kind::Free) continue;  // the tests' hook: set for one rank on purpose
+    if (const std::optional<std::string> v = value_of(s.name))
+      text += (text.empty() ? "" : " ") + std::string(s.name) + "=" + *v;
+  }
+  return text;
+}
+
 std::vector<std::string> check_settings() {
   for (const Setting& s : settings()) check(s);
   std::vector<std::string> warnings;

@@ -33,4 +33,9 @@ std::optional<double> seconds_setting(const char* name);
 /// for each variable whose name is not a setting's but nearly is (a misspelling).
 std::vector<std::string> check_settings();
 
+/// \brief The settings a job's ranks must share, as text ("NAME=value" of each one set,
+/// in the list's order; the tests' hooks left out): ranks that read them differently
+/// would take different paths through collective calls.
+std::string shared_settings_text();
+
 }  // namespace shardops

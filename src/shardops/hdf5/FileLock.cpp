@@ -90,10 +90,17 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
     }
     ::close(fd);  // the holder removed it as we waited: lock the new one
   }
-  const std::string holder = "shardops " + this_process_text() + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) < 0) {
-    // Only the message of a waiter depends on it.
+  text_ = "shardops " + this_process_text() + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text_.data(), text_.size(), 0) < 0) {
+    // A waiter's message depends on it, and the cuts of a stop signal (which then make none).
   }
+}
+
+void FileLock::mark_committing() noexcept {
+  if (fd_ < 0) return;
+  const std::string marked = "shardops committing: " + text_;
+  // One write over the text, longer than it: no moment holds text() exactly.
+  static_cast<void>(::pwrite(fd_, marked.data(), marked.size(), 0));
 }
 
 bool lock_held_elsewhere(const std::string& path, bool exclusive, std::string* holder) {
@@ -124,12 +131,14 @@ bool hdf5_file_locking() {
   return use == nullptr || (std::strcmp(use, "FALSE") != 0 && std::strcmp(use, "0") != 0);
 }
 
-FileLock::FileLock(FileLock&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+FileLock::FileLock(FileLock&& other) noexcept
+    : path_(std::move(other.path_)), text_(std::move(other.text_)), fd_(std::exchange(other.fd_, -1)) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {
     release();
     path_ = std::move(other.path_);
+    text_ = std::move(other.text_);
     fd_ = std::exchange(other.fd_, -1);
   }
   return *this;

@@ -35,11 +35,18 @@ class FileLock {
 
   bool held() const noexcept { return fd_ >= 0; }
   const std::string& path() const noexcept { return path_; }
+  /// What the lock file holds while the job writes ("shardops pid P on host H").
+  const std::string& text() const noexcept { return text_; }
+  /// \brief Marks the lock file as the commit's: what it holds is no longer text(), so no
+  /// rank cuts the target back from here on (CleanupTruncate). Before the commit changes
+  /// the target; never throws (a failure leaves the lock as it was).
+  void mark_committing() noexcept;
   /// Removes the lock file and drops the lock; never throws.
   void release() noexcept;
 
  private:
   std::string path_;
+  std::string text_;
   int fd_ = -1;
 };
 

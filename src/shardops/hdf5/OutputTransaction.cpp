@@ -513,6 +513,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     f->journal_on_stop = CleanupPath(f->journal->journal_path());
   });
   f->temp = comm_.broadcast(f->temp, 0);
+  const std::string lock_text = comm_.broadcast(f->lock.text(), 0);
   f->existed = comm_.max(f->existed ? 1 : 0) != 0;
   f->original_length = comm_.max(static_cast<std::int64_t>(f->original_length));
   if (f->existed) {
@@ -520,7 +521,7 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
       f->target_fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
       if (f->target_fd < 0)
         throw IOError(what + ": cannot open '" + ref.file + "' for writing: " + std::strerror(errno));
-      f->target_on_stop = CleanupTruncate(f->target_fd, f->original_length);
+      f->target_on_stop = CleanupTruncate(f->target_fd, f->original_length, lock_path_of(target), lock_text);
     });
   }
   f->temp_on_stop = CleanupPath(f->temp);
@@ -942,6 +943,26 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
   }
 }
 
+void OutputTransaction::commit_on_root() {
+  // Rows mapped from an input's pages were read until now.
+  if (options_.inputs != nullptr) options_.inputs->check_unchanged();
+  if (files_.empty()) return;
+  // A rank that a stop signal reaches from here on (its commit window not yet open)
+  // leaves the targets to this commit, and to the journals should it fail.
+  for (const auto& f : files_) f->lock.mark_committing();
+  if (files_.size() > 1) {
+    commit_together(files_, options_.durable);
+    return;
+  }
+  PendingFile& f = *files_.front();
+  if (f.existed) {
+    merge_into_existing(f)->finish();
+    remove_quietly(f.temp);
+  } else {
+    rename_new_file(f.temp, f.target, options_.durable, "output file '" + f.given + "'");
+  }
+}
+
 void OutputTransaction::commit() {
   if (committed_) return;
   if (failed_) throw InternalError("OutputTransaction::commit after a failed step");
@@ -951,20 +972,10 @@ void OutputTransaction::commit() {
     CommitWindow window;
     ScopedPhase phase("commit");
     on_root_agreed(comm_, [&] {
-      // Rows mapped from an input's pages were read until now.
-      if (options_.inputs != nullptr) options_.inputs->check_unchanged();
-      if (files_.empty()) return;
-      if (files_.size() > 1) {
-        commit_together(files_, options_.durable);
-        return;
-      }
-      PendingFile& f = *files_.front();
-      if (f.existed) {
-        merge_into_existing(f)->finish();
-        remove_quietly(f.temp);
-      } else {
-        rename_new_file(f.temp, f.target, options_.durable, "output file '" + f.given + "'");
-      }
+      commit_on_root();
+      for (const auto& f : files_) f->target_on_stop.reset();  // the targets are complete: never cut
+      window.committed();
+      window.end();  // a signal held back acts now, saying the outputs are in place
     });
     window.committed();
     committed_ = true;

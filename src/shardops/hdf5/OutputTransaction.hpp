@@ -127,6 +127,9 @@ class OutputTransaction {
 
  private:
   PendingFile& pending_for(const DatasetRef& target);
+  /// Rank 0: puts the datasets in place (renames, merges), the locks marked as the
+  /// commit's first.
+  void commit_on_root();
   /// Collective: this rank's rows of \p tensor written with pwrite into \p fd, where a
   /// dataset of \p bytes (all rows) starts at \p offset; space reserved first in
   /// \p reserve_dir's file system unless it is empty; flushed now when durable and \p

@@ -1,5 +1,6 @@
 #include "shardops/hdf5/StopSignals.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <string>
 #include <utility>
 
 #include "shardops/core/Error.hpp"
@@ -28,10 +30,16 @@ std::array<std::atomic<char*>, kSlots> g_paths{};
 // Files to cut back to a length on a stop signal (an existing target written in place
 // past its end): the descriptor and the length. A slot is free while its fd is -1 and
 // taken but not yet armed while it is -2; the handler acts on fds >= 0 only.
+// A cut is made only while the target's lock file still holds the text the job's lock
+// wrote (lock, text; null: no lock to ask): a rank that hears of the stop late (its host
+// frozen, or cut off, until after the next job committed; or held while rank 0 commits)
+// must not cut back a file that is no longer its job's to cut.
 constexpr int kCuts = 64;
 struct Cut {
   std::atomic<int> fd{-1};
   std::atomic<long long> length{0};
+  std::atomic<char*> lock{nullptr};
+  std::atomic<char*> text{nullptr};
 };
 std::array<Cut, kCuts> g_cuts{};
 
@@ -79,12 +87,26 @@ const char* signal_name(int sig) {
   }
 }
 
-// Async-signal-safe: ftruncate, unlink.
+// Whether the lock file \p lock holds exactly \p text (async-signal-safe: open, read, close).
+bool lock_holds(const char* lock, const char* text) {
+  const int fd = ::open(lock, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char held[512];
+  const ssize_t n = ::read(fd, held, sizeof held);
+  ::close(fd);
+  ssize_t k = 0;
+  while (k < n && text[k] != '\0' && held[k] == text[k]) ++k;
+  return k == n && text[k] == '\0';
+}
+
+// Async-signal-safe: ftruncate, unlink, open, read, close.
 void clean_up_now() {
   // Cuts first: a journal removed below must not outlive the bytes it would undo.
   for (auto& cut : g_cuts) {
     const int fd = cut.fd.load();
-    if (fd >= 0) static_cast<void>(::ftruncate(fd, static_cast<off_t>(cut.length.load())));
+    const char* lock = cut.lock.load();
+    if (fd >= 0 && (lock == nullptr || lock_holds(lock, cut.text.load())))
+      static_cast<void>(::ftruncate(fd, static_cast<off_t>(cut.length.load())));
   }
   for (auto& slot : g_paths) {
     const char* path = slot.load();
@@ -251,7 +273,14 @@ namespace {
 
 // What each table's slot is given back with (a registration's end).
 void release_path(int slot) { std::free(g_paths[static_cast<std::size_t>(slot)].exchange(nullptr)); }
-void release_cut(int slot) { g_cuts[static_cast<std::size_t>(slot)].fd.store(-1); }
+void release_cut(int slot) {
+  Cut& cut = g_cuts[static_cast<std::size_t>(slot)];
+  char* lock = cut.lock.exchange(nullptr);
+  char* text = cut.text.exchange(nullptr);
+  cut.fd.store(-1);
+  std::free(lock);
+  std::free(text);
+}
 void release_range(int slot) { std::free(g_ranges[static_cast<std::size_t>(slot)].file.exchange(nullptr)); }
 
 int claim_path(const std::string& path) {
@@ -265,17 +294,28 @@ int claim_path(const std::string& path) {
   throw InternalError("more than " + std::to_string(kSlots) + " temporary files at once");
 }
 
-int claim_cut(int fd, long long length) {
+int claim_cut(int fd, long long length, const std::string& lock, const std::string& text) {
+  char* lock_copy = lock.empty() ? nullptr : ::strdup(lock.c_str());
+  char* text_copy = lock.empty() ? nullptr : ::strdup(text.c_str());
+  if (!lock.empty() && (lock_copy == nullptr || text_copy == nullptr)) {
+    std::free(lock_copy);
+    std::free(text_copy);
+    throw InternalError("out of memory registering " + lock);
+  }
   for (int i = 0; i < kCuts; ++i) {
     Cut& cut = g_cuts[static_cast<std::size_t>(i)];
     int expected = -1;
     // Claim the slot first (-2: taken, not armed), so no live slot's length is touched.
     if (cut.fd.compare_exchange_strong(expected, -2)) {
       cut.length.store(length);
+      cut.text.store(text_copy);
+      cut.lock.store(lock_copy);
       cut.fd.store(fd);
       return i;
     }
   }
+  std::free(lock_copy);
+  std::free(text_copy);
   throw InternalError("more than " + std::to_string(kCuts) + " files written in place at once");
 }
 
@@ -320,7 +360,8 @@ void SignalSlot::reset() noexcept {
 
 CleanupPath::CleanupPath(const std::string& path) : SignalSlot(claim_path(path), release_path) {}
 
-CleanupTruncate::CleanupTruncate(int fd, long long length) : SignalSlot(claim_cut(fd, length), release_cut) {}
+CleanupTruncate::CleanupTruncate(int fd, long long length, const std::string& lock, const std::string& lock_text)
+    : SignalSlot(claim_cut(fd, length, lock, lock_text), release_cut) {}
 
 MappedRange::MappedRange(const void* begin, std::size_t bytes, const std::string& file)
     : SignalSlot(claim_range(begin, bytes, file), release_range) {}
@@ -332,11 +373,15 @@ CommitWindow::CommitWindow() {
 
 void CommitWindow::committed() noexcept { g_committed.store(true); }
 
-CommitWindow::~CommitWindow() {
+void CommitWindow::end() noexcept {
+  if (!open_) return;
+  open_ = false;
   if (g_windows.fetch_sub(1) == 1) {
     const int sig = g_pending.exchange(0);
     if (sig != 0) stop_now(sig);
   }
 }
+
+CommitWindow::~CommitWindow() { end(); }
 
 }  // namespace shardops::io

@@ -103,10 +103,13 @@ class CleanupPath : public SignalSlot {
 /// \brief While it lives, the open file \p fd is cut back to \p length bytes if the
 /// process is stopped by a signal (before the paths are removed): an existing target
 /// that this rank wrote past its end, before the commit. The caller keeps \p fd open.
+/// With a \p lock file, only while it holds \p lock_text (the job's lock, not yet
+/// marked as committing, FileLock::mark_committing): a rank stopped late cuts back no
+/// file that another job, or its own commit, has changed since.
 class CleanupTruncate : public SignalSlot {
  public:
   CleanupTruncate() = default;
-  CleanupTruncate(int fd, long long length);
+  CleanupTruncate(int fd, long long length, const std::string& lock = {}, const std::string& lock_text = {});
 };
 
 /// \brief While it lives, a SIGBUS at an address in [\p begin, \p begin + \p bytes) is
@@ -128,6 +131,13 @@ class CommitWindow {
   CommitWindow& operator=(const CommitWindow&) = delete;
   /// The outputs are in place: a signal from now on says so.
   void committed() noexcept;
+  /// Ends the window before its scope does (once): a signal held back is acted on now.
+  /// Rank 0 ends it as soon as its commit is done, before it tells the other ranks: a rank
+  /// that cannot be reached would hold a stop signal back until SIGKILL, without a word.
+  void end() noexcept;
+
+ private:
+  bool open_ = true;
 };
 
 }  // namespace shardops::io

@@ -143,19 +143,26 @@ void agree_on_error_or_abort(const Comm& comm, const PendingError* local, std::c
   if (any) throw_chosen_error(comm, local);
 }
 
-void agree_on_call(const Comm& comm, const std::string& call) {
-  if (comm.size() == 1) return;
-  // FNV-1a: two different calls that hash alike are left unnoticed once in 2^64.
+std::optional<TextDifference> first_difference(const Comm& comm, const std::string& text) {
+  if (comm.size() == 1) return std::nullopt;
+  // FNV-1a: two different texts that hash alike are left unnoticed once in 2^64.
   std::uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : call) hash = (hash ^ c) * 1099511628211ull;
+  for (const unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   const std::vector<std::int64_t> all = comm.allgather(static_cast<std::int64_t>(hash));
   const auto other = std::find_if(all.begin(), all.end(), [&](std::int64_t h) { return h != all[0]; });
-  if (other == all.end()) return;
-  const int differs = static_cast<int>(other - all.begin());
-  const std::string first = comm.broadcast(call, 0);
-  const std::string theirs = comm.broadcast(call, differs);
-  throw InvalidArgument("the ranks' calls differ: rank 0 passed " + first + "; rank " + std::to_string(differs) +
-                        " passed " + theirs);
+  if (other == all.end()) return std::nullopt;
+  TextDifference d;
+  d.rank = static_cast<int>(other - all.begin());
+  d.first = comm.broadcast(text, 0);
+  d.theirs = comm.broadcast(text, d.rank);
+  return d;
+}
+
+void agree_on_call(const Comm& comm, const std::string& call) {
+  if (const std::optional<TextDifference> d = first_difference(comm, call)) {
+    throw InvalidArgument("the ranks' calls differ: rank 0 passed " + d->first + "; rank " + std::to_string(d->rank) +
+                          " passed " + d->theirs);
+  }
 }
 
 }  // namespace shardops

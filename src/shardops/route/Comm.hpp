@@ -96,6 +96,16 @@ void agree_on_error_or_abort(const Comm& comm, const PendingError* local, std::c
 /// each rank its own answer. One allgather of a hash when the ranks agree.
 void agree_on_call(const Comm& comm, const std::string& call);
 
+/// \brief Collective: where \p text is not rank 0's on every rank, the lowest rank whose
+/// text differs, and rank 0's and its text (the same on every rank); nothing where all
+/// agree. One allgather of a hash when they do.
+struct TextDifference {
+  int rank = 0;
+  std::string first;   ///< rank 0's
+  std::string theirs;  ///< that rank's
+};
+std::optional<TextDifference> first_difference(const Comm& comm, const std::string& text);
+
 /// \brief Runs \p body (not collective): the error it threw, to be agreed on (a
 /// shardops::Error keeps its kind, anything else is Internal), or none.
 template <class Body>

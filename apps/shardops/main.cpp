@@ -159,8 +159,11 @@ int main(int argc, char** argv) {
       if (rank == 0)
         std::cerr << "shardops: error: " << app::one_line(app::format_error(command, e, inputs)) << std::endl;
     } catch (const std::exception& e) {
-      code = 1;
-      if (rank == 0) std::cerr << "shardops: internal error: " << app::one_line(e.what()) << std::endl;
+      const auto [kind, text] = foreign_error(e);
+      code = static_cast<int>(kind);
+      if (rank == 0)
+        std::cerr << "shardops: " << (kind == ErrorKind::Internal ? "internal error: " : "error: ")
+                  << app::one_line(text) << std::endl;
     }
   }
   // mpirun stops the other ranks as soon as one exits non-zero: they end with the same code.

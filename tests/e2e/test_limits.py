@@ -433,6 +433,41 @@ def file_bytes(path):
         return f.read()
 
 
+def address_space_cases(suite, sh, d):
+    """`ulimit -v` (RLIMIT_AS) on the ranks at limits where the route's and the kernels'
+    allocations fail: exit 2, "out of memory", on every rank, nothing left. They were exit 1,
+    "internal error", with Kokkos' "Traceback functionality not available" in the message
+    (a failure while reading was exit 2 already). Where Open MPI's own start-up fails at a
+    limit (no shardops line), that limit says nothing about shardops."""
+    src = os.path.join(d, "vm.h5")
+    rng = np.random.default_rng(3)
+    rows = 1 << 19
+    write_h5(src, {"/i": rng.integers(0, rows, (2 * rows, 1)).astype(np.int64),
+                   "/u": rng.standard_normal((2 * rows, 16)).astype(np.float32)}, mode="w")
+    out_dir = os.path.join(d, "vm-out")
+    os.makedirs(out_dir, exist_ok=True)
+
+    def limited():
+        seen = []
+        for mib in (150, 175, 225, 250, 275):
+            out = os.path.join(out_dir, "o.h5")
+            res = sh.run(["scatter-nd", "--indices", ref(src, "/i"), "--updates", ref(src, "/u"), "--shape",
+                          "%d,16" % rows, "--out", ref(out, "/s"), "-q"], np=2,
+                         rlimits={resource.RLIMIT_AS: mib * MiB})
+            suite.require(not res.timed_out, "hung at ulimit -v of %d MiB" % mib, res)
+            suite.check("internal error" not in res.stderr, "an internal error at %d MiB" % mib, res)
+            if error_lines(res.stderr):
+                suite.check(res.rc == 2, "exit %s at %d MiB, expected 2" % (res.rc, mib), res)
+                suite.check("Traceback" not in res.stderr, "Kokkos' trailer in the message", res)
+                seen.append("out of memory" in res.stderr)
+            suite.check(os.listdir(out_dir) in ([], ["o.h5"]), "left %s" % os.listdir(out_dir), res)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(out)
+        suite.check(any(seen), "no limit made the route or the kernels fail (%s)" % seen)
+
+    suite.case("address_space_limit", limited)
+
+
 def descriptor_cases(suite, sh, d):
     files = []
     for k in range(INPUT_FILES):
@@ -516,6 +551,8 @@ def main():
             cgroup_cases(suite, sh, d, version)
         count_and_deck_cases(suite, sh, d)
         message_cases(suite, sh, d)
+        if args.np == 2:  # its jobs run at 2 ranks whatever the suite's count
+            address_space_cases(suite, sh, d)
         descriptor_cases(suite, sh, d)
     rc = suite.finish(sh)
     if rc == 0 and suite.passed == 0:

@@ -5,6 +5,7 @@
 /// Host-side validation throws these; kernels never throw (they flag bad
 /// indices with a reduction and the host raises afterwards).
 
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -55,6 +56,21 @@ class InternalError : public Error {
 inline std::string input_changed_text() {
   return "an input changed while this job used it: a program wrote into an input file during the job, and a second "
          "pass over its rows saw other values; nothing was written: run the job again";
+}
+
+/// \brief The class and text of an exception another library threw: an allocation that
+/// failed (std::bad_alloc, Kokkos' "Kokkos failed to allocate memory ...", as under
+/// `ulimit -v`) is InvalidArgument, as the memory budget's refusals are (exit 2); anything
+/// else Internal. Kokkos' trailer ("Traceback functionality not available") is dropped.
+inline std::pair<ErrorKind, std::string> foreign_error(const std::exception& e) {
+  std::string text = e.what();
+  const std::size_t trailer = text.find("Traceback functionality not available");
+  if (trailer != std::string::npos) text.erase(trailer);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const bool memory =
+      dynamic_cast<const std::bad_alloc*>(&e) != nullptr || text.rfind("Kokkos failed to allocate memory", 0) == 0;
+  if (memory) return {ErrorKind::InvalidArgument, "out of memory: " + text};
+  return {ErrorKind::Internal, text};
 }
 
 /// Throws the Error subclass that matches \p kind.

@@ -52,7 +52,7 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
     }
   } catch (const std::exception& e) {
     throw InvalidArgument(label + " " + shape_.str() + " " + dtype_name(dtype) + ": cannot allocate " +
-                          std::to_string(bytes) + " bytes (" + e.what() + ")");
+                          std::to_string(bytes) + " bytes (" + foreign_error(e).second + ")");
   }
 }
 

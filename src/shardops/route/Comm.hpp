@@ -107,7 +107,7 @@ struct TextDifference {
 std::optional<TextDifference> first_difference(const Comm& comm, const std::string& text);
 
 /// \brief Runs \p body (not collective): the error it threw, to be agreed on (a
-/// shardops::Error keeps its kind, anything else is Internal), or none.
+/// shardops::Error keeps its kind, anything else is foreign_error's), or none.
 template <class Body>
 std::optional<PendingError> pending_error_of(Body&& body) {
   try {
@@ -115,7 +115,8 @@ std::optional<PendingError> pending_error_of(Body&& body) {
   } catch (const Error& e) {
     return PendingError{e.kind(), e.what(), 0, e.subject()};
   } catch (const std::exception& e) {
-    return PendingError{ErrorKind::Internal, e.what(), 0};
+    auto [kind, text] = foreign_error(e);
+    return PendingError{kind, std::move(text), 0};
   }
   return std::nullopt;
 }

@@ -20,9 +20,12 @@ struct Setting {
   const char* name;
   Kind kind;
   std::vector<std::string> words;  ///< Kind::Word: the values it takes
+  bool shared = false;             ///< every rank must see the same value (shared_settings_text)
 };
 
-// Every setting a job reads (docs/cli.md, "Environment").
+// Every setting a job reads (docs/cli.md, "Environment"). Shared: those that choose a path
+// through collective calls (how inputs are read, whether outputs stream); the rest are each
+// rank's own (its memory, its MPI's abilities, rank 0's lock wait).
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> list = {
       {"SHARDOPS_LOCK_TIMEOUT", Kind::Seconds, {}},
@@ -30,8 +33,8 @@ const std::vector<Setting>& settings() {
       {"SHARDOPS_MPI_STAGING", Kind::Word, {"host", "auto"}},
       {"SHARDOPS_HUGE_PAGES", Kind::Switch, {}},
       {"SHARDOPS_REUSE_MEMORY_MB", Kind::Count, {}},
-      {"SHARDOPS_MAP_INPUTS", Kind::Word, {"0", "1", "all"}},
-      {"SHARDOPS_STREAM_OUTPUTS", Kind::Switch, {}},
+      {"SHARDOPS_MAP_INPUTS", Kind::Word, {"0", "1", "all"}, true},
+      {"SHARDOPS_STREAM_OUTPUTS", Kind::Switch, {}, true},
       {"SHARDOPS_SKIP_ABSENT_MTLS", Kind::Switch, {}},
       {"SHARDOPS_TEST_PAUSE", Kind::Free, {}},  // the tests' hook (core/Phases.hpp)
   };
@@ -137,7 +140,7 @@ std::optional<double> seconds_setting(const char* name) {
 std::string shared_settings_text() {
   std::string text;
   for (const Setting& s : settings()) {
-    if (s.kind == Kind::Free) continue;  // the tests' hook: set for one rank on purpose
+    if (!s.shared) continue;
     if (const std::optional<std::string> v = value_of(s.name))
       text += (text.empty() ? "" : " ") + std::string(s.name) + "=" + *v;
   }

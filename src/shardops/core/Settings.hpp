@@ -34,8 +34,9 @@ std::optional<double> seconds_setting(const char* name);
 std::vector<std::string> check_settings();
 
 /// \brief The settings a job's ranks must share, as text ("NAME=value" of each one set,
-/// in the list's order; the tests' hooks left out): ranks that read them differently
-/// would take different paths through collective calls.
+/// in the list's order): SHARDOPS_MAP_INPUTS and SHARDOPS_STREAM_OUTPUTS, which choose a
+/// path through collective calls (ranks that read them differently hung). The others are
+/// each rank's own.
 std::string shared_settings_text();
 
 }  // namespace shardops

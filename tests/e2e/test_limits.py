@@ -188,6 +188,25 @@ def cgroup_cases(suite, sh, d, version):
         suite.check(file_state(out) is None, "the output was written", res)
         os.remove(dense)
 
+    def compressed_output_beyond_the_limit():
+        # A gzip output is made whole, and HDF5 compresses every chunk of a rank's rows in its
+        # own memory before a collective write: about the rows' bytes again. 64 MiB of rows
+        # fit the 112 MiB group; with HDF5's buffers they do not: refused before the write
+        # (exit 2, the limit named), nothing written. The job was OOM-killed in the write.
+        rows = MiB
+        params = os.path.join(d, "cg_gz.h5")
+        rng = np.random.default_rng(6)
+        write_h5(params, {"/p": rng.standard_normal((rows, 16)).astype(np.float32),
+                          "/i": rng.integers(0, rows, size=(rows, 1)).astype(np.int64)})
+        out = os.path.join(d, "cg_gz_out_%d.h5" % version)
+        with memory_cgroup(version, 112 * MiB, "gz") as group:
+            res = run_in_group(sh, group, ["gather-nd", "--params", ref(params, "/p"), "--indices", ref(params, "/i"),
+                                           "--out", ref(out, "/o"), "--compression", "gzip=1"], 1)
+        expect_error(suite, res, 2, ["HDF5's buffers to compress", "cgroup v%d memory limit" % version],
+                     max_seconds=60)
+        suite.check(file_state(out) is None, "the output was written", res)
+        os.remove(params)
+
     def route_beyond_the_limit(settings):
         # A scatter of as many updates as rows streams its 192 MiB output (it is never held),
         # and fits the 160 MiB group on one rank. On several, the updates routed to each rank's
@@ -255,6 +274,7 @@ def cgroup_cases(suite, sh, d, version):
     suite.case(name + "_route_beyond_the_limit_without_reuse",
                lambda: route_beyond_the_limit({"SHARDOPS_REUSE_MEMORY_MB": "0"}))
     suite.case(name + "_dense_output_beyond_the_limit", dense_output_beyond_the_limit)
+    suite.case(name + "_compressed_output_beyond_the_limit", compressed_output_beyond_the_limit)
     suite.case(name + "_small_job_runs", fits)
     suite.case(name + "_deck_beyond_the_limit", big_deck)
 

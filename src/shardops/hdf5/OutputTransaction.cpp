@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Progress.hpp"
 #include "shardops/core/StringTensor.hpp"
@@ -886,6 +887,12 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       tensor = output.whole();
       if (!output.held()) PhaseClock::move("write", "apply", timer.seconds());
       if (strings) return;
+      // A collective filtered write compresses every chunk of the rank's rows in HDF5's
+      // own memory before it writes any: about the block's bytes again (random data does
+      // not shrink), which the job must have, or it is OOM-killed mid-write.
+      if (!serial && (storage.shuffle || storage.compression != Compression::None))
+        check_allocation(static_cast<std::size_t>(tensor.local().nbytes()),
+                         what + ": HDF5's buffers to compress this rank's rows");
       if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
         data = tensor.local().data();
       } else {

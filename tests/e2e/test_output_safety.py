@@ -972,6 +972,33 @@ def stopped_late_after_the_next_job(t, sh):
     e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), np.arange(100, dtype=np.int64), r)
 
 
+def target_replaced_during_the_job(t, sh, how):
+    """Another program renames a new file over the existing target, or removes it, while the
+    job writes into it: exit 3 saying so, the other program's file as it made it, nothing
+    left. The message blamed a failed write ("it has 2128 bytes where 285225640 were written
+    (a write failed: disk full?)")."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    make_existing(out)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:2"})
+    if not job.wait_for("test pause at in-place"):
+        t.suite.require(False, "the job never reached in-place", job.result(job.finish()))
+    if how == "renamed over":
+        other = os.path.join(t.d, "other.h5")
+        e2e.write_h5(other, {"/users_data": np.arange(10)}, mode="w")
+        os.rename(other, out)
+        theirs = e2e.file_state(out)
+    else:
+        os.unlink(out)
+        theirs = None
+    rc = job.finish(timeout=60)
+    r = job.result(rc)
+    t.suite.check(rc == 3, "exit %s, expected 3" % rc, r)
+    t.suite.check("another program replaced or removed it" in r.stderr, "the message does not say why", r)
+    t.suite.check(e2e.file_state(out) == theirs, "the other program's file changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
 def killed_then_changed_by_another_program(t, sh, how):
     """SIGKILL of a job with rows written into an existing file, then h5py changes the file (adds
     a dataset, or makes the file anew in place) before any shardops job comes: the next job,
@@ -1296,6 +1323,8 @@ def main():
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
         run_case("sigkill_then_dataset_added_by_h5py", killed_then_changed_by_another_program, "added")
         run_case("sigkill_then_file_made_anew_by_h5py", killed_then_changed_by_another_program, "made anew")
+        for how in ("renamed over", "removed"):
+            run_case("target_%s_during_the_job" % how.replace(" ", "_"), target_replaced_during_the_job, how)
         if args.np > 1:
             run_case("rank_stopped_late_after_the_next_job", stopped_late_after_the_next_job)
         run_case("sigkill_then_cleaned_by_another_user", killed_then_cleaned_by_another_user)

@@ -41,14 +41,6 @@ std::string holder_of(int fd) {
   return text.empty() ? std::string("another process") : text;
 }
 
-// True if \p path still names the inode open as \p fd.
-bool still_named(int fd, const std::string& path) {
-  struct stat by_fd {
-  }, by_name{};
-  if (::fstat(fd, &by_fd) != 0 || ::stat(path.c_str(), &by_name) != 0) return false;
-  return by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
-}
-
 }  // namespace
 
 FileLock::FileLock(const std::string& target, double timeout_seconds, const std::string& what)

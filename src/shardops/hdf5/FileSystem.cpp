@@ -289,6 +289,13 @@ std::string free_space_text(const std::string& dir) {
   return std::to_string(static_cast<unsigned long long>(st.f_bavail) * st.f_frsize) + " bytes free";
 }
 
+bool still_named(int fd, const std::string& path) noexcept {
+  struct stat by_fd {
+  }, by_name{};
+  if (::fstat(fd, &by_fd) != 0 || ::stat(path.c_str(), &by_name) != 0) return false;
+  return by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
+}
+
 long long file_size(const std::string& path) noexcept {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;

@@ -100,6 +100,9 @@ std::string free_space_text(const std::string& dir);
 /// The size in bytes of the file \p path; -1 if it cannot be read.
 long long file_size(const std::string& path) noexcept;
 
+/// Whether \p path still names the file open as \p fd (not renamed over, not removed).
+bool still_named(int fd, const std::string& path) noexcept;
+
 /// \brief The files in the directory of \p target whose names start with "." + the
 /// target's name + \p suffix_prefix (such as ".shardops-tmp."): what earlier jobs left.
 std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix);

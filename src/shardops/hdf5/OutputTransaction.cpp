@@ -344,6 +344,11 @@ void check_reads_back(const OutputTransaction::PendingFile& f, const std::string
 // complete and can still be rolled back. Nothing of the target changes if this throws.
 std::unique_ptr<JournaledCommit> merge_into_existing(OutputTransaction::PendingFile& f) {
   const std::string what = "output file '" + f.given + "'";
+  if (!still_named(f.target_fd, f.target)) {
+    throw IOError(what +
+                  ": another program replaced or removed it while this job wrote into it (the name no longer "
+                  "leads to the file the job opened); nothing was committed: run the job again");
+  }
   f.journal->set_early_apply(true);  // signals are held now: the close need not be the only step
   if (!f.written.empty()) {
     // Room for what is added, before HDF5 writes any of it: HDF5 does not always survive a

@@ -932,18 +932,25 @@ def alive(pid):
         return False
 
 
+def paused_in_place(t, sh, seconds):
+    """(inputs, expected rows, target, job): a gather-nd job into an existing target, paused
+    for \p seconds with its rows written into the target past its end."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    make_existing(out)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:%d" % seconds})
+    if not job.wait_for("test pause at in-place"):
+        t.suite.require(False, "the job never reached in-place", job.result(job.finish()))
+    return inp, expected, out, job
+
+
 def stopped_late_after_the_next_job(t, sh):
     """A rank that hears of its job's stop only after the next job committed (its host
     frozen, or cut off, while the rest of its job died; here: mpirun and that rank stopped,
     rank 0 killed, the next job run, then SIGTERM to the rank): its stop handler leaves the
     target alone. It cut the file back to its length before its job, under the next job's
     dataset (h5py: "truncated file")."""
-    inp, expected = make_inputs(t.d)
-    out = os.path.join(t.d, "target.h5")
-    make_existing(out)
-    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:60"})
-    if not job.wait_for("test pause at in-place"):
-        t.suite.require(False, "the job never reached in-place", job.result(job.finish()))
+    inp, expected, out, job = paused_in_place(t, sh, 60)
     with open(os.path.join(t.d, ".target.h5.shardops-lock")) as f:
         holder = int(re.search(r"pid (\d+)", f.read()).group(1))  # rank 0, which holds the lock
     late = [pid for pid in job.ranks() if pid != holder][-1]
@@ -977,12 +984,7 @@ def target_replaced_during_the_job(t, sh, how):
     job writes into it: exit 3 saying so, the other program's file as it made it, nothing
     left. The message blamed a failed write ("it has 2128 bytes where 285225640 were written
     (a write failed: disk full?)")."""
-    inp, _ = make_inputs(t.d)
-    out = os.path.join(t.d, "target.h5")
-    make_existing(out)
-    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "in-place:2"})
-    if not job.wait_for("test pause at in-place"):
-        t.suite.require(False, "the job never reached in-place", job.result(job.finish()))
+    _, _, out, job = paused_in_place(t, sh, 2)
     if how == "renamed over":
         other = os.path.join(t.d, "other.h5")
         e2e.write_h5(other, {"/users_data": np.arange(10)}, mode="w")

@@ -2,6 +2,10 @@
 
 #include <sys/resource.h>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "shardops/hdf5/FileSystem.hpp"
 
 namespace shardops::io {
@@ -34,13 +38,20 @@ FileHandle open_agreed(const Comm& comm, const std::string& path, unsigned flags
   // Decided together before the collective open: a rank that runs out of descriptors inside
   // MPI-IO's open leaves its file set up unlike the others', and the collective close of the
   // job's abort then waits without end (rank 0 holds more: the locks, journals and notes).
-  if (comm.min(descriptors_left()) < kDescriptorsPerOpen) {
-    struct rlimit limit {};
-    static_cast<void>(::getrlimit(RLIMIT_NOFILE, &limit));
-    throw IOError(what + ": cannot " + (create ? "create '" : "open '") + path + "': a rank has fewer than " +
-                  std::to_string(kDescriptorsPerOpen) +
-                  " file descriptors left (too many open files: the limit, `ulimit -n`, is " +
-                  std::to_string(limit.rlim_cur) + ")");
+  struct rlimit limit {};
+  static_cast<void>(::getrlimit(RLIMIT_NOFILE, &limit));
+  // Each rank's descriptors left and its limit: the message names the rank short of them
+  // and its own limit (ranks on other hosts may have other limits).
+  const std::vector<std::int64_t> every =
+      comm.allgather(std::vector<std::int64_t>{descriptors_left(), static_cast<std::int64_t>(limit.rlim_cur)});
+  for (int r = 0; r < comm.size(); ++r) {
+    const std::int64_t left = every[2 * static_cast<std::size_t>(r)];
+    if (left >= kDescriptorsPerOpen) continue;
+    throw IOError(what + ": cannot " + (create ? "create '" : "open '") + path + "': rank " + std::to_string(r) +
+                  " has " + (left > 0 ? "only " + std::to_string(left) : std::string("no")) +
+                  " file descriptors left, fewer than the " + std::to_string(kDescriptorsPerOpen) +
+                  " an open takes (too many open files: its limit, `ulimit -n`, is " +
+                  std::to_string(every[2 * static_cast<std::size_t>(r) + 1]) + ")");
   }
   FileHandle file;
   run_agreed(comm, [&] {

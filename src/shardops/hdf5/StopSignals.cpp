@@ -31,7 +31,8 @@ std::array<std::atomic<char*>, kSlots> g_paths{};
 // past its end): the descriptor and the length. A slot is free while its fd is -1 and
 // taken but not yet armed while it is -2; the handler acts on fds >= 0 only.
 // A cut is made only while the target's lock file still holds the text the job's lock
-// wrote (lock, text; null: no lock to ask): a rank that hears of the stop late (its host
+// wrote (lock, text; a slot whose lock is not set, or no longer, makes none): a rank that
+// hears of the stop late (its host
 // frozen, or cut off, until after the next job committed; or held while rank 0 commits)
 // must not cut back a file that is no longer its job's to cut.
 constexpr int kCuts = 64;
@@ -105,7 +106,7 @@ void clean_up_now() {
   for (auto& cut : g_cuts) {
     const int fd = cut.fd.load();
     const char* lock = cut.lock.load();
-    if (fd >= 0 && (lock == nullptr || lock_holds(lock, cut.text.load())))
+    if (fd >= 0 && lock != nullptr && lock_holds(lock, cut.text.load()))
       static_cast<void>(::ftruncate(fd, static_cast<off_t>(cut.length.load())));
   }
   for (auto& slot : g_paths) {
@@ -275,7 +276,7 @@ namespace {
 void release_path(int slot) { std::free(g_paths[static_cast<std::size_t>(slot)].exchange(nullptr)); }
 void release_cut(int slot) {
   Cut& cut = g_cuts[static_cast<std::size_t>(slot)];
-  char* lock = cut.lock.exchange(nullptr);
+  char* lock = cut.lock.exchange(nullptr);  // first: a slot without its lock makes no cut
   char* text = cut.text.exchange(nullptr);
   cut.fd.store(-1);
   std::free(lock);
@@ -295,9 +296,9 @@ int claim_path(const std::string& path) {
 }
 
 int claim_cut(int fd, long long length, const std::string& lock, const std::string& text) {
-  char* lock_copy = lock.empty() ? nullptr : ::strdup(lock.c_str());
-  char* text_copy = lock.empty() ? nullptr : ::strdup(text.c_str());
-  if (!lock.empty() && (lock_copy == nullptr || text_copy == nullptr)) {
+  char* lock_copy = ::strdup(lock.c_str());
+  char* text_copy = ::strdup(text.c_str());
+  if (lock_copy == nullptr || text_copy == nullptr) {
     std::free(lock_copy);
     std::free(text_copy);
     throw InternalError("out of memory registering " + lock);

@@ -103,13 +103,13 @@ class CleanupPath : public SignalSlot {
 /// \brief While it lives, the open file \p fd is cut back to \p length bytes if the
 /// process is stopped by a signal (before the paths are removed): an existing target
 /// that this rank wrote past its end, before the commit. The caller keeps \p fd open.
-/// With a \p lock file, only while it holds \p lock_text (the job's lock, not yet
+/// Only while the target's \p lock file holds \p lock_text (the job's lock, not yet
 /// marked as committing, FileLock::mark_committing): a rank stopped late cuts back no
 /// file that another job, or its own commit, has changed since.
 class CleanupTruncate : public SignalSlot {
  public:
   CleanupTruncate() = default;
-  CleanupTruncate(int fd, long long length, const std::string& lock = {}, const std::string& lock_text = {});
+  CleanupTruncate(int fd, long long length, const std::string& lock, const std::string& lock_text);
 };
 
 /// \brief While it lives, a SIGBUS at an address in [\p begin, \p begin + \p bytes) is

@@ -39,14 +39,14 @@ def write(path):
 
 # Written under a temporary name beside the target, then renamed: a job stopped while
 # writing leaves no half-made file for the next job to take as its input.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # scancel: the temporary file goes too
 directory = os.path.dirname(os.path.abspath(args.out))
 fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(args.out) + ".", suffix=".tmp", dir=directory)
-os.close(fd)
-umask = os.umask(0)
-os.umask(umask)
-os.chmod(tmp, 0o666 & ~umask)  # as a file made by open()
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # scancel: the temporary file goes too
 try:
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # as a file made by open()
     write(tmp)
     os.replace(tmp, args.out)
 except BaseException:

@@ -94,7 +94,7 @@ def flatten(value):
         items.append(x)
     elif shape[0]:
         walk(_scalar(value), 0)
-    if any(type(e) is np.ndarray for e in items):
+    if np.ndarray in set(map(type, items)):  # 0-d arrays among the elements
         items = [_scalar(e) for e in items]
     return items, tuple(shape)
 
@@ -127,19 +127,30 @@ def _first(mask):
     return int(hits[0]) if hits.size else None
 
 
-def _doubles(items, numbers):
-    """The elements at ``numbers`` as Python's float() makes them; inf where an integer has
-    no double (PyLong_AsDouble fails)."""
-    out = np.empty(len(numbers), np.float64)
+def _doubles(values):
+    """\p values (numbers) as Python's float() makes them; inf where an integer has no
+    double (PyLong_AsDouble fails)."""
     try:
-        out[:] = [items[k] for k in numbers]
+        return np.array(values, np.float64)
     except OverflowError:
-        for j, k in enumerate(numbers):
+        out = np.empty(len(values), np.float64)
+        for j, x in enumerate(values):
             try:
-                out[j] = float(items[k])
+                out[j] = float(x)
             except OverflowError:
                 out[j] = np.inf
-    return out
+        return out
+
+
+def _int64s(values):
+    """\p values (integers, Python's or NumPy's, and bools) as int64, or None where one does
+    not fit. NumPy's own integers go through int() first: NumPy would wrap a uint64."""
+    if not all(t is int or t is bool for t in set(map(type, values))):
+        values = [int(x) for x in values]
+    try:
+        return np.array(values, np.int64)
+    except OverflowError:
+        return None
 
 
 def _to_float(d, dtype):
@@ -155,7 +166,11 @@ def summary(items, shape):
     if not items:
         return None, (None,) * len(CONVERTERS), None
     kind = inferred_kind(items[0])
-    cls = np.fromiter((_class_of(type(x)) for x in items), np.int8, len(items))
+    types = set(map(type, items))
+    if len(types) == 1:  # the common case: one class for all
+        cls = np.full(len(items), _class_of(next(iter(types))), np.int8)
+    else:
+        cls = np.fromiter((_class_of(type(x)) for x in items), np.int8, len(items))
     is_int, is_float = (cls == _INT) | (cls == _BOOL), (cls == _FLOAT) | (cls == _NPFLOAT)
     ints, floats = np.flatnonzero(is_int), np.flatnonzero(is_float)
     # The integers' values against the ranges (int64 and uint64 each where they fit).
@@ -163,24 +178,21 @@ def summary(items, shape):
     negative = np.zeros(len(items), bool)
     beyond_int32 = np.zeros(len(items), bool)
     beyond_uint64 = np.zeros(len(items), bool)
+    int_no_double = np.zeros(len(items), bool)  # beyond what a double holds
     if ints.size:
-        values = [int(items[k]) for k in ints]
-        try:
-            v = np.array(values, np.int64)
-        except OverflowError:
-            v = None
+        values = items if ints.size == len(items) else [items[k] for k in ints]
+        v = _int64s(values)
         if v is not None:
             negative[ints] = v < 0
             beyond_int32[ints] = (v < -(1 << 31)) | (v >= 1 << 31)
         else:
             for k, x in zip(ints, values):
+                x = int(x)
                 negative[k], big[k] = x < 0, not -(1 << 63) <= x < 1 << 63
                 beyond_int32[k] = not -(1 << 31) <= x < 1 << 31
                 beyond_uint64[k] = not 0 <= x < 1 << 64
-    int_doubles = _doubles(items, ints)
-    int_no_double = np.zeros(len(items), bool)
-    int_no_double[ints] = np.isinf(int_doubles)
-    float_doubles = _doubles(items, floats)
+            int_no_double[ints] = np.isinf(_doubles(values))
+    float_doubles = _doubles(items if floats.size == len(items) else [items[k] for k in floats])
 
     def first_error(*cases):
         """The error of the first element among (mask, error) cases."""
@@ -300,11 +312,11 @@ def convert(items, shape, converter, dtype):
         return (np.asarray(items) if items else np.empty(0, dtype)).reshape(shape)
     made = _dtype_of(converter)
     if converter in ("float32", "float64", "float16"):
-        out = _to_float(_doubles(items, range(len(items))), made)
+        out = _to_float(_doubles(items), made)
     elif converter == "uint64":
         out = np.array([int(x) for x in items], np.uint64)
     elif converter in ("int64", "int32"):
-        out = np.array([int(x) for x in items], np.int64).astype(made)
+        out = _int64s(items).astype(made)  # plan() chose it: every one fits int64
     else:
         out = np.array(items, made)
     out = out.reshape(shape)

@@ -14,6 +14,7 @@
 
 #include "DeckLiteral.hpp"
 #include "DeckScan.hpp"
+#include "InlineValue.hpp"
 #include "ShapeText.hpp"
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Error.hpp"
@@ -36,25 +37,6 @@ std::string trimmed(const std::string& t) {
   const std::size_t first = t.find_first_not_of(" \t");
   return first == std::string::npos ? "" : t.substr(first, t.find_last_not_of(" \t") - first + 1);
 }
-
-// The first element of one kind in an inline value, to name in a message.
-struct Example {
-  std::string text;
-  int line = 0;
-  explicit operator bool() const { return line > 0; }
-  void note(const std::string& t, int at) {
-    if (line == 0) *this = Example{t, at};
-  }
-};
-
-// What an inline value holds, for its dtype.
-struct ValueKinds {
-  Example text, boolean, integer, real;
-  Example wide;      ///< an integer int32 does not hold
-  Example negative;  ///< a negative integer
-  Example uint64;    ///< an integer above int64's range that uint64 holds
-  Example beyond;    ///< an integer neither holds
-};
 
 // A deck's tensor value has at most as many dimensions as HDF5 can write; the YAML
 // around it (deck, tensors, the tensor's mapping, its value) adds four levels.
@@ -275,8 +257,7 @@ class Loader {
           }
           in.dataset = dataset(spec["dataset"], "dataset");
         } else if (spec["value"]) {
-          const ValueKinds kinds = load_value(spec["value"], in);
-          type_value(spec, kinds, in);
+          type_value(spec, load_value(spec["value"], in), in);
         } else {
           fail(spec, "tensor '" + in.name + "' needs a dataset or a value");
         }
@@ -289,8 +270,8 @@ class Loader {
   }
 
   // Nested sequences -> shape + values: rectangular, every element at the same depth.
-  ValueKinds load_value(const YAML::Node& value, DeckInput& in) const {
-    ValueKinds kinds;
+  std::vector<InlineElement> load_value(const YAML::Node& value, DeckInput& in) const {
+    std::vector<InlineElement> elements;
     std::vector<std::int64_t> shape;
     std::size_t element_depth = 0;  // where the elements are, once one is seen (0: none yet)
     std::function<void(const YAML::Node&, std::size_t)> walk = [&](const YAML::Node& n, std::size_t depth) {
@@ -311,84 +292,53 @@ class Loader {
       }
       if (!n.IsScalar() || depth != shape.size()) fail(n, "tensor '" + in.name + "': value is not rectangular");
       element_depth = depth + 1;
-      read_element(n, in, kinds);
+      elements.push_back(read_element(n, in));
     };
     walk(value, 0);
     in.shape = shape;
-    return kinds;
+    return elements;
   }
 
-  // One element of an inline value, in every form its dtype may take.
-  void read_element(const YAML::Node& n, DeckInput& in, ValueKinds& kinds) const {
-    const std::string t = substitute(n, n.Scalar());
-    const int line = n.Mark().line + 1;
-    Literal lit;
+  // One element of an inline value, as its text reads.
+  InlineElement read_element(const YAML::Node& n, const DeckInput& in) const {
+    InlineElement e;
+    e.text = substitute(n, n.Scalar());
+    e.line = n.Mark().line + 1;
     try {
-      lit = read_literal(t, n.Tag());  // quoted: always text ("1" is the string 1)
-    } catch (const Error& e) {
-      fail(n, "tensor '" + in.name + "': " + e.what());
+      e.literal = read_literal(e.text, n.Tag());  // quoted: always text ("1" is the string 1)
+    } catch (const Error& err) {
+      fail(n, "tensor '" + in.name + "': " + err.what());
     }
-    in.string_values.push_back(t);
-    in.int_values.push_back(lit.i);
-    in.real_values.push_back(lit.f);
-    switch (lit.kind) {
-      case Literal::Text: kinds.text.note(t, line); break;
-      case Literal::Bool: kinds.boolean.note(t, line); break;
-      case Literal::Real: kinds.real.note(t, line); break;
-      case Literal::Integer:
-        kinds.integer.note(t, line);
-        if (lit.range == Literal::Beyond) kinds.beyond.note(t, line);
-        if (lit.range == Literal::UInt64) kinds.uint64.note(t, line);
-        if (lit.range == Literal::Int64 && lit.i < 0) kinds.negative.note(t, line);
-        if (lit.range != Literal::Int64 || lit.i < INT32_MIN || lit.i > INT32_MAX) kinds.wide.note(t, line);
-        break;
-    }
+    return e;
   }
 
-  // The value's dtype: the one given, else TF's inference (integers -> int32, or int64
-  // where int32 holds one not; any real -> float32; booleans -> bool; text -> string;
-  // no element -> float32), with TF's refusals of what the dtype does not take.
-  void type_value(const YAML::Node& spec, const ValueKinds& kinds, DeckInput& in) const {
+  // The value's dtype and elements: the dtype given, else TF's inference, each as
+  // tf.constant(value, dtype) makes it (see InlineValue.hpp).
+  void type_value(const YAML::Node& spec, const std::vector<InlineElement>& elements, DeckInput& in) const {
     const std::string name = "tensor '" + in.name + "': ";
-    if (kinds.text && (kinds.boolean || kinds.integer || kinds.real))
-      fail(spec["value"], name + "mixes strings with numbers or booleans (quote every string element)");
-    if (kinds.boolean && (kinds.integer || kinds.real)) fail(spec["value"], name + "mixes booleans and numbers");
-    in.dtype = kinds.text ? DType::String : kinds.boolean ? DType::Bool : DType::Float32;
-    if (kinds.integer && !kinds.real) in.dtype = kinds.wide ? DType::Int64 : DType::Int32;
+    std::optional<DType> wanted;
     if (const YAML::Node given = spec["dtype"]) {
       const std::string text = scalar(given, "dtype");
-      DType dtype = in.dtype;
       try {
-        dtype = dtype_from_name(text);
+        wanted = dtype_from_name(text);
       } catch (const Error& e) {
         fail(given, e.what());
       }
-      if (is_string(dtype) != is_string(in.dtype) && !in.string_values.empty()) {
-        fail(given,
-             name + "dtype " + dtype_name(dtype) + " for " + (is_string(in.dtype) ? "string" : "numeric") + " values");
+      const auto text_element = [](const InlineElement& e) { return e.literal.kind == Literal::Text; };
+      if (!elements.empty() && is_string(*wanted) != text_element(elements.front())) {
+        fail(given, name + "dtype " + dtype_name(*wanted) + " for " +
+                        (text_element(elements.front()) ? "string" : "numeric") + " values");
       }
-      in.dtype = dtype;
     }
-    // TensorFlow converts no real to an integer or bool dtype and no number to bool.
-    const Example& refused = in.dtype == DType::Bool ? (kinds.integer ? kinds.integer : kinds.real)
-                             : is_integer(in.dtype)  ? kinds.real
-                                                     : Example();
-    if (refused) {
-      fail_at(refused.line, name + "cannot convert " + refused.text + " to dtype " + dtype_name(in.dtype) +
-                                (in.dtype == DType::Bool ? " (TensorFlow makes no bool of a number; a cast step does)"
-                                                         : " (TensorFlow makes no integer of a real value; a cast "
-                                                           "step truncates)"));
+    try {
+      InlineValue value = convert_inline_value(elements, wanted);
+      in.dtype = value.dtype;
+      in.int_values = std::move(value.ints);
+      in.real_values = std::move(value.reals);
+      in.string_values = std::move(value.strings);
+    } catch (const InlineValueError& e) {
+      fail_at(e.line, name + e.message);
     }
-    const Example& out_of_range = in.dtype == DType::UInt64 ? (kinds.beyond ? kinds.beyond : kinds.negative)
-                                  : kinds.beyond            ? kinds.beyond
-                                                            : kinds.uint64;
-    if (is_integer(in.dtype) && out_of_range) {
-      fail_at(out_of_range.line, name + "out-of-range integer " + out_of_range.text + ": " +
-                                     (in.dtype == DType::UInt64 ? "uint64 holds 0 to 2^64-1"
-                                                                : "an integer must fit int64 (uint64's with dtype: "
-                                                                  "uint64), as in TensorFlow"));
-    }
-    if (!is_string(in.dtype)) in.string_values.clear();
   }
 
   // "name/*" -> the defined names name/0, name/1, ... in order.

@@ -31,7 +31,7 @@ struct DeckInput {
   std::string dataset;                     ///< FILE:/path (FILE resolved against the deck's folder), or empty
   DType dtype = DType::Float32;            ///< inline values only
   std::vector<std::int64_t> shape;         ///< inline values only
-  std::vector<double> real_values;         ///< inline values, as written (booleans 0/1)
+  std::vector<double> real_values;         ///< inline numbers, as a static_cast to dtype stores them (InlineValue)
   std::vector<std::int64_t> int_values;    ///< the same, integers exact (uint64's above int64 as their bits)
   std::vector<std::string> string_values;  ///< inline strings (dtype string)
   int line = 0;

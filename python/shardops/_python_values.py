@@ -128,7 +128,7 @@ def _first(mask):
 
 
 def _doubles(values):
-    """\p values (numbers) as Python's float() makes them; inf where an integer has no
+    """``values`` (numbers) as Python's float() makes them; inf where an integer has no
     double (PyLong_AsDouble fails)."""
     try:
         return np.array(values, np.float64)
@@ -143,7 +143,7 @@ def _doubles(values):
 
 
 def _int64s(values):
-    """\p values (integers, Python's or NumPy's, and bools) as int64, or None where one does
+    """``values`` (integers, Python's or NumPy's, and bools) as int64, or None where one does
     not fit. NumPy's own integers go through int() first: NumPy would wrap a uint64."""
     if not all(t is int or t is bool for t in set(map(type, values))):
         values = [int(x) for x in values]
@@ -267,6 +267,10 @@ def plan(whole, wanted, value):
     if kind is None:
         return None, wanted if wanted is not None else np.dtype(np.float32)
     direct = _converter_of(wanted) if wanted is not None else None
+    if direct == "uint64" and errors[_INDEX[direct]] == OUT_OF_RANGE:
+        # Its converter leaves Python's OverflowError set where it stops on an integer
+        # uint64 does not hold: TensorFlow fails (a SystemError) even where int64 would do.
+        raise ValueError(OUT_OF_RANGE)
     if direct is not None and errors[_INDEX[direct]] is None:
         return direct, wanted
     def failed(converter):

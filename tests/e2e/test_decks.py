@@ -123,6 +123,12 @@ BAD_DECKS = [
      "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert 1e20 to dtype int64"]),
     ("nan for int32", "tensors:\n  x: {value: [1, nan], dtype: int32}\nsteps:\n"
      "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert nan to dtype int32"]),
+    ("booleans for int16", "tensors:\n  x: {value: [true, false], dtype: int16}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert true to dtype int16"]),
+    ("boolean then number", "tensors:\n  x: {value: [true, 1]}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "mixes booleans and numbers: 1"]),
+    ("real beyond inferred float32", "tensors:\n  x: {value: [1.0, 1e300]}\nsteps:\n"
+     "  - {op: add, x: x, y: 0, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "1e300 is out of range for float32"]),
     ("integers for bool", "tensors:\n  x: {value: [1, 2], dtype: bool}\nsteps:\n"
      "  - {op: equal, x: x, y: true, out: r}\noutputs:\n  r: o.h5:/r\n", ["deck.yaml:2:", "cannot convert 1 to dtype bool"]),
     ("tag the value does not match", "tensors:\n  x: {value: [!!int 2.5]}\nsteps:\n"
@@ -402,15 +408,31 @@ def inline_dtypes_as_tensorflow(suite, runner, tmp):
         "u": "{value: [18446744073709551614, 9223372036854775808], dtype: uint64}",
         "i": "{value: [9223372036854775807, -9223372036854775808], dtype: int64}",
         "w": "{value: [300, -1], dtype: uint8}", "n": "{value: [2147483648], dtype: int32}",
-        "b": "{value: [true, false], dtype: float32}", "c": "{value: [true, false], dtype: int16}",
+        "b": "{value: [true, false], dtype: float32}", "c": "{value: [true, false], dtype: int32}",
         "f": "{value: [18446744073709551615], dtype: float64}",
         "e": "{value: []}", "e2": "{value: [[]]}", "e3": "{value: [], dtype: int64}"}, {
         "u": np.array([18446744073709551614, 9223372036854775808], np.uint64),
         "i": np.array([9223372036854775807, -9223372036854775808], np.int64),
         "w": np.array([44, 255], np.uint8), "n": np.array([-2147483648], np.int32),
-        "b": np.array([1, 0], np.float32), "c": np.array([1, 0], np.int16),
+        "b": np.array([1, 0], np.float32), "c": np.array([1, 0], np.int32),
         "f": np.array([18446744073709551615], np.float64),
         "e": np.zeros([0], np.float32), "e2": np.zeros([1, 0], np.float32), "e3": np.zeros([0], np.int64)})
+
+
+def inline_mixes_as_tensorflow(suite, runner, tmp):
+    """Which converter ends a conversion depends on the first element and on the first element
+    each converter stops at, as in tf.constant: booleans count as integers for a number dtype,
+    a cast after the fallback converter flushes subnormals, and an integer goes to a real
+    dtype rounded once."""
+    inline_values(suite, runner, tmp, "mixes", {
+        "bf": "{value: [true, 1.5], dtype: float32}", "ib": "{value: [1, true]}", "fb": "{value: [1.5, true]}",
+        "cs": "{value: [1e-40, 1], dtype: complex64}", "fs": "{value: [1e300, 1e-40], dtype: float32}",
+        "fk": "{value: [1e-40], dtype: float32}", "ic": "{value: [9007199254740993], dtype: complex64}",
+        "i8": "{value: [1, true], dtype: int8}", "ub": "{value: [true, false], dtype: uint64}"}, {
+        "bf": np.array([1, 1.5], np.float32), "ib": np.array([1, 1], np.int32), "fb": np.array([1.5, 1], np.float32),
+        "cs": np.array([0, 1], np.complex64), "fs": np.array([np.inf, 0], np.float32),
+        "fk": np.array([1e-40], np.float32), "ic": np.array([2 ** 53], np.complex64),
+        "i8": np.array([1, 1], np.int8), "ub": np.array([1, 0], np.uint64)})
 
 
 def yaml_scalars(suite, runner, tmp):
@@ -511,6 +533,7 @@ def main():
         suite.case("real scalar for an integer tensor", real_scalar_for_integer_tensor, suite, runner, tmp)
         suite.case("inline integers as tensorflow", inline_integers_as_tensorflow, suite, runner, tmp)
         suite.case("inline dtypes as tensorflow", inline_dtypes_as_tensorflow, suite, runner, tmp)
+        suite.case("inline mixes as tensorflow", inline_mixes_as_tensorflow, suite, runner, tmp)
         suite.case("yaml scalars", yaml_scalars, suite, runner, tmp)
         suite.case("stale partitions", stale_partitions, suite, runner, tmp)
         suite.case("report is the deck", report_is_the_deck, suite, runner, tmp)

@@ -98,7 +98,7 @@ def memory_cgroup(version, limit_bytes, tag):
 
 
 def run_in_group(sh, group, argv, np, env=None):
-    """sh.run, with mpiexec (and so every rank) started inside \p group; \p env: settings
+    """sh.run, with mpiexec (and so every rank) started inside ``group``; ``env``: settings
     added to the environment."""
     cmd = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, sh.mpiexec, "-n", str(np)] + \
         sh.flags + [sh.binary] + [str(a) for a in argv]

@@ -934,7 +934,7 @@ def alive(pid):
 
 def paused_in_place(t, sh, seconds):
     """(inputs, expected rows, target, job): a gather-nd job into an existing target, paused
-    for \p seconds with its rows written into the target past its end."""
+    for ``seconds`` with its rows written into the target past its end."""
     inp, expected = make_inputs(t.d)
     out = os.path.join(t.d, "target.h5")
     make_existing(out)

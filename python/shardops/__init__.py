@@ -52,8 +52,12 @@ def _python_value(value):
 
 def _array_to(value, dtype):
     """An array as TensorFlow converts one to ``dtype`` (NumPy's cast: any number into any
-    number); strings are left as they are (the op checks them)."""
+    number, and an array of byte or text strings into a number by NumPy's parsing, with its
+    ValueError for one that is no number); other strings are left as they are (the op
+    checks them)."""
     a = _np.asarray(value)
+    if a.dtype.kind in "SU" and dtype.kind not in _pv.STRING_KINDS:
+        return a.astype(dtype)
     if a.dtype == dtype or a.dtype.kind in _pv.STRING_KINDS or dtype.kind in _pv.STRING_KINDS:
         return a
     with _np.errstate(all="ignore"), _warnings.catch_warnings():
@@ -168,7 +172,8 @@ def _named_elsewhere(error, own, target, value):
 def _make_int(value, name):
     """An int attribute as TensorFlow's eager ops take it: int(value), never a string."""
     try:
-        if not isinstance(value, (str, bytes)):
+        # An array of one element is no int to TensorFlow (NumPy 1 would convert it).
+        if not isinstance(value, (str, bytes)) and _np.ndim(value) == 0:
             return int(value)
     except (TypeError, ValueError, OverflowError):
         pass
@@ -225,24 +230,63 @@ def _agreed(comm, error, payload=None):
     return [p for _, p in every]
 
 
+# TensorFlow's policies for bad indices (the ops' bad_indices_policy attribute).
+_TF_POLICIES = ("", "DEFAULT", "ERROR", "IGNORE")
+
+
+def _tf_trailing(spec):
+    """(the arguments TensorFlow's Python function of the op takes after its inputs and
+    attributes, in its order, each positional or keyword; those it takes as keywords only):
+    ``name`` (taken, not used: an eager call has no graph), and ``bad_indices_policy`` where
+    its op has that attribute, before the name but in gather_nd (whose batch_dims, added by
+    _with_batch_dims, comes first) and tensor_scatter_nd_update (whose Python function has
+    none: a keyword here)."""
+    if not spec["bad_indices"]:
+        return ("name",), ()
+    if spec["python"] == "gather_nd":
+        return ("name", "bad_indices_policy"), ()
+    if spec["python"] == "tensor_scatter_nd_update":
+        return ("name",), ("bad_indices_policy",)
+    return ("bad_indices_policy", "name"), ()
+
+
+def _bad_indices_of(values):
+    """The op's policy for bad indices from TensorFlow's ``bad_indices_policy`` (its values
+    and messages) or shardops' ``bad_indices`` (either case, "default" too), not both."""
+    policy = values.pop("bad_indices_policy", "")
+    if isinstance(policy, bytes):
+        policy = policy.decode("utf-8", "replace")
+    if not isinstance(policy, str):
+        raise TypeError("Expected string for argument 'bad_indices_policy' not %r." % (policy,))
+    if policy not in _TF_POLICIES:
+        raise InvalidArgumentError("Unknown bad indices handling attribute: %s" % policy)
+    if not isinstance(values["bad_indices"], str):
+        raise TypeError("bad_indices must be a str, not %s" % type(values["bad_indices"]).__name__)
+    if policy and values["bad_indices"] != "error":
+        raise TypeError("give bad_indices_policy (TensorFlow's) or bad_indices, not both")
+    return policy.lower() if policy else values["bad_indices"]
+
+
 def _make_op(spec):
-    """The Python function of one op of the registry: its inputs and attributes in order
-    (positional or keyword), then the keywords ``comm``, where TensorFlow's op has a
-    bad_indices_policy, ``bad_indices``, and TensorFlow's ``name`` (taken, not used). The
-    arguments are bound and converted before the extension runs the op, and the ranks of a
-    distributed call agree on that first (_agreed): a mistake on one rank is an error on all."""
+    """The Python function of one op of the registry: its inputs and attributes in order,
+    then TensorFlow's trailing arguments (_tf_trailing), then the keywords ``comm`` and, where
+    the op has a policy for bad indices, ``bad_indices``. The arguments are bound and
+    converted before the extension runs the op, and the ranks of a distributed call agree on
+    that first (_agreed): a mistake on one rank is an error on all."""
     run = getattr(_shardops, spec["python"])
     lists = [i["name"] for i in spec["inputs"] if i["list"]]
     P = inspect.Parameter
     params = [P(i["name"], P.POSITIONAL_OR_KEYWORD) for i in spec["inputs"]]
     params += [P(a["name"], P.POSITIONAL_OR_KEYWORD) for a in spec["attrs"]]
+    trailing, keywords = _tf_trailing(spec)
+    params += [P(t, P.POSITIONAL_OR_KEYWORD, default=None if t == "name" else "") for t in trailing]
     params.append(P("comm", P.KEYWORD_ONLY, default=None))
+    params += [P(t, P.KEYWORD_ONLY, default="") for t in keywords]
     if spec["bad_indices"]:
         params.append(P("bad_indices", P.KEYWORD_ONLY, default="error"))
-    # TensorFlow's ops take a name for the graph; an eager call, as this one, has no use for it.
-    params.append(P("name", P.KEYWORD_ONLY, default=None))
     signature = inspect.Signature(params)
-    passed = [p.name for p in params if p.name != "name"]  # what the extension takes
+    # What the extension takes: not TensorFlow's name nor its policy (made bad_indices).
+    passed = [p.name for p in params if p.name not in ("name", "bad_indices_policy")]
 
     def op(*args, **kwargs):
         comm = kwargs.get("comm")
@@ -253,14 +297,12 @@ def _make_op(spec):
                 values.setdefault(p.name, p.default)
             for name in lists:
                 values[name] = list(values[name])
-            if spec["bad_indices"] and not isinstance(values["bad_indices"], str):
-                raise TypeError("bad_indices must be a str, not %s" % type(values["bad_indices"]).__name__)
-            if values["name"] is not None and not isinstance(values["name"], str):
-                raise TypeError("name must be a str, not %s" % type(values["name"]).__name__)
+            if spec["bad_indices"]:
+                values["bad_indices"] = _bad_indices_of(values)
             for a in spec["attrs"]:
                 if a["kind"] == "int":
                     values[a["name"]] = _make_int(values[a["name"]], a["name"])
-            if spec["python"] == "dynamic_partition" and values["num_partitions"] > _INT32.max:
+            if spec["python"] == "dynamic_partition" and not _INT32.min <= values["num_partitions"] <= _INT32.max:
                 # TensorFlow's Python layer refuses so many outputs before the op's int32 attr.
                 raise ValueError("Number of outputs is too big: %d" % values["num_partitions"])
             dtypes, blocks = _python_blocks(spec, values)
@@ -370,17 +412,21 @@ def _with_batch_dims(plain):
     P = inspect.Parameter
     plain_signature = inspect.signature(plain)
     params = list(plain_signature.parameters.values())
-    params.insert([p.name for p in params].index("comm"), P("batch_dims", P.KEYWORD_ONLY, default=0))
+    params.insert([p.name for p in params].index("name"), P("batch_dims", P.POSITIONAL_OR_KEYWORD, default=0))
     signature = plain_signature.replace(parameters=params)
 
     def gather_nd(*args, **kwargs):
         comm = kwargs.get("comm")
         distributed = _distributed(comm)
-        if "batch_dims" not in kwargs:
-            return plain(*args, **kwargs)
-        error, payload, values, indices = None, None, None, None
         try:
             values = signature.bind(*args, **kwargs).arguments
+        except TypeError as e:  # raised on every rank (the others' calls agree first too)
+            _agreed(comm, e)
+            raise  # not reached: _agreed raised it
+        if "batch_dims" not in values:
+            return plain(**values)
+        error, payload, indices = None, None, None
+        try:
             payload, indices = _batch_call(values, distributed)
         except Exception as e:  # noqa: B902 - raised on every rank by _agreed
             error = e

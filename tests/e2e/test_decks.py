@@ -299,6 +299,41 @@ def casts(suite, runner, tmp):
     suite.check(not os.path.exists(os.path.join(tmp, "cast_bad.h5")), "an output was written")
 
 
+def helpers_read_subnormals_as_tensorflow(suite, runner, tmp):
+    """The helpers read and write subnormals as TensorFlow's CPU kernels do (DAZ and FTZ; the
+    values TensorFlow 2.21 gives on x86, measured): add, multiply and the comparisons, and a
+    cast that changes a float's width or makes a bool; a cast within one width keeps the
+    bits. --keep-denormals gives IEEE's results instead."""
+    f = np.array([1e-40, -1e-40, 1e-39, 1.0], np.float32)  # subnormal, subnormal, subnormal, normal
+    d = np.array([1e-310, -1e-310, 1e-40, 1e-39], np.float64)  # subnormal in double; the others in float
+    c = np.array([1e-40 + 1j, 1 - 1e-40j, 1e-40 + 1e-40j, 1], np.complex64)
+    e2e.write_h5(os.path.join(tmp, "sub_in.h5"), {"/f": f, "/d": d, "/c": c}, mode="w")
+    steps = [("fd", "cast", "f", "dtype: float64"), ("fb", "cast", "f", "dtype: bool"),
+             ("fc", "cast", "f", "dtype: complex64"), ("df", "cast", "d", "dtype: float32"),
+             ("db", "cast", "d", "dtype: bool"), ("cc", "cast", "c", "dtype: complex128"),
+             ("fa", "add", "f", "y: 0"), ("fm", "multiply", "f", "y: 2"), ("fe", "equal", "f", "y: 0"),
+             ("fg", "greater", "f", "y: 0"), ("dl", "less_equal", "d", "y: 0"), ("cm", "multiply", "c", "y: 1e-40")]
+    text = ("tensors:\n  f: sub_in.h5:/f\n  d: sub_in.h5:/d\n  c: sub_in.h5:/c\nsteps:\n" +
+            "".join("  - {op: %s, x: %s, %s, out: %s}\n" % (op, x, arg, out) for out, op, x, arg in steps) +
+            "outputs:\n" + "".join("  %s: sub_out.h5:/%s\n" % (out, out) for out, _, _, _ in steps))
+    flushed = {
+        "fd": np.array([0, -0.0, 0, 1], np.float64), "fb": np.array([False, False, False, True]), "fc": f.astype(np.complex64),
+        "df": np.array([0, -0.0, 0, 0], np.float32), "db": np.array([False, False, True, True]),
+        "cc": np.array([1j, complex(1, -0.0), 0, 1], np.complex128), "fa": np.array([0, 0, 0, 1], np.float32),
+        "fm": np.array([0, -0.0, 0, 2], np.float32), "fe": np.array([1, 1, 1, 0], np.int32),
+        "fg": np.array([0, 0, 0, 1], np.int32), "dl": np.array([1, 1, 0, 0], np.int32), "cm": np.zeros(4, np.complex64)}
+    with np.errstate(all="ignore"):
+        ieee = {"fd": f.astype(np.float64), "fb": f != 0, "fc": f.astype(np.complex64), "df": d.astype(np.float32),
+                "db": d != 0, "cc": c.astype(np.complex128), "fa": f + np.float32(0), "fm": f * np.float32(2),
+                "fe": (f == 0).astype(np.int32), "fg": (f > 0).astype(np.int32), "dl": (d <= 0).astype(np.int32)}
+    for name, expected, extra in (("sub", flushed, []), ("keep", ieee, ["--keep-denormals"])):
+        r = run_deck(runner, tmp, name, text, *extra)
+        suite.require(r.rc == 0, "deck %s failed" % name, r)
+        for out, want in expected.items():
+            e2e.same_array(suite, "%s %s" % (name, out), e2e.read_h5(os.path.join(tmp, "sub_out.h5"), "/" + out), want, r)
+        os.remove(os.path.join(tmp, "sub_out.h5"))
+
+
 def run_deck(runner, tmp, name, text, *argv):
     """Writes deck NAME.yaml into tmp and runs it."""
     deck = os.path.join(tmp, name + ".yaml")
@@ -529,6 +564,7 @@ def main():
         suite.case("comparisons", comparisons, suite, runner, tmp)
         suite.case("range at the ends of int64", range_at_the_ends_of_int64, suite, runner, tmp)
         suite.case("casts", casts, suite, runner, tmp)
+        suite.case("helpers read subnormals as tensorflow", helpers_read_subnormals_as_tensorflow, suite, runner, tmp)
         suite.case("output refused before the steps", output_refused_before_the_steps, suite, runner, tmp)
         suite.case("real scalar for an integer tensor", real_scalar_for_integer_tensor, suite, runner, tmp)
         suite.case("inline integers as tensorflow", inline_integers_as_tensorflow, suite, runner, tmp)

@@ -115,8 +115,86 @@ def test_tensorflow_name_is_taken():
                "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub", "tensor_scatter_nd_min",
                "tensor_scatter_nd_max"):
         assert "name" in getattr(shardops, op).__signature__.parameters, op
-    name, message = raised_on_every_rank(comm, lambda: shardops.gather_nd(mine, [[0]], comm=comm, name=5))
-    assert name == "TypeError" and "name must be a str" in message, (name, message)
+    # TensorFlow takes any name in an eager call (5 too), and so does shardops.
+    assert np.array_equal(shardops.gather_nd(mine, indices, comm=comm, name=5), want)
+
+
+# TensorFlow 2.21's Python functions: their arguments after the inputs and attributes, in order.
+TF_TRAILING = {
+    "dynamic_partition": ["name"], "dynamic_stitch": ["name"], "parallel_dynamic_stitch": ["name"],
+    "gather_nd": ["batch_dims", "name", "bad_indices_policy"], "scatter_nd": ["bad_indices_policy", "name"],
+    "tensor_scatter_nd_update": ["name"], "tensor_scatter_nd_add": ["bad_indices_policy", "name"],
+    "tensor_scatter_nd_sub": ["bad_indices_policy", "name"], "tensor_scatter_nd_min": ["bad_indices_policy", "name"],
+    "tensor_scatter_nd_max": ["bad_indices_policy", "name"]}
+
+
+def test_tensorflow_positional_arguments_and_bad_indices_policy():
+    """Calls written for TensorFlow run as they are: its arguments in its order (positional
+    batch_dims, name and bad_indices_policy), its policy values and texts for a bad policy, on
+    every rank alike."""
+    comm = world()
+    for op, trailing in TF_TRAILING.items():
+        positional = [p.name for p in getattr(shardops, op).__signature__.parameters.values()
+                      if p.kind == p.POSITIONAL_OR_KEYWORD]
+        assert positional[-len(trailing):] == trailing, (op, positional)
+    first = comm.Get_rank() == 0
+    index = [[0], [5]] if first else np.zeros((0, 1), np.int32)
+    update = [1.0, 2.0] if first else np.zeros(0, np.float32)
+    want = np.array([1.0, 0, 0], np.float32)
+    rows = shardops.row_block(3, comm)
+    assert np.array_equal(shardops.scatter_nd(index, update, [3], "IGNORE", "s", comm=comm), want[rows[0]:rows[1]])
+    assert np.array_equal(shardops.scatter_nd(index, update, [3], bad_indices_policy=b"IGNORE", comm=comm),
+                          want[rows[0]:rows[1]])
+    x = np.arange(4.0)
+    assert shardops.gather_nd(x, [[1], [9]], 0, "g", "IGNORE").tolist() == [1.0, 0.0]
+    got = shardops.tensor_scatter_nd_add(x, [[9]], [1.0], "IGNORE")
+    assert np.array_equal(got, x), got
+    assert shardops.dynamic_stitch([[1, 0]], [[1.0, 2.0]], "s").tolist() == [2.0, 1.0]
+    cases = [
+        (lambda: shardops.scatter_nd([[0]], [1.0], [3], "ignore", comm=comm), "InvalidArgumentError",
+         "Unknown bad indices handling attribute: ignore"),
+        (lambda: shardops.scatter_nd([[0]], [1.0], [3], bad_indices_policy=5, comm=comm), "TypeError",
+         "Expected string for argument 'bad_indices_policy' not 5."),
+        (lambda: shardops.scatter_nd([[0]], [1.0], [3], "IGNORE", bad_indices="ignore", comm=comm), "TypeError",
+         "not both"),
+        (lambda: shardops.gather_nd(x, [[1]], 0, batch_dims=0, comm=comm), "TypeError",
+         "multiple values for argument 'batch_dims'"),
+        (lambda: shardops.gather_nd(x, [[1]], 0, "g", "", "extra", comm=comm), "TypeError", "too many positional"),
+        (lambda: shardops.dynamic_partition(x, [0, 0, 0, 0], -2 ** 40, comm=comm), "ValueError",
+         "Number of outputs is too big: -1099511627776"),
+        (lambda: shardops.dynamic_partition(x, [0, 0, 0, 0], np.array([2]), comm=comm), "TypeError",
+         "Expected int for argument 'num_partitions' not array([2])."),
+    ]
+    for call, cls, text in cases:
+        name, message = raised_on_every_rank(comm, call)
+        assert name == cls and text in message, (name, message)
+
+
+def test_scatter_nd_writes_true_as_one():
+    """TensorFlow's ScatterNd adds bools as numbers: a true it writes is the byte 1 whatever
+    byte the update held (NumPy takes any non-zero byte as true); a move keeps the byte."""
+    comm = world()
+    first = comm.Get_rank() == 0
+    updates = np.frombuffer(bytes([2, 4, 1]) if first else b"", np.bool_)
+    indices = np.array([[0], [0], [1]] if first else np.zeros((0, 1)), np.int32)
+    got = shardops.scatter_nd(indices, updates, [3], comm=comm)
+    rows = shardops.row_block(3, comm)
+    assert got.view(np.uint8).tolist() == [1, 1, 0][rows[0]:rows[1]], got.view(np.uint8)
+    moved = shardops.gather_nd(updates, [[0]] if first else np.zeros((0, 1), np.int32), comm=comm)
+    assert moved.view(np.uint8).tolist() == ([2] if first else []), moved.view(np.uint8)
+
+
+def test_numbers_as_strings_are_parsed_as_tensorflow_does():
+    """An array of byte or text strings where the op takes numbers is parsed by NumPy, as
+    TensorFlow converts it (updates, partition ids, DynamicStitch's indices); a string that
+    is no number is NumPy's ValueError."""
+    got = shardops.tensor_scatter_nd_update(np.zeros(3, np.float32), [[1]], np.array(["1.5"]))
+    assert got.dtype == np.float32 and got.tolist() == [0, 1.5, 0]
+    parts = shardops.dynamic_partition(np.array([1.0, 2.0]), np.array([b"1", b"0"]), 2)
+    assert [p.tolist() for p in parts] == [[2.0], [1.0]]
+    assert shardops.dynamic_stitch([np.array(["1", "0"])], [np.array([1.0, 2.0])]).tolist() == [2.0, 1.0]
+    with pytest.raises(ValueError, match="could not convert string to float"):
+        shardops.tensor_scatter_nd_update(np.zeros(3, np.float32), [[1]], np.array(["x"]))
 
 
 def test_an_empty_python_block_takes_the_string_dtype():

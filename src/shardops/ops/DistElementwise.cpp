@@ -58,21 +58,23 @@ DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t
   return DistTensor(range_values(dtype, start, delta, layout.offset(r), layout.count(r)), Shape{n}, layout, r);
 }
 
-DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s) {
+DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s, Denormals denormals) {
   agree_on_op(comm, compare_op_name(op), "x=" + call_text(x) + " y=" + scalar_text(s));
-  return DistTensor(compare_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
+  return DistTensor(compare_scalar(op, x.local(), s, denormals), x.shape(), x.layout(), comm.rank());
 }
 
-DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s) {
+DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s, Denormals denormals) {
   agree_on_op(comm, op == ArithOp::Add ? "Add" : "Mul", "x=" + call_text(x) + " y=" + scalar_text(s));
-  return DistTensor(arith_scalar(op, x.local(), s), x.shape(), x.layout(), comm.rank());
+  return DistTensor(arith_scalar(op, x.local(), s, denormals), x.shape(), x.layout(), comm.rank());
 }
 
-DistTensor cast(const Comm& comm, const DistTensor& x, DType to) {
+DistTensor cast(const Comm& comm, const DistTensor& x, DType to, Denormals denormals) {
   agree_on_op(comm, "Cast", "x=" + call_text(x) + " DstT=" + dtype_name(to));
   // The lowest rank's error is the first bad element in global order.
   Tensor local;
-  run_agreed(comm, [&] { local = cast_values(x.local(), to, x.is_scalar() ? 0 : x.row_offset() * x.row_elements()); });
+  run_agreed(comm, [&] {
+    local = cast_values(x.local(), to, x.is_scalar() ? 0 : x.row_offset() * x.row_elements(), denormals);
+  });
   return DistTensor(local, x.shape(), x.layout(), comm.rank());
 }
 

@@ -37,6 +37,28 @@ struct ScatterStart {
   std::int64_t piece_targets() const { return shardops::piece_targets(rows_per_dim0, slice_bytes()); }
 };
 
+// TF's ScatterNd adds bools as numbers, so every true it writes is the byte 1, whatever
+// byte an update held (NumPy and h5py hand over any non-zero byte as true; GatherNd and the
+// other moves keep the byte, as TF's do). \p updates as such bytes, copied only where one
+// is not.
+DistTensor canonical_bools(const Comm& comm, const DistTensor& updates) {
+  const Tensor& in = updates.local();
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(in.data());
+  const std::int64_t n = in.num_elements();
+  std::int64_t odd = 0;
+  Kokkos::parallel_reduce(
+      "shardops::ScatterNd::bools::check", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& m) { m += bytes[i] > 1 ? 1 : 0; }, odd);
+  if (odd == 0) return updates;
+  Tensor out = in.uninitialized_like("shardops::ScatterNd::bools");
+  auto* canonical = reinterpret_cast<std::uint8_t*>(out.data());
+  Kokkos::parallel_for(
+      "shardops::ScatterNd::bools", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { canonical[i] = bytes[i] != 0 ? 1 : 0; });
+  ExecSpace().fence();
+  return DistTensor(out, updates.shape(), updates.layout(), comm.rank());
+}
+
 // Collective: the dtype and shape checks (timed as "validate" in \p phase) and the output's layout.
 ScatterStart start_scatter(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
                            const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options,
@@ -235,9 +257,12 @@ LazyTensor scatter_streamed(const Comm& comm, ScatterOp op, const DistTensor* te
 // The op, its output held whole or, where \p may_stream and streams() allow, made a piece
 // at a time as it is written (scatter_streamed).
 LazyTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
-                        const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options,
-                        bool may_stream) {
+                        const DistTensor& given_updates, const std::vector<std::int64_t>& shape,
+                        const OpOptions& options, bool may_stream) {
   kx::ScopedRegion region(std::string("shardops::") + scatter_op_name(op));
+  const DistTensor updates = op == ScatterOp::ScatterNd && given_updates.dtype() == DType::Bool
+                                 ? canonical_bools(comm, given_updates)
+                                 : given_updates;
   std::optional<ScopedPhase> phase;
   const ScatterStart s = start_scatter(comm, op, tensor, indices, updates, shape, options, phase);
   if (may_stream && streams(op, s)) return scatter_streamed(comm, op, tensor, indices, updates, options, s, phase);

@@ -12,6 +12,42 @@ namespace shardops {
 namespace {
 
 template <class T>
+struct is_complex_value : std::false_type {};
+template <class R>
+struct is_complex_value<Kokkos::complex<R>> : std::true_type {};
+
+// The real type of a float, double or complex element (T itself for the others).
+template <class T>
+struct real_part {
+  using type = T;
+};
+template <class R>
+struct real_part<Kokkos::complex<R>> {
+  using type = R;
+};
+
+// \p x as TF's CPU kernels read an operand under D: float and double, and the parts of
+// complex numbers, with a subnormal read as a zero of its sign (DAZ).
+template <Denormals D, class T>
+KOKKOS_INLINE_FUNCTION T tf_read(const T& x) {
+  if constexpr (is_complex_value<T>::value) {
+    return T(read_operand<D>(x.real()), read_operand<D>(x.imag()));
+  } else if constexpr (std::is_floating_point<T>::value) {
+    return read_operand<D>(x);
+  } else {
+    return x;
+  }
+}
+
+// a * b for float and double with TF's CPU bits (x86's NaN rules; DAZ and FTZ under Flush).
+template <Denormals D, class F>
+KOKKOS_INLINE_FUNCTION F tf_mul(F a, F b) {
+  a = read_operand<D>(a);
+  b = read_operand<D>(b);
+  return detail::finish<D>(a * b, a, b);
+}
+
+template <class T>
 T scalar_as(const Scalar& s) {
   if constexpr (std::is_integral<T>::value) {
     // TensorFlow converts no real value into an integer or bool tensor (2.5 would be 2).
@@ -30,18 +66,22 @@ T scalar_as(const Scalar& s) {
   }
 }
 
-// a * b with integer wrap-around (no signed-overflow UB) and TF's meaning elsewhere.
-template <class T>
+// a * b with integer wrap-around (no overflow UB: uint16 would multiply as int) and TF's
+// meaning elsewhere: a complex product is two real products and a sum per part, each
+// with TF's bits.
+template <Denormals D, class T>
 KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) {
   if constexpr (std::is_same<T, bool>::value) {
     return a && b;
-  } else if constexpr (std::is_integral<T>::value && std::is_signed<T>::value) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else if constexpr (std::is_integral<T>::value) {
+    return static_cast<T>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
   } else if constexpr (std::is_same<T, half_t>::value) {
     return half_t(float(a) * float(b));
+  } else if constexpr (is_complex_value<T>::value) {
+    return T(tf_sub<D>(tf_mul<D>(a.real(), b.real()), tf_mul<D>(a.imag(), b.imag())),
+             tf_add<D>(tf_mul<D>(a.real(), b.imag()), tf_mul<D>(a.imag(), b.real())));
   } else {
-    return static_cast<T>(a * b);
+    return tf_mul<D>(a, b);
   }
 }
 
@@ -66,11 +106,12 @@ void fill_range(T* o, std::int64_t start, std::int64_t delta, std::int64_t first
       });
 }
 
-template <class T>
+template <Denormals D, class T>
 void compare_values(const T* in, T v, bool equal, std::int32_t* o, std::int64_t n) {
+  v = tf_read<D>(v);
   Kokkos::parallel_for(
       "shardops::compare", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = ((in[i] == v) == equal) ? 1 : 0; });
+      KOKKOS_LAMBDA(const std::int64_t i) { o[i] = ((tf_read<D>(in[i]) == v) == equal) ? 1 : 0; });
 }
 
 // Values with an order TF compares: not bool, not complex.
@@ -81,21 +122,33 @@ struct is_ordered<Kokkos::complex<R>> : std::false_type {};
 
 // x > v (above) or x < v; with \p or_equal also x == v. Only '<' and '==' are asked of
 // T, so a NaN gives false as IEEE comparisons do.
-template <class T>
+template <Denormals D, class T>
 void order_values(const T* in, T v, bool above, bool or_equal, std::int32_t* o, std::int64_t n) {
+  v = tf_read<D>(v);
   Kokkos::parallel_for(
       "shardops::compare", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-        const bool strict = above ? v < in[i] : in[i] < v;
-        o[i] = (strict || (or_equal && in[i] == v)) ? 1 : 0;
+        const T x = tf_read<D>(in[i]);
+        const bool strict = above ? v < x : x < v;
+        o[i] = (strict || (or_equal && x == v)) ? 1 : 0;
       });
 }
 
-template <class T>
+template <Denormals D, class T>
 void arith_values(const T* in, T v, bool add, T* o, std::int64_t n) {
   Kokkos::parallel_for(
       "shardops::arith", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-        o[i] = add ? kernels::Arith<T, Denormals::Keep>::add(in[i], v) : multiply(in[i], v);
+        o[i] = add ? kernels::Arith<T, D>::add(in[i], v) : multiply<D>(in[i], v);
       });
+}
+
+// Calls f with D as a compile-time Denormals.
+template <class F>
+void with_denormals(Denormals d, F&& f) {
+  if (d == Denormals::Flush) {
+    f(std::integral_constant<Denormals, Denormals::Flush>());
+  } else {
+    f(std::integral_constant<Denormals, Denormals::Keep>());
+  }
 }
 
 template <class T>
@@ -120,14 +173,10 @@ void uniform_int(T* o, std::int64_t n, std::uint64_t key, std::int64_t first, st
       });
 }
 
-template <class T>
-struct is_complex_value : std::false_type {};
-template <class R>
-struct is_complex_value<Kokkos::complex<R>> : std::true_type {};
-
-// One element of a cast (see cast_values); a float -> integer value has been checked.
+// One element of a cast (see cast_values) in C++'s conversions; a float -> integer value
+// has been checked.
 template <class To, class From>
-KOKKOS_INLINE_FUNCTION To cast_one(const From& x) {
+KOKKOS_INLINE_FUNCTION To cast_plain(const From& x) {
   if constexpr (is_complex_value<From>::value) {
     if constexpr (is_complex_value<To>::value) {
       using R = typename To::value_type;
@@ -135,19 +184,38 @@ KOKKOS_INLINE_FUNCTION To cast_one(const From& x) {
     } else if constexpr (std::is_same<To, bool>::value) {
       return x.real() != 0;  // TensorFlow's: the imaginary part is not looked at
     } else {
-      return cast_one<To>(x.real());
+      return cast_plain<To>(x.real());
     }
   } else if constexpr (std::is_same<From, half_t>::value) {
-    return cast_one<To>(static_cast<float>(x));
+    return cast_plain<To>(static_cast<float>(x));
   } else if constexpr (is_complex_value<To>::value) {
     using R = typename To::value_type;
-    return To(cast_one<R>(x), R(0));
+    return To(cast_plain<R>(x), R(0));
   } else if constexpr (std::is_same<To, bool>::value) {
     return x != From(0);
   } else if constexpr (std::is_same<To, half_t>::value) {
     return half_t(static_cast<float>(x));
   } else {
     return static_cast<To>(x);
+  }
+}
+
+// One element of a cast with TF's CPU bits under D: a conversion between float and
+// double (in either part of a complex number) or to bool reads a subnormal as a zero
+// (DAZ), and a double made a subnormal float is written as a zero (FTZ); a cast within
+// one width moves the bits. float16 converts in software, through float, which holds
+// its subnormals as normal numbers.
+template <class To, Denormals D, class From>
+KOKKOS_INLINE_FUNCTION To cast_one(const From& x) {
+  using RF = typename real_part<From>::type;
+  using RT = typename real_part<To>::type;
+  constexpr bool from_ieee = std::is_floating_point<RF>::value;
+  constexpr bool widths = from_ieee && std::is_floating_point<RT>::value && !std::is_same<RF, RT>::value;
+  if constexpr (widths || (from_ieee && std::is_same<To, bool>::value)) {
+    const To r = cast_plain<To>(tf_read<D>(x));
+    return std::is_same<RT, float>::value ? tf_read<D>(r) : r;
+  } else {
+    return cast_plain<To>(x);
   }
 }
 
@@ -163,11 +231,11 @@ KOKKOS_INLINE_FUNCTION double real_of(const From& x) {
   }
 }
 
-template <class From, class To>
+template <Denormals D, class From, class To>
 void cast_kernel(const From* in, To* out, std::int64_t n) {
   Kokkos::parallel_for(
       "shardops::cast", Kokkos::RangePolicy<ExecSpace>(ExecSpace(), 0, n),
-      KOKKOS_LAMBDA(const std::int64_t i) { out[i] = cast_one<To>(in[i]); });
+      KOKKOS_LAMBDA(const std::int64_t i) { out[i] = cast_one<To, D>(in[i]); });
 }
 
 // The first element (or n) whose value does not fit integer type To.
@@ -189,7 +257,7 @@ std::int64_t first_unfit(const From* in, std::int64_t n) {
 
 }  // namespace
 
-Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element) {
+Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element, Denormals denormals) {
   if (is_string(x.dtype()) || is_string(to)) {
     throw InvalidArgument(std::string("cast: strings are not cast (from ") + dtype_name(x.dtype()) + " to " +
                           dtype_name(to) + ")");
@@ -213,7 +281,8 @@ Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element) {
                                 dtype_name(to) + "'s range has no defined cast)");
         }
       }
-      cast_kernel(in, reinterpret_cast<To*>(out.data()), n);
+      with_denormals(denormals,
+                     [&](auto d) { cast_kernel<decltype(d)::value>(in, reinterpret_cast<To*>(out.data()), n); });
     });
   });
   ExecSpace().fence();
@@ -254,7 +323,7 @@ const char* compare_op_name(CompareOp op) noexcept {
   return "?";
 }
 
-Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s) {
+Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s, Denormals denormals) {
   const bool ordered = op != CompareOp::Equal && op != CompareOp::NotEqual;
   if (ordered && (is_complex(x.dtype()) || x.dtype() == DType::Bool)) {
     throw InvalidArgument(std::string(compare_op_name(op)) + ": " + dtype_name(x.dtype()) +
@@ -266,27 +335,32 @@ Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s) {
     using T = typename decltype(tag)::type;
     const T v = scalar_as<T>(s);
     const T* in = reinterpret_cast<const T*>(x.data());
-    if constexpr (!is_ordered<T>::value) {
-      compare_values(in, v, op == CompareOp::Equal, o, x.num_elements());
-    } else if (!ordered) {
-      compare_values(in, v, op == CompareOp::Equal, o, x.num_elements());
-    } else {
-      const bool above = op == CompareOp::Greater || op == CompareOp::GreaterEqual;
-      const bool or_equal = op == CompareOp::GreaterEqual || op == CompareOp::LessEqual;
-      order_values(in, v, above, or_equal, o, x.num_elements());
-    }
+    with_denormals(denormals, [&](auto d) {
+      constexpr Denormals D = decltype(d)::value;
+      if constexpr (!is_ordered<T>::value) {
+        compare_values<D>(in, v, op == CompareOp::Equal, o, x.num_elements());
+      } else if (!ordered) {
+        compare_values<D>(in, v, op == CompareOp::Equal, o, x.num_elements());
+      } else {
+        const bool above = op == CompareOp::Greater || op == CompareOp::GreaterEqual;
+        const bool or_equal = op == CompareOp::GreaterEqual || op == CompareOp::LessEqual;
+        order_values<D>(in, v, above, or_equal, o, x.num_elements());
+      }
+    });
   });
   ExecSpace().fence();
   return out;
 }
 
-Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s) {
+Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s, Denormals denormals) {
   Tensor out(x.dtype(), x.shape(), Init::Uninitialized, "shardops::arith");
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = scalar_as<T>(s);
-    arith_values(reinterpret_cast<const T*>(x.data()), v, op == ArithOp::Add, reinterpret_cast<T*>(out.data()),
-                 x.num_elements());
+    with_denormals(denormals, [&](auto d) {
+      arith_values<decltype(d)::value>(reinterpret_cast<const T*>(x.data()), v, op == ArithOp::Add,
+                                       reinterpret_cast<T*>(out.data()), x.num_elements());
+    });
   });
   ExecSpace().fence();
   return out;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "shardops/core/Tensor.hpp"
+#include "shardops/core/TfFloat.hpp"
 
 namespace shardops {
 
@@ -36,23 +37,29 @@ enum class ArithOp { Add, Multiply };
 Tensor range_values(DType dtype, std::int64_t start, std::int64_t delta, std::int64_t first, std::int64_t count);
 
 /// \brief int32 tensor of x == s, x != s, x > s, x >= s, x < s or x <= s, element-wise
-/// (a NaN compares false but for !=). \throws InvalidArgument for an ordering of
-/// complex or bool values (TF has no such kernel).
-Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s);
+/// (a NaN compares false but for !=). Under Denormals::Flush both sides are read as TF's
+/// CPU kernels read them, a subnormal float or double as a zero (DAZ). \throws
+/// InvalidArgument for an ordering of complex or bool values (TF has no such kernel).
+Tensor compare_scalar(CompareOp op, const Tensor& x, const Scalar& s, Denormals denormals = Denormals::Flush);
 
 /// The deck's name of \p op ("greater_equal").
 const char* compare_op_name(CompareOp op) noexcept;
 
-/// x + s or x * s in x's dtype (integers wrap, as TF's kernels do in practice).
-Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s);
+/// x + s or x * s in x's dtype (integers wrap, as TF's kernels do in practice); float,
+/// double and complex parts with TF's CPU bits (core/TfFloat.hpp: DAZ and FTZ under Flush).
+Tensor arith_scalar(ArithOp op, const Tensor& x, const Scalar& s, Denormals denormals = Denormals::Flush);
 
 /// \brief tf.cast of \p x to \p to, element-wise: real -> complex gets a zero imaginary
 /// part, complex -> real keeps the real part, anything -> bool is x != 0, a float ->
-/// integer truncates toward zero. \p first_element is the global position of x's first
-/// element, for the message. \throws InvalidArgument naming the first element that does
-/// not fit (a NaN, an infinity or a value outside the integer's range: C++ and the CPU
-/// leave those undefined) or a string dtype.
-Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element);
+/// integer truncates toward zero. Under Denormals::Flush a cast that changes the width of
+/// a float or double (float <-> double, complex64 <-> complex128 and across) or makes a
+/// bool reads subnormals as zeros and writes a subnormal float as a zero, as the CPU
+/// conversions TF's kernels run do; a cast within one width keeps the bits. \p
+/// first_element is the global position of x's first element, for the message. \throws
+/// InvalidArgument naming the first element that does not fit (a NaN, an infinity or a
+/// value outside the integer's range: C++ and the CPU leave those undefined) or a string
+/// dtype.
+Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element, Denormals denormals = Denormals::Flush);
 
 /// \brief Uniform random values of shape \p local_shape whose first element has
 /// global position \p first: floats in [minval, maxval), integers in [minval, maxval).

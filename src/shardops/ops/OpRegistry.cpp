@@ -119,8 +119,9 @@ OpInfo compare_op(CompareOp c, const char* tf_name) {
   op.tf_name = tf_name;
   op.inputs = {input("x", InputRole::Operand, "")};
   op.attrs = {required("y", AttrKind::Number, "")};
-  op.run = elementwise(
-      [c](const Comm& comm, const OpArgs& a) { return compare_scalar(comm, c, a.tensor("x"), a.number("y")); });
+  op.run = elementwise([c](const Comm& comm, const OpArgs& a) {
+    return compare_scalar(comm, c, a.tensor("x"), a.number("y"), a.options.denormals);
+  });
   return op;
 }
 
@@ -130,8 +131,9 @@ OpInfo arith_op(ArithOp k, const char* name, const char* tf_name) {
   op.tf_name = tf_name;
   op.inputs = {input("x", InputRole::Operand, "")};
   op.attrs = {required("y", AttrKind::Number, "")};
-  op.run = elementwise(
-      [k](const Comm& comm, const OpArgs& a) { return arith_scalar(comm, k, a.tensor("x"), a.number("y")); });
+  op.run = elementwise([k](const Comm& comm, const OpArgs& a) {
+    return arith_scalar(comm, k, a.tensor("x"), a.number("y"), a.options.denormals);
+  });
   return op;
 }
 
@@ -305,7 +307,9 @@ std::vector<OpInfo> make_registry() {
     op.tf_name = "Cast";
     op.inputs = {input("x", InputRole::Operand, "")};
     op.attrs = {required("dtype", AttrKind::DType, "")};
-    op.run = elementwise([](const Comm& comm, const OpArgs& a) { return cast(comm, a.tensor("x"), a.dtype("dtype")); });
+    op.run = elementwise([](const Comm& comm, const OpArgs& a) {
+      return cast(comm, a.tensor("x"), a.dtype("dtype"), a.options.denormals);
+    });
     ops.push_back(op);
   }
   ops.push_back(arith_op(ArithOp::Add, "add", "AddV2"));

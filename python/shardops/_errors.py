@@ -16,6 +16,13 @@ class InvalidArgumentError(Error, ValueError):
     exit_code = 2
 
 
+class NotFoundError(InvalidArgumentError):
+    """TensorFlow's NotFoundError: the op has no kernel for these dtypes ("Could not find
+    device for node: ..."). An InvalidArgumentError too: the command line's exit code 2."""
+
+    exit_code = 2
+
+
 class IOError(Error, OSError):  # noqa: A001 - the library's name for it; also an OSError
     """An HDF5 file could not be read or written."""
 

@@ -4,6 +4,8 @@
 
 #include <mpi.h>
 
+#include <cstring>
+
 #include <Kokkos_Core.hpp>
 
 #include <pybind11/stl.h>
@@ -15,15 +17,18 @@
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/ops/OpRegistry.hpp"
 #include "shardops/route/LauncherLink.hpp"
 #include "shardops/route/MpiStartup.hpp"
 
 namespace shardops::python {
 namespace {
 
-const char* exception_class(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::InvalidArgument: return "InvalidArgumentError";
+const char* exception_class(const Error& e) {
+  switch (e.kind()) {
+    case ErrorKind::InvalidArgument:
+      return std::strncmp(e.what(), kNoKernelText, sizeof(kNoKernelText) - 1) == 0 ? "NotFoundError"
+                                                                                   : "InvalidArgumentError";
     case ErrorKind::IO: return "IOError";
     case ErrorKind::Internal: break;
   }
@@ -31,7 +36,7 @@ const char* exception_class(ErrorKind kind) {
 }
 
 void raise_as_python(const Error& e) {
-  const py::object cls = py::module_::import("shardops._errors").attr(exception_class(e.kind()));
+  const py::object cls = py::module_::import("shardops._errors").attr(exception_class(e));
   const py::object error = cls(e.what());
   error.attr("subject") = e.subject();
   PyErr_SetObject(cls.ptr(), error.ptr());

@@ -1,7 +1,8 @@
 """Every op and dtype TensorFlow has a CPU kernel for, strings, bad indices (both
 policies), empty tensors and shape errors: shardops' result on whole tensors and on
 ragged row blocks equals TensorFlow's, and where TensorFlow raises, every rank raises
-InvalidArgumentError with TensorFlow's message (the cases of tests/e2e/test_tf_oracle.py)."""
+InvalidArgumentError with TensorFlow's message, NotFoundError where TensorFlow has no kernel
+for the dtypes (the cases of tests/e2e/test_tf_oracle.py)."""
 
 import shardops
 from shards import Split, distributable, same
@@ -35,8 +36,7 @@ def test_ops_against_tensorflow(comm, tf_oracle):
     checked = []
     for case in cases:
         verdict = results[case.name]
-        if verdict["status"] == "unsupported" or (comm is not None and not distributable(case)) or \
-                cast_by_the_call(case):
+        if (comm is not None and not distributable(case)) or cast_by_the_call(case):
             continue
         split = Split(case, comm)
         got, error = outcome(split)
@@ -44,7 +44,12 @@ def test_ops_against_tensorflow(comm, tf_oracle):
         checked.append((case, split, verdict, got, error, texts))
     assert len(checked) > 100
     for case, split, verdict, got, error, texts in checked:
-        if verdict["status"] == "ok":
+        if verdict["status"] == "unsupported":  # no kernel: TensorFlow's NotFoundError and text
+            assert isinstance(error, shardops.NotFoundError), "%s: TensorFlow has no kernel, shardops %r" % (
+                case.name, error if error is not None else "ran it")
+            assert strip_tf_message(verdict["message"]) in str(error), (case.name, str(error), verdict["message"])
+            assert len(set(texts)) == 1, "%s: the ranks raised different errors: %r" % (case.name, texts)
+        elif verdict["status"] == "ok":
             assert error is None, "%s: TensorFlow succeeded, shardops raised %r" % (case.name, error)
             assert len(got) == verdict["outputs"], case.name
             for k, actual in enumerate(got):

@@ -26,6 +26,11 @@
 
 namespace shardops {
 
+/// The start of TensorFlow's message for an op called with dtypes it has no CPU kernel for
+/// (an InvalidArgument here, exit 2; TensorFlow's Python raises a NotFoundError, and so
+/// does shardops' Python module).
+inline constexpr char kNoKernelText[] = "Could not find device for node: ";
+
 /// Which entry point runs an op (ops/DistOps.hpp, ops/DistElementwise.hpp).
 enum class OpFamily {
   DynamicPartition,  ///< dynamic_partition

@@ -48,9 +48,8 @@ void check_tf_kernel(const char* op, DType dtype, DType index, BadIndices bad_in
   if (!tf_has_cpu_kernel(op, dtype, index)) {
     // The node as TF prints it; bad_indices_policy is the attr's value ("" by default).
     const char* policy = bad_indices == BadIndices::Ignore ? "IGNORE" : "";
-    throw InvalidArgument(std::string("Could not find device for node: {{node ") + op + "}} = " + op +
-                          "[T=" + tf_enum_name(dtype) + ", Tindices=" + tf_enum_name(index) +
-                          ", bad_indices_policy=\"" + policy + "\"]");
+    throw InvalidArgument(std::string(kNoKernelText) + "{{node " + op + "}} = " + op + "[T=" + tf_enum_name(dtype) +
+                          ", Tindices=" + tf_enum_name(index) + ", bad_indices_policy=\"" + policy + "\"]");
   }
 }
 

@@ -25,7 +25,8 @@ import numpy as _np
 # MPI, then starts Kokkos.
 from . import _batch_dims, _shardops
 from . import _python_values as _pv
-from ._errors import Error, InternalError, InvalidArgumentError, IOError, NotFoundError  # noqa: A004
+from ._errors import (Error, InternalError, InvalidArgumentError, IOError, NotFoundError,  # noqa: A004
+                      ResourceExhaustedError)
 
 __version__ = _shardops.__version__
 
@@ -183,7 +184,8 @@ def _make_int(value, name):
 def _exception_like(name, message):
     """An exception of the class named ``name`` (one of shardops' or a built-in one) with
     ``message``: another rank's error raised here."""
-    own = {c.__name__: c for c in (Error, InvalidArgumentError, NotFoundError, IOError, InternalError)}
+    own = {c.__name__: c for c in (Error, InvalidArgumentError, NotFoundError, ResourceExhaustedError, IOError,
+                                   InternalError)}
     cls = own.get(name) or getattr(_builtins, name, None)
     if not (isinstance(cls, type) and issubclass(cls, Exception)):
         cls = InvalidArgumentError
@@ -460,7 +462,7 @@ def _with_batch_dims(plain):
 gather_nd = _with_batch_dims(gather_nd)  # noqa: F821 - made from the registry above
 
 __all__ = _OPS + ["op_registry", "read", "write", "row_block", "empty", "aligned", "Error", "InvalidArgumentError",
-                  "NotFoundError", "IOError", "InternalError"]
+                  "NotFoundError", "ResourceExhaustedError", "IOError", "InternalError"]
 
 
 def _dataset_name(name, what):

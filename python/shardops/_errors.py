@@ -23,6 +23,14 @@ class NotFoundError(InvalidArgumentError):
     exit_code = 2
 
 
+class ResourceExhaustedError(InvalidArgumentError, MemoryError):
+    """TensorFlow's ResourceExhaustedError: the call does not fit this rank's memory (the
+    budget refused it before any work, or an allocation failed). An InvalidArgumentError too
+    (the command line's exit code 2), and a MemoryError."""
+
+    exit_code = 2
+
+
 class IOError(Error, OSError):  # noqa: A001 - the library's name for it; also an OSError
     """An HDF5 file could not be read or written."""
 

@@ -27,8 +27,8 @@ namespace {
 const char* exception_class(const Error& e) {
   switch (e.kind()) {
     case ErrorKind::InvalidArgument:
-      return std::strncmp(e.what(), kNoKernelText, sizeof(kNoKernelText) - 1) == 0 ? "NotFoundError"
-                                                                                   : "InvalidArgumentError";
+      if (std::strncmp(e.what(), kNoKernelText, sizeof(kNoKernelText) - 1) == 0) return "NotFoundError";
+      return out_of_memory_text(e.what()) ? "ResourceExhaustedError" : "InvalidArgumentError";
     case ErrorKind::IO: return "IOError";
     case ErrorKind::Internal: break;
   }

@@ -335,3 +335,19 @@ def test_in_processes_of_their_own():
         print("exiting")
         """)
     assert r.returncode == 0 and "exiting" in r.stdout and "terminate" not in r.stderr, (r.returncode, r.stderr)
+
+
+def test_what_does_not_fit_is_resource_exhausted():
+    """A call whose output does not fit this rank's memory raises TensorFlow's class,
+    ResourceExhaustedError (also an InvalidArgumentError: exit code 2, and a MemoryError),
+    on every rank, before any work; an op without a kernel for its dtypes NotFoundError."""
+    comm = world()
+    name, message = raised_on_every_rank(comm, lambda: shardops.scatter_nd(
+        np.zeros((1 if comm.Get_rank() == 0 else 0, 1), np.int64), np.ones(1 if comm.Get_rank() == 0 else 0),
+        [2 ** 40], comm=comm))
+    assert name == "ResourceExhaustedError" and "memory budget" in message, (name, message)
+    assert issubclass(shardops.ResourceExhaustedError, shardops.InvalidArgumentError)
+    assert issubclass(shardops.ResourceExhaustedError, MemoryError)
+    name, message = raised_on_every_rank(comm, lambda: shardops.tensor_scatter_nd_add(
+        np.zeros(2, bool), [[0]], [True]))
+    assert name == "NotFoundError" and message.startswith("Could not find device for node: "), (name, message)

@@ -58,6 +58,17 @@ inline std::string input_changed_text() {
          "pass over its rows saw other values; nothing was written: run the job again";
 }
 
+/// The texts of a job that does not fit its memory: the start of an allocation's failure, and
+/// the words of the memory budget's refusal (core/MemoryBudget.cpp). Both are InvalidArgument
+/// (exit 2); the Python module raises them as ResourceExhaustedError, TensorFlow's class.
+inline constexpr char kOutOfMemoryText[] = "out of memory: ";
+inline constexpr char kMemoryBudgetText[] = "; this rank's memory budget is ";
+
+/// Whether \p text is one of those (kOutOfMemoryText, kMemoryBudgetText).
+inline bool out_of_memory_text(const std::string& text) {
+  return text.rfind(kOutOfMemoryText, 0) == 0 || text.find(kMemoryBudgetText) != std::string::npos;
+}
+
 /// \brief The class and text of an exception another library threw: an allocation that
 /// failed (std::bad_alloc, Kokkos' "Kokkos failed to allocate memory ...", as under
 /// `ulimit -v`) is InvalidArgument, as the memory budget's refusals are (exit 2); anything
@@ -69,7 +80,7 @@ inline std::pair<ErrorKind, std::string> foreign_error(const std::exception& e) 
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   const bool memory =
       dynamic_cast<const std::bad_alloc*>(&e) != nullptr || text.rfind("Kokkos failed to allocate memory", 0) == 0;
-  if (memory) return {ErrorKind::InvalidArgument, "out of memory: " + text};
+  if (memory) return {ErrorKind::InvalidArgument, kOutOfMemoryText + text};
   return {ErrorKind::Internal, text};
 }
 

@@ -38,7 +38,7 @@ std::string bytes_text(std::uint64_t bytes) {
 [[noreturn]] void refuse(std::size_t nbytes, const std::string& what, const MemoryBudget& budget, std::uint64_t held,
                          const std::string& limit) {
   std::string text = what + " needs " + bytes_text(nbytes) + ", more than " + limit;
-  text += "; this rank's memory budget is " + bytes_text(budget.bytes) + " (" + budget.source;
+  text += kMemoryBudgetText + bytes_text(budget.bytes) + " (" + budget.source;
   if (budget.ranks_on_node > 1) text += ", shared by " + std::to_string(budget.ranks_on_node) + " ranks on this node";
   text += ")";
   if (held > 0) text += ", of which the job holds " + bytes_text(held) + " already";

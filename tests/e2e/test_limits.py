@@ -268,7 +268,34 @@ def cgroup_cases(suite, sh, d, version):
             os.remove(out)
         os.remove(parts)
 
+    def scratch_near_the_limit():
+        # Three ranks sharing a group a little above what a 2^21-row scatter-nd or gather-nd
+        # needs: each job fits or is refused (exit 2), never killed. The route's destinations
+        # and lists and the output's piece lists were made unchecked after the last check
+        # passed, and the ranks' libraries had no reserve: exit 137 at 340-370 MB (scatter)
+        # and 300-350 MB (gather), with the inputs in the page cache of this process's group.
+        rows = 1 << 21
+        big = os.path.join(d, "cg_scratch.h5")
+        rng = np.random.default_rng(7)
+        write_h5(big, {"/idx": rng.integers(0, rows, (rows, 1), dtype=np.int32),
+                       "/rows": np.ones((rows, 16), np.float32)})
+        for op, argv, limits in (
+                ("scatter-nd", ["--indices", ref(big, "/idx"), "--updates", ref(big, "/rows"), "--shape",
+                                "%d,16" % rows], (340, 350)),
+                ("gather-nd", ["--params", ref(big, "/rows"), "--indices", ref(big, "/idx")], (300, 350))):
+            for mb in limits:
+                out = os.path.join(d, "cg_scratch_out_%d_%s_%d.h5" % (version, op, mb))
+                with memory_cgroup(version, mb * MiB, "scratch%s%d" % (op, mb)) as group:
+                    res = run_in_group(sh, group, [op] + argv + ["--out", ref(out, "/o"), "-q"], 3)
+                suite.check(res.rc in (0, 2), "%s at 3 ranks in %d MB: exit %s, expected 0 or 2" % (op, mb, res.rc), res)
+                if res.rc == 2:
+                    suite.check("needs " in res.stderr and file_state(out) is None, "%s: refused unclearly" % op, res)
+                if os.path.exists(out):
+                    os.remove(out)
+        os.remove(big)
+
     suite.case(name + "_input_beyond_the_limit", too_big)
+    suite.case(name + "_scratch_near_the_limit", scratch_near_the_limit)
     suite.case(name + "_partitions_beyond_the_limit", partitions_beyond_the_limit)
     suite.case(name + "_route_beyond_the_limit", lambda: route_beyond_the_limit({}))
     suite.case(name + "_route_beyond_the_limit_without_reuse",

@@ -473,6 +473,41 @@ def overwrite_dimension_scale(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def fewer_partitions_keep_dimension_scales(t, sh):
+    """--overwrite of a partition group with fewer partitions deletes the partitions beyond the
+    new number, but never one that dimension scales tie to others (a scale attached to a
+    dataset, or a partition with a scale attached): exit 2, the file byte-identical, where the
+    partition was deleted and the other dataset's references pointed at it, deleted."""
+    out = os.path.join(t.d, "dimparts.h5")
+    inp = os.path.join(t.d, "dimparts_in.h5")
+    e2e.write_h5(inp, {"/x": np.arange(6, dtype=np.float32), "/p": np.array([0, 1, 2, 0, 1, 2], np.int32),
+                       "/q": np.array([0, 1, 0, 1, 0, 1], np.int32)}, mode="w")
+
+    def partition(by, n):
+        return sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/x"), "--partitions", e2e.ref(inp, by),
+                       "--num-partitions", str(n), "--out", e2e.ref(out, "/parts"), "--overwrite", "-q"])
+
+    for tie in ("scale of another dataset", "scale attached"):
+        if os.path.exists(out):
+            os.remove(out)
+        e2e.expect_success(t.suite, partition("/p", 3))
+        with e2e.h5py.File(out, "a") as f:
+            if tie == "scale of another dataset":
+                f["y"] = np.zeros(2, np.float32)
+                f["parts/2"].make_scale("p2")
+                f["y"].dims[0].attach_scale(f["parts/2"])
+            else:
+                f["lat"] = np.zeros(2, np.float32)
+                f["lat"].make_scale("lat")
+                f["parts/2"].dims[0].attach_scale(f["lat"])
+        before = e2e.file_state(out)
+        r = partition("/q", 2)
+        t.suite.check(r.rc == 2 and "its partition '/parts/2', beyond the partitions this job writes" in r.stderr,
+                      "%s: exit %s, expected 2 naming /parts/2" % (tie, r.rc), r)
+        t.suite.check(e2e.file_state(out) == before, "%s: the file changed" % tie, r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def damaged_existing_target(t, sh):
     """An existing target damaged before the job (its root group's B-tree key points past the
     group's name heap, where h5py still lists the group): HDF5 takes the added dataset, and
@@ -1284,6 +1319,7 @@ def main():
         run_case("hard_linked_target", hard_linked_target)
         run_case("overwrite_partition_group", overwrite_partition_group)
         run_case("overwrite_dimension_scale", overwrite_dimension_scale)
+        run_case("fewer_partitions_keep_dimension_scales", fewer_partitions_keep_dimension_scales)
         run_case("damaged_existing_target", damaged_existing_target)
         run_case("concurrent_writers_existing_file", concurrent_writers, True)
         run_case("concurrent_writers_new_file", concurrent_writers, False)

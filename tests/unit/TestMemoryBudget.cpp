@@ -131,7 +131,10 @@ TEST(MemoryBudget, SharedByTheRanksOfTheNodeAndWhatIsHeldCounts) {
   const std::uint64_t node = 400 * (std::uint64_t(1) << 20);
   shardops::set_memory_budget(node, 4, "a test's node");
   const shardops::MemoryBudget b = shardops::memory_budget();
-  EXPECT_EQ(b.bytes, node / 4);
+  EXPECT_EQ(b.bytes, (node - shardops::untracked_reserve(node, 4)) / 4);
+  EXPECT_EQ(shardops::untracked_reserve(node, 4), 4 * (8ULL << 20));         // 8 MiB a rank: 32 MiB of 400
+  EXPECT_EQ(shardops::untracked_reserve(1ULL << 30, 4), (1ULL << 30) / 20);  // a twentieth of 1 GiB: more
+  EXPECT_EQ(shardops::untracked_reserve(1ULL << 20, 1), 1ULL << 20);         // never more than there is
   EXPECT_EQ(b.ranks_on_node, 4);
   const std::string over = refusal(b.bytes + 1);
   EXPECT_NE(over.find("the test's block needs " + std::to_string(b.bytes + 1) + " bytes"), std::string::npos) << over;

@@ -72,11 +72,17 @@ MemoryHeadroom memory_headroom() {
   return h;
 }
 
+std::uint64_t untracked_reserve(std::uint64_t node_headroom, int ranks_on_node) {
+  const auto ranks = static_cast<std::uint64_t>(ranks_on_node > 0 ? ranks_on_node : 1);
+  return std::min(node_headroom, std::max(kUntrackedPerRank * ranks, node_headroom / 20));
+}
+
 void set_memory_budget(std::uint64_t node_headroom, int ranks_on_node, const std::string& source) {
   const int ranks = ranks_on_node > 0 ? ranks_on_node : 1;
+  const std::uint64_t shared = node_headroom - untracked_reserve(node_headroom, ranks);
   BudgetState& s = budget_state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  s.budget = MemoryBudget{node_headroom / static_cast<std::uint64_t>(ranks), ranks, source};
+  s.budget = MemoryBudget{shared / static_cast<std::uint64_t>(ranks), ranks, source};
 }
 
 MemoryBudget memory_budget() {

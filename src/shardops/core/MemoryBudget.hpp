@@ -36,8 +36,17 @@ struct MemoryBudget {
   std::string source;
 };
 
-/// \brief Sets this rank's budget to \p node_headroom / \p ranks_on_node (called once
-/// the ranks of a node agree on their headroom; see route/NodeMemory.hpp).
+/// What the ranks' libraries and small allocations take beside what the budget tracks (MPI's
+/// and HDF5's buffers, page tables, allocations under kKeepFrom), per rank on the node.
+inline constexpr std::uint64_t kUntrackedPerRank = std::uint64_t(8) << 20;
+
+/// The part of \p node_headroom kept out of the ranks' budgets for what they allocate
+/// untracked: kUntrackedPerRank per rank, or a twentieth of the headroom where that is more.
+std::uint64_t untracked_reserve(std::uint64_t node_headroom, int ranks_on_node);
+
+/// \brief Sets this rank's budget to (\p node_headroom - untracked_reserve) / \p
+/// ranks_on_node (called once the ranks of a node agree on their headroom; see
+/// route/NodeMemory.hpp).
 void set_memory_budget(std::uint64_t node_headroom, int ranks_on_node, const std::string& source);
 
 /// The budget set, or (never set) this process's memory_headroom() when first asked.

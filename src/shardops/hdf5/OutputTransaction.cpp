@@ -257,9 +257,11 @@ constexpr long long kMetadataRoom = 1 << 20;
 // between datasets: the scale lists the datasets it is attached to (REFERENCE_LIST), each of
 // those lists its scales (DIMENSION_LIST). A replaced dataset is deleted and a new one made
 // in its place, so the other side's references would point at the deleted object header
-// (read from reused space): refused, before any work.
-void refuse_replacing_dimension_scales(hid_t file, const DatasetRef& target, const std::string& what) {
-  const DatasetHandle dataset(H5Dopen2(file, target.path.c_str(), H5P_DEFAULT));
+// (read from reused space): refused, before any work. So is deleting one (\p dropped: a
+// partition beyond the new number of partitions).
+void refuse_replacing_dimension_scales(hid_t file, const std::string& path, const std::string& what,
+                                       bool dropped = false) {
+  const DatasetHandle dataset(H5Dopen2(file, path.c_str(), H5P_DEFAULT));
   if (!dataset.valid()) {
     hdf5_error_detail();
     return;  // opened again, and its failure reported, where it is replaced
@@ -272,6 +274,11 @@ void refuse_replacing_dimension_scales(hid_t file, const DatasetRef& target, con
           : nullptr;
   hdf5_error_detail();
   if (why == nullptr) return;
+  if (dropped) {
+    throw InvalidArgument(what + ": its partition '" + path + "', beyond the partitions this job writes, " + why +
+                          ", which refer to each other: deleted, it would leave those references pointing at a "
+                          "deleted dataset; it is never deleted, even with --overwrite (write to another group)");
+  }
   throw InvalidArgument(what + ": the dataset " + why +
                         ", which refer to each other: replaced, it would leave those references pointing at a "
                         "deleted dataset; it is never replaced, even with --overwrite (write to another name)");
@@ -301,7 +308,7 @@ bool check_target(hid_t file, const DatasetRef& target, bool overwrite, const st
     throw InvalidArgument(what +
                           ": the dataset already exists; replace it with --overwrite (overwrite=True in Python)");
   }
-  if (!own_outputs) refuse_replacing_dimension_scales(file, target, what);
+  if (!own_outputs) refuse_replacing_dimension_scales(file, target.path, what);
   return true;
 }
 
@@ -802,8 +809,10 @@ void OutputTransaction::drop_numbered_members(const DatasetRef& group, std::int6
     PendingFile& f = pending_for(group);
     run_agreed(comm_, [&] {
       if (comm_.rank() != 0 || !f.existing.valid()) return;
-      for (const std::string& name : numbered_members(f.existing.get(), group.path, from, op))
+      for (const std::string& name : numbered_members(f.existing.get(), group.path, from, op)) {
+        refuse_replacing_dimension_scales(f.existing.get(), group.path + "/" + name, what, true);
         f.dropped.insert(group.path + "/" + name);
+      }
     });
   } catch (...) {
     failed_ = true;

@@ -16,6 +16,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "shardops/core/HostMemory.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/kernels/BatchRows.hpp"
 #include "shardops/kernels/BucketSort.hpp"
 #include "shardops/kernels/Divisor.hpp"
@@ -78,6 +79,7 @@ PieceList<typename ExecSpace::memory_space> list_by_piece(const ExecSpace& space
   const detail::PieceOf<TargetOf> piece_of{target_of, rows_per_piece};
   const auto layout = bucket_layout(space, n, pieces, piece_of, label);
   const auto size = static_cast<std::size_t>(layout.total);
+  check_count(layout.total, 2 * sizeof(Listed), label);  // the callers agree on it between the ranks
   const Index rows = allocate_uninitialized<Index>(label + "::rows", size);
   const Index targets = allocate_uninitialized<Index>(label + "::targets", size);
   auto place = KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t slot) {

@@ -10,6 +10,7 @@
 
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/MemoryBudget.hpp"
 #include "shardops/kernels/FindWhere.hpp"
 #include "shardops/kernels/Gather.hpp"
 #include "shardops/kernels/RowCopy.hpp"
@@ -125,6 +126,10 @@ std::int64_t route_to_first_coordinate_owner(const ExecSpace& space, const std::
              : route_to_first_coordinate_owner_as<false>(space, label, n, linear, owner, rows_per_dim0, dest, row);
 }
 
+/// The bytes route_by_first_coordinate's route holds per index row (int owner rank, int64
+/// owner row, int64 row of each send slot and int64 slot of each row).
+inline constexpr std::size_t kRouteBytesPerRow = sizeof(int) + 3 * sizeof(std::int64_t);
+
 /// \brief Collective: the route of the \p n index rows of \p linear (the leaves) to the
 /// owner of their first coordinate in \p layout, each to its row in the owner's block of \p
 /// rows_per_dim0 rows per dim-0 index; a bad index row has no owner. \p validate(bad) is
@@ -133,6 +138,11 @@ template <class I, class Validate>
 Route route_by_first_coordinate(const Comm& comm, const ExecSpace& space, const std::string& label, std::int64_t n,
                                 const kernels::IndexRowTarget<I, MemSpace>& linear, const RowLayout& layout,
                                 std::int64_t rows_per_dim0, const RouteOptions& options, const Validate& validate) {
+  // The route's own arrays per index row (its owner's rank and row here, the row of each
+  // send slot and its inverse in ExchangePlan), checked on every rank before any is made:
+  // they fit on one rank and not on another.
+  run_agreed(comm,
+             [&] { check_count(n, kRouteBytesPerRow, label + ": the route of " + std::to_string(n) + " index rows"); });
   // Every entry is written by the route kernel: no need to zero them first.
   const auto rank =
       allocate_uninitialized<Kokkos::View<int*, MemSpace>>(label + "::owner_rank", static_cast<std::size_t>(n));

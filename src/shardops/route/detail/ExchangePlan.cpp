@@ -301,7 +301,11 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
                              std::size_t row_bytes) const {
   const Comm& comm = *comm_;
   ExecSpace().fence();  // kernels that filled `send` must be done before MPI reads it
-  check_exchange_bytes(comm, static_cast<std::size_t>(total_recv) * row_bytes);
+  // Where MPI does not read MemSpace, both buffers are copied through host memory too.
+  const std::size_t staged = route_options_.mpi_takes_memspace_pointers()
+                                 ? 0
+                                 : send.extent(0) + static_cast<std::size_t>(total_recv) * row_bytes;
+  check_exchange_bytes(comm, static_cast<std::size_t>(total_recv) * row_bytes + staged);
   const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
                                                          static_cast<std::size_t>(total_recv) * row_bytes);
   const std::size_t me = static_cast<std::size_t>(self_);

@@ -252,7 +252,20 @@ def _tf_trailing(spec):
     return ("bad_indices_policy", "name"), ()
 
 
-def _bad_indices_of(values):
+def _tf_enum_name(value):
+    """TensorFlow's DT_ name of the dtype it gives ``value`` (an array's own, or the one it
+    infers for a Python value)."""
+    if _python_value(value):
+        items, shape = _pv.flatten(value)
+        dtype = _pv.plan(_pv.summary(items, shape), None, value)[1]
+    else:
+        dtype = _np.asarray(value).dtype
+    if dtype.kind in _pv.STRING_KINDS:
+        return "DT_STRING"
+    return "DT_" + _pv.TF_NAMES.get(dtype.name, dtype.name).upper()
+
+
+def _bad_indices_of(values, op):
     """The op's policy for bad indices from TensorFlow's ``bad_indices_policy`` (its values
     and messages) or shardops' ``bad_indices`` (either case, "default" too), not both."""
     policy = values.pop("bad_indices_policy", "")
@@ -260,6 +273,10 @@ def _bad_indices_of(values):
         policy = policy.decode("utf-8", "replace")
     if not isinstance(policy, str):
         raise TypeError("Expected string for argument 'bad_indices_policy' not %r." % (policy,))
+    if policy not in _TF_POLICIES and op == "gather_nd":
+        # GatherNd's kernels are registered per policy value: TensorFlow finds none for it.
+        raise NotFoundError('%s{{node GatherNd}} = GatherNd[Tindices=%s, Tparams=%s, bad_indices_policy="%s"]' % (
+            _shardops.no_kernel_text, _tf_enum_name(values["indices"]), _tf_enum_name(values["params"]), policy))
     if policy not in _TF_POLICIES:
         raise InvalidArgumentError("Unknown bad indices handling attribute: %s" % policy)
     if not isinstance(values["bad_indices"], str):
@@ -300,7 +317,7 @@ def _make_op(spec):
             for name in lists:
                 values[name] = list(values[name])
             if spec["bad_indices"]:
-                values["bad_indices"] = _bad_indices_of(values)
+                values["bad_indices"] = _bad_indices_of(values, spec["python"])
             for a in spec["attrs"]:
                 if a["kind"] == "int":
                     values[a["name"]] = _make_int(values[a["name"]], a["name"])

@@ -75,6 +75,7 @@ PYBIND11_MODULE(_shardops, m) {
   m.def("_finalize", &finalize_kokkos);
   m.def("empty", &empty_array, py::arg("shape"), py::arg("dtype"));
   m.attr("__version__") = SHARDOPS_VERSION_STRING;
+  m.attr("no_kernel_text") = shardops::kNoKernelText;
   bind_ops(m);
   bind_io(m);
 }

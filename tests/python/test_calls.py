@@ -153,6 +153,10 @@ def test_tensorflow_positional_arguments_and_bad_indices_policy():
     cases = [
         (lambda: shardops.scatter_nd([[0]], [1.0], [3], "ignore", comm=comm), "InvalidArgumentError",
          "Unknown bad indices handling attribute: ignore"),
+        # GatherNd's kernels are registered per policy: TensorFlow finds none (NotFoundError).
+        (lambda: shardops.gather_nd(x, [[1]], bad_indices_policy="ignore", comm=comm), "NotFoundError",
+         'Could not find device for node: {{node GatherNd}} = GatherNd[Tindices=DT_INT32, Tparams=DT_DOUBLE, '
+         'bad_indices_policy="ignore"]'),
         (lambda: shardops.scatter_nd([[0]], [1.0], [3], bad_indices_policy=5, comm=comm), "TypeError",
          "Expected string for argument 'bad_indices_policy' not 5."),
         (lambda: shardops.scatter_nd([[0]], [1.0], [3], "IGNORE", bad_indices="ignore", comm=comm), "TypeError",

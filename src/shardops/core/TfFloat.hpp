@@ -87,6 +87,14 @@ KOKKOS_INLINE_FUNCTION F tf_add(F a, F b) {
   return detail::finish<D>(a + b, a, b);
 }
 
+/// a * b with TF's CPU bits (x86's NaN rules; DAZ and FTZ under Flush).
+template <Denormals D, class F>
+KOKKOS_INLINE_FUNCTION F tf_mul(F a, F b) {
+  a = read_operand<D>(a);
+  b = read_operand<D>(b);
+  return detail::finish<D>(a * b, a, b);
+}
+
 /// a - b with TF's CPU bits: a NaN \p b comes back with its own sign.
 template <Denormals D, class F>
 KOKKOS_INLINE_FUNCTION F tf_sub(F a, F b) {

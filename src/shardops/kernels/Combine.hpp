@@ -69,6 +69,7 @@ struct Arith<Kokkos::complex<R>, D> {
   KOKKOS_INLINE_FUNCTION static C sub(const C& a, const C& b) {
     return C(tf_sub<D>(a.real(), b.real()), tf_sub<D>(a.imag(), b.imag()));
   }
+  KOKKOS_INLINE_FUNCTION static C read(const C& a) { return C(read_operand<D>(a.real()), read_operand<D>(a.imag())); }
 };
 
 template <class T>

@@ -11,10 +11,7 @@ namespace shardops {
 
 namespace {
 
-template <class T>
-struct is_complex_value : std::false_type {};
-template <class R>
-struct is_complex_value<Kokkos::complex<R>> : std::true_type {};
+using kernels::IsComplex;
 
 // The real type of a float, double or complex element (T itself for the others).
 template <class T>
@@ -26,25 +23,10 @@ struct real_part<Kokkos::complex<R>> {
   using type = R;
 };
 
-// \p x as TF's CPU kernels read an operand under D: float and double, and the parts of
-// complex numbers, with a subnormal read as a zero of its sign (DAZ).
+// \p x as TF's CPU kernels read an operand under D (kernels::Arith's rules).
 template <Denormals D, class T>
 KOKKOS_INLINE_FUNCTION T tf_read(const T& x) {
-  if constexpr (is_complex_value<T>::value) {
-    return T(read_operand<D>(x.real()), read_operand<D>(x.imag()));
-  } else if constexpr (std::is_floating_point<T>::value) {
-    return read_operand<D>(x);
-  } else {
-    return x;
-  }
-}
-
-// a * b for float and double with TF's CPU bits (x86's NaN rules; DAZ and FTZ under Flush).
-template <Denormals D, class F>
-KOKKOS_INLINE_FUNCTION F tf_mul(F a, F b) {
-  a = read_operand<D>(a);
-  b = read_operand<D>(b);
-  return detail::finish<D>(a * b, a, b);
+  return kernels::Arith<T, D>::read(x);
 }
 
 template <class T>
@@ -77,7 +59,7 @@ KOKKOS_INLINE_FUNCTION T multiply(const T& a, const T& b) {
     return static_cast<T>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
   } else if constexpr (std::is_same<T, half_t>::value) {
     return half_t(float(a) * float(b));
-  } else if constexpr (is_complex_value<T>::value) {
+  } else if constexpr (IsComplex<T>::value) {
     return T(tf_sub<D>(tf_mul<D>(a.real(), b.real()), tf_mul<D>(a.imag(), b.imag())),
              tf_add<D>(tf_mul<D>(a.real(), b.imag()), tf_mul<D>(a.imag(), b.real())));
   } else {
@@ -177,8 +159,8 @@ void uniform_int(T* o, std::int64_t n, std::uint64_t key, std::int64_t first, st
 // has been checked.
 template <class To, class From>
 KOKKOS_INLINE_FUNCTION To cast_plain(const From& x) {
-  if constexpr (is_complex_value<From>::value) {
-    if constexpr (is_complex_value<To>::value) {
+  if constexpr (IsComplex<From>::value) {
+    if constexpr (IsComplex<To>::value) {
       using R = typename To::value_type;
       return To(static_cast<R>(x.real()), static_cast<R>(x.imag()));
     } else if constexpr (std::is_same<To, bool>::value) {
@@ -188,7 +170,7 @@ KOKKOS_INLINE_FUNCTION To cast_plain(const From& x) {
     }
   } else if constexpr (std::is_same<From, half_t>::value) {
     return cast_plain<To>(static_cast<float>(x));
-  } else if constexpr (is_complex_value<To>::value) {
+  } else if constexpr (IsComplex<To>::value) {
     using R = typename To::value_type;
     return To(cast_plain<R>(x), R(0));
   } else if constexpr (std::is_same<To, bool>::value) {
@@ -222,7 +204,7 @@ KOKKOS_INLINE_FUNCTION To cast_one(const From& x) {
 // The real value a float -> integer cast reads (the real part of a complex).
 template <class From>
 KOKKOS_INLINE_FUNCTION double real_of(const From& x) {
-  if constexpr (is_complex_value<From>::value) {
+  if constexpr (IsComplex<From>::value) {
     return static_cast<double>(x.real());
   } else if constexpr (std::is_same<From, half_t>::value) {
     return static_cast<double>(static_cast<float>(x));
@@ -270,7 +252,7 @@ Tensor cast_values(const Tensor& x, DType to, std::int64_t first_element, Denorm
       using To = typename decltype(to_tag)::type;
       const From* in = reinterpret_cast<const From*>(x.data());
       constexpr bool from_float =
-          std::is_floating_point<From>::value || std::is_same<From, half_t>::value || is_complex_value<From>::value;
+          std::is_floating_point<From>::value || std::is_same<From, half_t>::value || IsComplex<From>::value;
       if constexpr (from_float && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
         const std::int64_t bad = first_unfit<From, To>(in, n);
         if (bad < n) {

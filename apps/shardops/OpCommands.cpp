@@ -14,6 +14,7 @@
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/OpRegistry.hpp"
+#include "shardops/route/NodeMemory.hpp"
 
 namespace shardops {
 namespace app {
@@ -52,23 +53,25 @@ io::ReadOptions input_reading() {
   return options;
 }
 
-// Collective: the input the op would copy whole onto every rank (OpInfo::replicated_input),
-// from the inputs' shapes; "" if none, or if a dataset cannot be inspected (reading it
+// Collective: the inputs the op would read whole on every rank (OpInfo::replicated_inputs),
+// from the inputs' shapes and dtypes; none if a dataset cannot be inspected (reading it
 // reports that, naming the input).
-std::string replicated_input(const Comm& comm, io::InputFiles& files, const OpInfo& op, const Request& r,
-                             const OpOptions& options) {
-  if (!op.replicated_input || comm.size() == 1) return "";
-  std::map<std::string, Shape> shapes;
+std::vector<std::string> replicated_inputs(const Comm& comm, io::InputFiles& files, const OpInfo& op, const Request& r,
+                                           const OpOptions& options) {
+  if (!op.replicated_inputs || comm.size() == 1) return {};
+  std::map<std::string, InputSpec> specs;
   try {
     for (const OpInput& in : op.inputs) {
       const auto given = r.inputs.find(in.name);
-      if (!in.is_list && given != r.inputs.end() && given->second.size() == 1)
-        shapes[in.name] = files.inspect(io::parse_dataset_ref(given->second.front())).shape;
+      if (!in.is_list && given != r.inputs.end() && given->second.size() == 1) {
+        const io::DatasetInfo info = files.inspect(io::parse_dataset_ref(given->second.front()));
+        specs[in.name] = InputSpec{info.shape, info.dtype};
+      }
     }
   } catch (const Error&) {
-    return "";  // every rank throws alike (io::inspect)
+    return {};  // every rank throws alike (io::inspect)
   }
-  return op.replicated_input(shapes, comm.size(), options);
+  return op.replicated_inputs(specs, RankPlacement{comm.size(), all_on_one_node(comm)}, options);
 }
 
 // Reads one input (collective), recording it for errors and the report. A paired
@@ -208,7 +211,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   {
     ScopedPhase phase("read");
     io::InputFiles files(comm, &watch);  // closed before the op: an input's file may take an output
-    const std::string whole = replicated_input(comm, files, op, r, args.options);
+    const std::vector<std::string> whole = replicated_inputs(comm, files, op, r, args.options);
     for (const OpInput* in : read_order(op)) {
       const std::vector<std::string>& datasets = r.inputs.at(in->name);
       std::vector<DistTensor>& tensors = args.tensors[in->name];
@@ -220,7 +223,7 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
           pair = in->is_list ? &with.at(m) : &with.front();
         }
         tensors.push_back(read_input(comm, files, subject, option_name(in->name), datasets[m], inputs, record, pair,
-                                     in->name == whole));
+                                     std::find(whole.begin(), whole.end(), in->name) != whole.end()));
       }
     }
   }

@@ -278,6 +278,86 @@ def replicated_params(t, sh):
     t.suite.check(digest(inp) == before, "the job changed its input file")
 
 
+def replicated_scatter_inputs(t, sh):
+    """The scatter family on ranks of one node reads its indices and updates from the file's
+    pages on every rank where that costs less than routing them (scatter_reads_replicas,
+    ops/Scatter.hpp: here 16 float32 per update row): each rank takes the rows it owns, no
+    update row moves (the report says 0 bytes sent), and the output is the routed one's,
+    held or streamed, also for a row selection of both inputs. A bad index is reported as
+    with routed rows. Copied (SHARDOPS_MAP_INPUTS=0), the rows move as before."""
+    inp = os.path.join(t.d, "in.h5")
+    rows, n = 29, 97  # uneven blocks, duplicates: a row's updates come from several ranks
+    rng = np.random.default_rng(21)
+    idx = rng.integers(0, rows, size=(n + 3, 1)).astype(np.int64)
+    upd = rng.integers(-50, 50, size=(n + 3, 16)).astype(np.float32)  # sums exact in float32
+    base = rng.integers(-50, 50, size=(rows, 16)).astype(np.float32)
+    bad = idx.copy()
+    bad[[5, n - 9]] = [[rows], [-1]]
+    e2e.write_h5(inp, {"/idx": idx, "/upd": upd, "/base": base, "/bad": bad}, mode="w")
+    before = digest(inp)
+    sel, i_sel, u_sel = "[2:-1]", idx[2:-1], upd[2:-1]
+
+    def summed(start):
+        out = start.copy()
+        np.add.at(out, i_sel[:, 0], u_sel)
+        return out
+
+    def updated():
+        out = base.copy()
+        for i, row in enumerate(i_sel[:, 0]):
+            out[row] = u_sel[i]
+        return out
+
+    def least():
+        out = base.copy()
+        np.minimum.at(out, i_sel[:, 0], u_sel)
+        return out
+
+    jobs = [(["scatter-nd", "--shape", "%d,16" % rows], summed(np.zeros((rows, 16), np.float32))),
+            (["tensor-scatter-update", "--tensor", e2e.ref(inp, "/base")], updated()),
+            (["tensor-scatter-min", "--tensor", e2e.ref(inp, "/base")], least())]
+    errors = {}
+    for argv, expected in jobs:
+        for mode in ["all", "0"]:
+            for stream in ["1", "0"]:
+                what = "%s, SHARDOPS_MAP_INPUTS=%s, SHARDOPS_STREAM_OUTPUTS=%s" % (argv[0], mode, stream)
+                out, report = os.path.join(t.d, "out.h5"), os.path.join(t.d, "report.json")
+                for f in (out, report):
+                    if os.path.exists(f):
+                        os.remove(f)
+                inputs = ["--indices", e2e.ref(inp, "/idx") + sel, "--updates", e2e.ref(inp, "/upd") + sel]
+                full = argv + inputs + ["--out", e2e.ref(out, "/s"), "--report", report, "-q"]
+                mapped_everywhere = maps_here(t.d) and mode != "0" and sh.np > 1
+
+                def check_maps(job, what=what, mapped_everywhere=mapped_everywhere):
+                    if mapped_everywhere:
+                        mapped = ranks_mapping(job, inp, sh.np)
+                        t.suite.check(mapped == [True] * sh.np, "%s: ranks mapping the inputs %s" % (what, mapped))
+
+                env = {"SHARDOPS_MAP_INPUTS": mode, "SHARDOPS_STREAM_OUTPUTS": stream}
+                r = run_paused(t, sh, full, env, check_maps)
+                e2e.expect_success(t.suite, r, what)
+                e2e.same_array(t.suite, what, e2e.read_h5(out, "/s"), expected, r)
+                with open(report) as f:
+                    sent = json.load(f)["bytes"]["sent_between_ranks"]
+                if sh.np > 1:
+                    t.suite.check((sent == 0) == mapped_everywhere, "%s: %d bytes sent between ranks, expected %s" % (
+                        what, sent, "none" if mapped_everywhere else "some"), r)
+                # Bad indices: the same message whichever way the rows reach their owners.
+                not_written = os.path.join(t.d, "bad.h5")
+                bad_argv = argv + ["--indices", e2e.ref(inp, "/bad"), "--updates", e2e.ref(inp, "/upd"),
+                                   "--out", e2e.ref(not_written, "/s"), "-q"]
+                r = sh.run(bad_argv, env=env)
+                t.suite.check(r.rc == 2, "%s, bad index: exit %s, expected 2" % (what, r.rc), r)
+                errors.setdefault(argv[0], set()).update(e2e.error_lines(r.stderr))
+                t.suite.check(not os.path.exists(not_written), "%s, bad index: an output was written" % what)
+    for op, texts in errors.items():
+        t.suite.check(len(texts) == 1, "%s: the bad-index messages differ: %s" % (op, sorted(texts)))
+        t.suite.check(all("%d" % (n - 9) in x for x in texts), "%s: not the last bad row (%d): %s" % (
+            op, n - 9, sorted(texts)))
+    t.suite.check(digest(inp) == before, "the job changed its input file")
+
+
 def written_tensor_stays_private(t, sh):
     """tensor-scatter-update's output starts as its mapped input: the input file must not change."""
     inp = os.path.join(t.d, "in.h5")
@@ -434,6 +514,7 @@ def main():
         ("switched_off", switched_off),
         ("default_size", default_size),
         ("replicated_params", replicated_params),
+        ("replicated_scatter_inputs", replicated_scatter_inputs),
         ("through_an_external_link", through_an_external_link),
         ("written_tensor_stays_private", written_tensor_stays_private),
         ("input_cut_short", input_cut_short),

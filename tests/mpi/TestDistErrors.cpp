@@ -165,6 +165,50 @@ TEST(DistErrorAgreement, StreamedScatterChecksEveryIndexFirst) {
   expect_still_working();
 }
 
+// Indices and updates every rank reads whole (DistTensor::replica, the command line's
+// mapped inputs): each rank finds its own rows among all index rows, and a bad one is
+// reported as the one-rank op reports it (the last), held or made later, for one
+// coordinate per row and for two.
+TEST(DistErrorAgreement, ReplicatedScatterInputsReportTheLastBadRow) {
+  Rng rng(508);
+  const int p = world().size();
+  const std::int64_t n = 23;  // into 8 x 5 = 40 output rows
+  const Tensor updates = random_tensor(rng, DType::Float32, Shape{n, 2});
+  const Tensor tensor = random_tensor(rng, DType::Float32, Shape{8, 5, 2});
+  const RowLayout tensor_layout = random_layout(rng, 8, p);
+  for (const std::vector<std::int64_t>& dims : {std::vector<std::int64_t>{8}, {8, 5}}) {
+    const auto depth = static_cast<std::int64_t>(dims.size());
+    const Tensor good = random_indices(rng, DType::Int64, Shape{n}, dims);
+    const std::vector<std::int64_t> out{8, 5, 2};
+    const Tensor upd = depth == 1 ? random_tensor(rng, DType::Float32, Shape{n, 5, 2}) : updates;
+    for (const RowLayout& layout : test_layouts(rng, n, p)) {
+      for (const std::vector<std::int64_t>& rows : {std::vector<std::int64_t>{0}, {n / 2, n - 1}, {n - 1}}) {
+        Tensor bad = good.deep_copy();
+        for (std::int64_t row : rows)
+          set_index_value(bad, depth * row + (depth - 1) * (row % 2), row % 2 == 0 ? -1 - row : 8 + row);
+        const std::string what = std::to_string(depth) + "-coordinate bad rows up to " + std::to_string(rows.back()) +
+                                 " " + layout_str(layout);
+        const auto indices = [&] { return shard(bad, layout).with_replica(bad); };
+        const auto updates_of = [&] { return shard(upd, layout).with_replica(upd); };
+        expect_same_error([&] { scatter_nd(bad, upd, out); },
+                          [&] { scatter_nd(world(), indices(), updates_of(), out); }, "scatter_nd " + what);
+        expect_same_error([&] { scatter_nd(bad, upd, out); },
+                          [&] { scatter_nd_lazy(world(), indices(), updates_of(), out); }, "scatter_nd_lazy " + what);
+        for (ScatterOp op : {ScatterOp::Update, ScatterOp::Add, ScatterOp::Sub, ScatterOp::Min, ScatterOp::Max}) {
+          expect_same_error([&] { tensor_scatter(op, tensor, bad, upd); },
+                            [&] { tensor_scatter(world(), op, shard(tensor, tensor_layout), indices(), updates_of()); },
+                            std::string("tensor_scatter ") + scatter_op_name(op) + " " + what);
+          expect_same_error(
+              [&] { tensor_scatter(op, tensor, bad, upd); },
+              [&] { tensor_scatter_lazy(world(), op, shard(tensor, tensor_layout), indices(), updates_of()); },
+              std::string("tensor_scatter_lazy ") + scatter_op_name(op) + " " + what);
+        }
+      }
+    }
+  }
+  expect_still_working();
+}
+
 // One coordinate per index row (the bad-index count's fast path): negative and too
 // large values, two bad rows (the last one is reported), on every layout.
 TEST(DistErrorAgreement, OneCoordinateBadIndices) {

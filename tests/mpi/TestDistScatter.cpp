@@ -29,6 +29,27 @@ void check_lazy(const LazyTensor& lazy, const DistTensor& held, const Tensor& in
   EXPECT_EQ(!lazy.held(), expect_lazy) << what;
 }
 
+// \p full in \p layout, readable whole on every rank as well (DistTensor::replica): how the
+// command line reads a mapped input where the op reads it that way.
+DistTensor replicated(const Tensor& full, const RowLayout& layout) { return shard(full, layout).with_replica(full); }
+
+// With indices and updates that every rank reads whole, the op takes its updates from them
+// where scatter_reads_replicas says so (nothing sent), and gives the same bytes either way,
+// its output held or made later.
+template <class Run, class RunLazy>
+void check_replicas(const Tensor& indices, const Tensor& updates, const Tensor& expected, const OpOptions& options,
+                    const Run& run, const RunLazy& run_lazy, const std::string& what, bool update = false) {
+  OpStats stats;
+  OpOptions counted = options;
+  counted.stats = &stats;
+  const DistTensor got = run(counted);
+  expect_same_tensor(got, expected, what + " (replicas)");
+  const bool reads =
+      scatter_reads_replicas(indices.shape(), indices.dtype(), updates.shape(), updates.dtype(), world().size());
+  if (reads) EXPECT_EQ(stats.bytes_sent, 0) << what;
+  check_lazy(run_lazy(counted), got, indices, what + " (replicas)", update);
+}
+
 void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,
                       const RowLayout& index_layout, const RowLayout& update_layout, const OpOptions& options,
                       const std::string& what) {
@@ -39,6 +60,17 @@ void check_scatter_nd(const Tensor& indices, const Tensor& updates, const std::v
   EXPECT_EQ(got.layout(), RowLayout::balanced(shape.at(0), world().size())) << what << ": " << layout_str(got.layout());
   check_lazy(scatter_nd_lazy(world(), shard(indices, index_layout), shard(updates, update_layout), shape, options), got,
              indices, what);
+  if (indices.rank() == 0) return;
+  check_replicas(
+      indices, updates, expected, options,
+      [&](const OpOptions& o) {
+        return scatter_nd(world(), replicated(indices, index_layout), replicated(updates, update_layout), shape, o);
+      },
+      [&](const OpOptions& o) {
+        return scatter_nd_lazy(world(), replicated(indices, index_layout), replicated(updates, update_layout), shape,
+                               o);
+      },
+      what);
 }
 
 void check_tensor_scatter(ScatterOp op, const Tensor& tensor, const Tensor& indices, const Tensor& updates,
@@ -55,6 +87,18 @@ void check_tensor_scatter(ScatterOp op, const Tensor& tensor, const Tensor& indi
              got, indices, name, op == ScatterOp::Update);
   // The input tensor is not modified.
   expect_same_tensor(t, tensor, name + " (input unchanged)");
+  if (indices.rank() == 0) return;
+  check_replicas(
+      indices, updates, expected, options,
+      [&](const OpOptions& o) {
+        return tensor_scatter(world(), op, t, replicated(indices, index_layout), replicated(updates, update_layout), o);
+      },
+      [&](const OpOptions& o) {
+        return tensor_scatter_lazy(world(), op, t, replicated(indices, index_layout),
+                                   replicated(updates, update_layout), o);
+      },
+      name, op == ScatterOp::Update);
+  expect_same_tensor(t, tensor, name + " (input unchanged, replicas)");
 }
 
 TEST(DistScatterNd, SumsWithDuplicatesAcrossRanksMatchExactly) {
@@ -375,6 +419,33 @@ TEST(DistScatter, RowsThatStayLocalAreNotSent) {
   } else {
     EXPECT_EQ(sent, 0);
   }
+}
+
+// When the ops read replicated indices and updates instead of routing: the other ranks'
+// index rows ((ranks - 1) per own one) may cost no more than routing a row (its bookkeeping,
+// kRouteBytesPerRow, and its update row); fixed-size dtypes, an index depth above 0, rows.
+TEST(DistScatter, WhenReplicasAreRead) {
+  const auto reads = [](Shape indices, DType index_dtype, Shape updates, DType dtype, int ranks) {
+    return scatter_reads_replicas(indices, index_dtype, updates, dtype, ranks);
+  };
+  // 16 float32 per row, int64 indices (W1, W2): 8 (R - 1) <= 28 + 64 up to 12 ranks.
+  EXPECT_FALSE(reads(Shape{100, 1}, DType::Int64, Shape{100, 16}, DType::Float32, 1));
+  EXPECT_TRUE(reads(Shape{100, 1}, DType::Int64, Shape{100, 16}, DType::Float32, 2));
+  EXPECT_TRUE(reads(Shape{100, 1}, DType::Int64, Shape{100, 16}, DType::Float32, 12));
+  EXPECT_FALSE(reads(Shape{100, 1}, DType::Int64, Shape{100, 16}, DType::Float32, 13));
+  // One float32 per row: 8 (R - 1) <= 32 up to 5 ranks; int32 indices up to 9.
+  EXPECT_TRUE(reads(Shape{100, 1}, DType::Int64, Shape{100}, DType::Float32, 5));
+  EXPECT_FALSE(reads(Shape{100, 1}, DType::Int64, Shape{100}, DType::Float32, 6));
+  EXPECT_TRUE(reads(Shape{100, 1}, DType::Int32, Shape{100}, DType::Float32, 9));
+  // Two coordinates per row, rows of a batch: [4, 25, 2] indices are 100 rows of 16 bytes.
+  EXPECT_TRUE(reads(Shape{4, 25, 2}, DType::Int64, Shape{4, 25, 3}, DType::Float64, 4));
+  EXPECT_FALSE(reads(Shape{4, 25, 2}, DType::Int64, Shape{4, 25, 3}, DType::Float64, 5));
+  // Never: strings, bools, no index rows, index depth 0, updates that do not fit the rows.
+  EXPECT_FALSE(reads(Shape{100, 1}, DType::Int64, Shape{100}, DType::String, 2));
+  EXPECT_FALSE(reads(Shape{100, 1}, DType::Int64, Shape{100}, DType::Bool, 2));
+  EXPECT_FALSE(reads(Shape{0, 1}, DType::Int64, Shape{0}, DType::Float32, 2));
+  EXPECT_FALSE(reads(Shape{100, 0}, DType::Int64, Shape{100, 5}, DType::Float32, 2));
+  EXPECT_FALSE(reads(Shape{4, 1}, DType::Int64, Shape{3}, DType::Float32, 2));
 }
 
 }  // namespace

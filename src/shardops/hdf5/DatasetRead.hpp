@@ -48,8 +48,8 @@ struct ReadOptions {
   /// for small ones).
   std::int64_t map_from_bytes = std::int64_t(1) << 20;
   /// Where the dataset is mapped, map all of its rows on every rank and attach them
-  /// (DistTensor::replica), the rank's block being a part of them: for an input the op
-  /// would otherwise copy whole onto every rank (OpInfo::replicated_input). The ranks
+  /// (DistTensor::replica), the rank's block being a part of them: for an input whose rows
+  /// the op would otherwise move between the ranks (OpInfo::replicated_inputs). The ranks
   /// then share the file's cached pages instead of each receiving a copy. Nothing is
   /// attached where the dataset is read rather than mapped.
   bool replicate = false;

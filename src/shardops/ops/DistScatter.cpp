@@ -15,6 +15,7 @@
 #include "shardops/kernels/StringKernels.hpp"
 #include "shardops/ops/DistOps.hpp"
 #include "shardops/ops/detail/DistCommon.hpp"
+#include "shardops/ops/detail/OwnedIndexRows.hpp"
 #include "shardops/ops/detail/PiecedBatches.hpp"
 #include "shardops/ops/detail/ScatterApply.hpp"
 #include "shardops/route/Route.hpp"
@@ -76,6 +77,49 @@ ScatterStart start_scatter(const Comm& comm, ScatterOp op, const DistTensor* ten
   return s;
 }
 
+// Whether the op takes each rank's updates from \p indices and \p updates read whole on every
+// rank (scatter_reads_replicas). The same answer on every rank: replicas are set on all or none.
+bool reads_replicas(const Comm& comm, const DistTensor& indices, const DistTensor& updates) {
+  return comm.size() > 1 && indices.has_replica() && updates.has_replica() &&
+         scatter_reads_replicas(indices.shape(), indices.dtype(), updates.shape(), updates.dtype(), comm.size());
+}
+
+// Collective: route_updates where reads_replicas(): every rank lists the index rows, of all,
+// whose target it owns, and hands \p finish one batch of them, in global order, reading their
+// update rows where every rank reads them (the input file's pages). Bad indices meet the
+// error policy first, as every rank sees them all. Nothing moves between the ranks.
+template <class Finish>
+void route_from_replicas(const Comm& comm, const ScatterStart& s, const DistTensor& indices, const DistTensor& updates,
+                         const OpOptions& options, std::optional<ScopedPhase>& phase, const Finish& finish) {
+  const ScatterGeometry& g = s.g;
+  const ExecSpace space;
+  const Tensor& all_indices = indices.replica();
+  const std::int64_t n = all_indices.num_elements() / g.index_depth;  // every index row
+  const std::int64_t first = s.out_layout.offset(comm.rank()) * s.rows_per_dim0;
+  const std::int64_t out_rows = s.out_layout.count(comm.rank()) * s.rows_per_dim0;
+  const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
+  phase.emplace("route");
+  dispatch_index(indices.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* idx = reinterpret_cast<const I*>(all_indices.data());
+    const kernels::IndexRowTarget<I, MemSpace> linear{idx, g.index_depth, bounds, 0};
+    OwnedIndexRows owned;
+    // The list may fit on one rank and not on another; the input may change under one.
+    run_agreed(comm,
+               [&] { owned = list_owned_index_rows(space, "shardops::scatter::owned", n, linear, first, out_rows); });
+    bad_index_check(comm, space, options.bad_indices, n, linear, 0, all_indices, "shardops::scatter::validate",
+                    [&g](std::int64_t row, const std::vector<std::int64_t>& values) {
+                      return scatter_index_error(g, row, values);
+                    })(owned.bad);
+    phase.emplace("apply");
+    // Targets counted from this rank's first output row; the rows listed are all this rank's.
+    const kernels::IndexRowTarget<I, MemSpace> target{idx, g.index_depth, bounds, first};
+    finish(RootBatch<kernels::IndexRowTarget<I, MemSpace>, kernels::ListedRows<std::uint32_t>>{
+        owned.count, target, updates.replica().reshaped(Shape{n, g.slice_size}),
+        kernels::ListedRows<std::uint32_t>{owned.rows.data(), 0}, n});
+  });
+}
+
 // Collective: every update row at the owner of its output row, handed to
 // \p finish(batches...) in global order (RootBatch, as scatter_apply takes them; their
 // targets and row lists point into memory that lasts until it returns, their rows are
@@ -92,6 +136,10 @@ void route_updates(const Comm& comm, ScatterOp op, const ScatterStart& s, const 
   const bool concat = is_string(s.dtype) && op == ScatterOp::ScatterNd;
   const int me = comm.rank();
   const ExecSpace space;
+  if (!concat && reads_replicas(comm, indices, updates)) {
+    route_from_replicas(comm, s, indices, updates, options, phase, finish);
+    return;
+  }
   const DistTensor upd = align_to(comm, updates, indices, options.route);
   const std::int64_t n = indices.local().num_elements() / g.index_depth;                           // local index rows
   const std::int64_t first_row = indices.row_offset() * (indices.row_elements() / g.index_depth);  // global index row
@@ -317,6 +365,16 @@ LazyTensor tensor_scatter_impl(const Comm& comm, ScatterOp op, const DistTensor&
 }
 
 }  // namespace
+
+bool scatter_reads_replicas(const Shape& indices, DType index_dtype, const Shape& updates, DType dtype, int nranks) {
+  if (nranks <= 1 || indices.rank() == 0 || is_string(dtype) || dtype == DType::Bool) return false;
+  const std::int64_t depth = indices.dim(indices.rank() - 1);
+  const std::int64_t rows = indices.product(0, indices.rank() - 1);  // index rows
+  if (depth <= 0 || rows <= 0 || rows > kernels::kMaxListed32 || updates.num_elements() % rows != 0) return false;
+  const auto index_row_bytes = static_cast<std::uint64_t>(depth) * dtype_size(index_dtype);
+  const auto update_row_bytes = static_cast<std::uint64_t>(updates.num_elements() / rows) * dtype_size(dtype);
+  return static_cast<std::uint64_t>(nranks - 1) * index_row_bytes <= kRouteBytesPerRow + update_row_bytes;
+}
 
 DistTensor scatter_nd(const Comm& comm, const DistTensor& indices, const DistTensor& updates,
                       const std::vector<std::int64_t>& shape, const OpOptions& options) {

@@ -87,6 +87,18 @@ OpRun elementwise(std::function<DistTensor(const Comm&, const OpArgs&)> f) {
   };
 }
 
+// The scatter family reads its indices and updates whole on every rank where the ranks share
+// one node's page cache and scatter_reads_replicas says that costs less than routing.
+std::vector<std::string> scatter_replicated_inputs(const std::map<std::string, InputSpec>& inputs,
+                                                   const RankPlacement& placement, const OpOptions&) {
+  const auto indices = inputs.find("indices"), updates = inputs.find("updates");
+  if (!placement.one_node || indices == inputs.end() || updates == inputs.end()) return {};
+  if (!scatter_reads_replicas(indices->second.shape, indices->second.dtype, updates->second.shape,
+                              updates->second.dtype, placement.nranks))
+    return {};
+  return {"indices", "updates"};
+}
+
 OpInfo tensor_scatter_op(const char* name, const char* command, const char* tf_name, const char* python,
                          ScatterOp scatter, std::vector<DType> no_kernel, const char* summary, const char* meaning) {
   OpInfo op;
@@ -110,6 +122,7 @@ OpInfo tensor_scatter_op(const char* name, const char* command, const char* tf_n
                " --tensor in.h5:/t --indices in.h5:/idx --updates in.h5:/u --out out.h5:/y";
   op.run = run_tensor_scatter;
   op.run_lazy = run_tensor_scatter_lazy;
+  op.replicated_inputs = scatter_replicated_inputs;
   return op;
 }
 
@@ -221,6 +234,7 @@ std::vector<OpInfo> make_registry() {
         "out.h5:/y";
     op.run = run_scatter_nd;
     op.run_lazy = run_scatter_nd_lazy;
+    op.replicated_inputs = scatter_replicated_inputs;
     ops.push_back(op);
   }
   {
@@ -273,12 +287,14 @@ std::vector<OpInfo> make_registry() {
     op.example = "mpirun -n 4 shardops gather-nd --params in.h5:/p --indices in.h5:/idx --out out.h5:/y";
     op.run = run_gather_nd;
     op.run_lazy = run_gather_nd_lazy;
-    op.replicated_input = [](const std::map<std::string, Shape>& shapes, int nranks, const OpOptions& options) {
-      const auto params = shapes.find("params"), indices = shapes.find("indices");
-      if (params == shapes.end() || indices == shapes.end()) return std::string();
-      return gather_nd_replicates_params(params->second, indices->second, nranks, options.gather_params)
-                 ? std::string("params")
-                 : std::string();
+    op.replicated_inputs = [](const std::map<std::string, InputSpec>& inputs, const RankPlacement& placement,
+                              const OpOptions& options) {
+      const auto params = inputs.find("params"), indices = inputs.find("indices");
+      if (params == inputs.end() || indices == inputs.end()) return std::vector<std::string>();
+      return gather_nd_replicates_params(params->second.shape, indices->second.shape, placement.nranks,
+                                         options.gather_params)
+                 ? std::vector<std::string>{"params"}
+                 : std::vector<std::string>();
     };
     ops.push_back(op);
   }

@@ -103,10 +103,21 @@ using OpRun = std::function<std::vector<DistTensor>(const Comm& comm, const OpIn
 /// Runs an op as OpRun does, but may leave the output's rows to be made as they are
 /// written (route/LazyTensor.hpp).
 using OpRunLazy = std::function<std::vector<LazyTensor>(const Comm& comm, const OpInfo& op, const OpArgs& args)>;
-/// The input an op would copy whole onto every one of \p nranks ranks, given the global
-/// shape of each of its (non-list) inputs by name; "" if none. Not collective.
-using OpReplicatedInput =
-    std::function<std::string(const std::map<std::string, Shape>& shapes, int nranks, const OpOptions& options)>;
+/// An input's global shape and dtype, as its file has them.
+struct InputSpec {
+  Shape shape;
+  DType dtype = DType::Float32;
+};
+/// Where an op's ranks run: how many, and whether they share one node (its memory, and the
+/// page cache an input file's pages are read through).
+struct RankPlacement {
+  int nranks = 1;
+  bool one_node = true;
+};
+/// The inputs an op would read whole on every rank, given the spec of each of its
+/// (non-list) inputs by name; none if it would not. Not collective.
+using OpReplicatedInputs = std::function<std::vector<std::string>(
+    const std::map<std::string, InputSpec>& inputs, const RankPlacement& placement, const OpOptions& options)>;
 
 /// \brief One op and everything the command line, decks, the report, Python and the
 /// tests need to know of it.
@@ -145,10 +156,11 @@ struct OpInfo {
   /// dynamic_stitch_lazy): a one-op job then never holds the output whole. Empty for the
   /// other ops.
   OpRunLazy run_lazy;
-  /// Set where the op may copy an input whole onto every rank (GatherNd's params): the
-  /// command line then reads that input with io::ReadOptions::replicate, so the ranks
-  /// read the file's shared pages instead. Empty for the other ops.
-  OpReplicatedInput replicated_input;
+  /// Set where the op may read inputs whole on every rank (GatherNd's params, the scatter
+  /// family's indices and updates): the command line then reads them with
+  /// io::ReadOptions::replicate, so the ranks read the file's shared pages instead of
+  /// moving rows between them. Empty for the other ops.
+  OpReplicatedInputs replicated_inputs;
 
   /// Whether \p dtype has a CPU kernel of this op with index dtype \p index (TF's table).
   bool has_kernel(DType dtype, DType index) const;

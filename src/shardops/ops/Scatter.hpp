@@ -58,6 +58,16 @@ LazyTensor scatter_nd_lazy(const Comm& comm, const DistTensor& indices, const Di
 LazyTensor tensor_scatter_lazy(const Comm& comm, ScatterOp op, const DistTensor& tensor, const DistTensor& indices,
                                const DistTensor& updates, const OpOptions& options = {});
 
+/// \brief Whether scatter_nd and tensor_scatter over \p nranks ranks, given indices and
+/// updates that every rank can read whole (DistTensor::replica: an input file's pages mapped
+/// on each rank of one node), take each rank's updates from them instead of routing them to
+/// their owners. Each rank then reads every index row for those it owns, and no update row
+/// moves: cheaper while the other ranks' index rows, (\p nranks - 1) per own one, cost no
+/// more than routing a row does (its bookkeeping and its update row). For fixed-size dtypes,
+/// an index depth above 0, and fewer than 2^32 index rows. From the global shapes and dtypes
+/// alone, as the ops decide it; false for one rank. Not collective.
+bool scatter_reads_replicas(const Shape& indices, DType index_dtype, const Shape& updates, DType dtype, int nranks);
+
 /// ScatterNd on one rank's tensors (see above).
 Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const std::vector<std::int64_t>& shape,
                   const OpOptions& options = {});

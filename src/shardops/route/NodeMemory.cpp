@@ -23,4 +23,17 @@ void share_node_memory(const Comm& comm) {
   set_memory_budget(node_headroom, ranks_on_node, mine.source);
 }
 
+bool all_on_one_node(const Comm& comm) {
+  if (comm.size() == 1) return true;
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  int ranks_on_node = 1;
+  const int rc = MPI_Comm_size(node, &ranks_on_node);
+  MPI_Comm_free(&node);
+  check_mpi(rc, "MPI_Comm_size");
+  // Every rank of a node sees the same count; the ranks of other nodes may not: agree.
+  return comm.min(ranks_on_node == comm.size() ? 1 : 0) == 1;
+}
+
 }  // namespace shardops

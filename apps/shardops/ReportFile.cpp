@@ -37,32 +37,13 @@ std::vector<std::string> job_files(const Request& r) {
   return files;
 }
 
-namespace {
-
-// True if \p a and \p b name the same file: the same inode, or, where one does not exist
-// yet, the same path once resolved (links to a file not there yet included: a report
-// through one would land on it).
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  try {
-    return io::resolved_path(a, a) == io::resolved_path(b, b);
-  } catch (const Error&) {
-    return false;  // a loop of links: refused as such where it is written or read
-  }
-}
-
-}  // namespace
-
 ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vector<std::string>& job_files)
     : rank_(comm.rank()), path_(path) {
   run_agreed(comm, [&] {
     if (rank_ != 0) return;
     const std::string what = "--report '" + path + "'";
     for (const std::string& file : job_files) {
-      if (same_file(path, file)) {
+      if (io::same_file(path, file)) {
         throw InvalidArgument(what + " is a file this job reads or writes ('" + file +
                               "'); a report never replaces one");
       }

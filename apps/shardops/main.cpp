@@ -7,10 +7,14 @@
 
 #include <Kokkos_Core.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "CommandLine.hpp"
@@ -59,6 +63,26 @@ bool only_help_or_version(int argc, char** argv) {
       return true;
   }
   return false;
+}
+
+// Collective: run_agreed for the whole command, except that a rank whose error no step of
+// the op agreed on (one the other ranks cannot see coming, such as an allocation failing
+// under `ulimit -v`, which the memory budget does not read) does not wait forever for ranks
+// that wait for it inside an exchange: after a while it says why, removes what the job
+// wrote, and ends the job with its exit code.
+template <class Body>
+void run_agreed_or_end_job(const shardops::Comm& comm, Body&& body) {
+  const std::optional<shardops::PendingError> failed = shardops::pending_error_of(std::forward<Body>(body));
+  // Long against the gap between ranks reaching the end of a job, short against a user's wait.
+  constexpr std::chrono::seconds kPatience{10};
+  shardops::agree_on_error_or_abort(comm, failed ? &*failed : nullptr, kPatience, [&](const shardops::PendingError& e) {
+    shardops::io::clean_up_as_if_stopped();
+    // One write of the whole line: other ranks' lines and the launcher's cannot land inside it.
+    std::cerr << "shardops: error: " + shardops::app::one_line(e.message) + " (rank " + std::to_string(comm.rank()) +
+                     "; the other ranks did not come to agree on this failure, so the job ends here and what "
+                     "it wrote is removed, as for a stop signal)\n"
+              << std::flush;
+  });
 }
 
 // The rank of this process as the launcher tells it (mpirun, srun), before MPI_Init.
@@ -131,7 +155,7 @@ int main(int argc, char** argv) {
                               std::to_string(d->rank) + " has " + shown(d->theirs) +
                               ": every rank must see the same (mpirun -x NAME=VALUE, or srun --export)");
       }
-      run_agreed(comm, [&] {
+      run_agreed_or_end_job(comm, [&] {
         for (const std::string& warning : warnings)
           if (rank == 0) std::cerr << "shardops: warning: " << warning << std::endl;
         const auto request = app::parse_command_line(static_cast<int>(args.size()), args.data(), rank == 0);

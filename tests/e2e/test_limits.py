@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 import h5py  # noqa: E402
 
-from e2e_common import (SKIP_RC, Result, Shardops, Suite, error_lines, file_state, parse_args, ref,  # noqa: E402
+from e2e_common import (SKIP_RC, Result, Shardops, Suite, error_lines, file_state, parse_args, read_h5, ref,  # noqa: E402
                         work_dir, write_h5)
 
 MiB = 1 << 20
@@ -513,6 +513,39 @@ def address_space_cases(suite, sh, d):
         suite.check(any(seen), "no limit made the route or the kernels fail (%s)" % seen)
 
     suite.case("address_space_limit", limited)
+
+    # Every update to one row: only its owner, the last rank, receives rows, so only its
+    # allocation for them fails. It used to wait in the error agreement while the others
+    # waited for it in the exchange, until the job was killed. (Below these limits HDF5 1.10
+    # crashes opening a file, a malloc it does not check.)
+    skewed = os.path.join(d, "vm-skewed.h5")
+    rows, updates = 1 << 20, 3 << 20
+    write_h5(skewed, {"/t": np.zeros((rows, 4), np.float32), "/i": np.full((updates, 1), rows - 1, np.int64),
+                      "/u": np.ones((updates, 4), np.float32)}, mode="w")
+
+    def one_rank_short():
+        failed = []
+        for mib in (300, 350, 400, 450, 500):
+            out = os.path.join(out_dir, "o.h5")
+            res = sh.run(["tensor-scatter-add", "--tensor", ref(skewed, "/t"), "--indices", ref(skewed, "/i"),
+                          "--updates", ref(skewed, "/u"), "--out", ref(out, "/s"), "-q"], np=4, timeout=120,
+                         env={"SHARDOPS_MAP_INPUTS": "0"}, rlimits={resource.RLIMIT_AS: mib * MiB})
+            suite.require(not res.timed_out, "hung at ulimit -v of %d MiB" % mib, res)
+            if error_lines(res.stderr):
+                suite.check(res.rc == 2, "exit %s at %d MiB, expected 2" % (res.rc, mib), res)
+                failed.append(mib)
+            else:
+                suite.check(res.rc == 0, "exit %s at %d MiB without a message" % (res.rc, mib), res)
+                if res.rc == 0:
+                    expected = np.zeros((rows, 4), np.float32)
+                    expected[rows - 1] = updates
+                    suite.check(np.array_equal(read_h5(out, "/s"), expected), "wrong sums at %d MiB" % mib, res)
+            suite.check(os.listdir(out_dir) in ([], ["o.h5"]), "left %s" % os.listdir(out_dir), res)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(out)
+        suite.check(failed, "no limit made the job fail")
+
+    suite.case("address_space_limit_on_one_rank", one_rank_short)
 
 
 def descriptor_cases(suite, sh, d):

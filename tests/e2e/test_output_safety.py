@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -1283,6 +1284,51 @@ def report_rules(t, sh):
     t.suite.check(leftovers(t.d) == [], "the killed job left %s" % leftovers(t.d), r)
 
 
+@contextlib.contextmanager
+def bind_mounted(src):
+    """src mounted again under a new folder beside it (a second path to the same folder, as
+    a site's bind mounts give): the folder, or None where mounting is not allowed here."""
+    d = tempfile.mkdtemp(dir=os.path.dirname(src), prefix="bind-")
+    if subprocess.call(["mount", "--bind", src, d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
+        os.rmdir(d)
+        yield None
+        return
+    try:
+        yield d
+    finally:
+        subprocess.call(["umount", d])
+        os.rmdir(d)
+
+
+def bind_mount_aliases(t, sh):
+    """One folder reached by two paths (a bind mount; a link to a folder resolves to one path):
+    a report through the other path to an output the job is about to make is refused (it
+    replaced the committed output, exit 0), and a deck writing one file under both names
+    writes it once (its second name waited for the job's own lock, then failed)."""
+    inp, expected = make_inputs(t.d)
+    sub = os.path.join(t.d, "sub")
+    os.makedirs(sub, exist_ok=True)
+    with bind_mounted(sub) as alias:
+        t.suite.require(alias is not None, "mount --bind failed")
+        out = os.path.join(sub, "out.h5")
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--report", os.path.join(alias, "out.h5")])
+        t.suite.check(r.rc == 2 and "this job reads or writes" in r.stderr, "--report through the alias: exit %s" %
+                      r.rc, r)
+        t.suite.check(not os.path.exists(out), "the output was written anyway", r)
+        deck = os.path.join(t.d, "alias.yaml")
+        with open(deck, "w") as f:
+            f.write("tensors:\n  p: %s\n  i: %s\nsteps:\n  - {op: gather_nd, params: p, indices: i, out: g}\n"
+                    "  - {op: gather_nd, params: p, indices: i, out: h}\noutputs:\n  g: %s\n  h: %s\n" % (e2e.ref(inp, "/params"), e2e.ref(inp, "/idx"),
+                                                      e2e.ref(out, "/a"), e2e.ref(os.path.join(alias, "out.h5"), "/b")))
+        r = sh.run(["run", deck, "-q"], timeout=60, env={"SHARDOPS_LOCK_TIMEOUT": "20"})
+        t.suite.require(not r.timed_out, "the deck waited for its own lock", r)
+        e2e.expect_success(t.suite, r, "deck writing one file under two names")
+        if r.rc == 0:
+            e2e.same_array(t.suite, "/a", e2e.read_h5(out, "/a"), expected, r)
+            e2e.same_array(t.suite, "/b", e2e.read_h5(out, "/b"), expected, r)
+        t.suite.check(leftovers(sub) == [], "left %s" % leftovers(sub), r)
+
+
 def main():
     args = e2e.parse_args(__doc__.splitlines()[0], 3,
                           lambda p: p.add_argument("--group", default="all",
@@ -1337,6 +1383,10 @@ def main():
         run_case("input_open_for_writing", input_open_for_writing)
         run_case("input_of_a_killed_writer", input_of_a_killed_writer)
         run_case("report_rules", report_rules)
+        if os.geteuid() == 0 and can_mount():
+            run_case("bind_mount_aliases", bind_mount_aliases)
+        else:
+            suite.skip("bind_mount_aliases", "mounting needs root")
         run_case("two_files_written_together", two_files_written_together)
         run_case("two_files_fail_together", two_files_fail_together)
     if everything or "signals" in groups:

@@ -197,13 +197,6 @@ std::string hdf5_name(hid_t id, GetName get_name) {
   return name;
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return a == b;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 // The file and path that hold \p dataset (open under \p ref's name) when an external link,
 // or several in a row, took that name out of \p ref's file: nullopt where it lies in that
 // file. The file is named as HDF5 opened it (the link's target, found as HDF5 looks for it).

@@ -112,6 +112,22 @@ std::string resolved_path(const std::string& file, const std::string& what) {
   return resolved.string();
 }
 
+bool same_file(const std::string& a, const std::string& b) noexcept {
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  try {
+    const fs::path ra = resolved_path(a, a), rb = resolved_path(b, b);
+    if (ra == rb) return true;
+    if (ra.filename() != rb.filename()) return false;
+    return ::stat(ra.parent_path().c_str(), &sa) == 0 && ::stat(rb.parent_path().c_str(), &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  } catch (...) {
+    return a == b;  // a loop of links: refused as such where it is written or read
+  }
+}
+
 std::string resolve_output_path(const std::string& file, const std::string& what) {
   const fs::path resolved = resolved_path(file, what);
   if (resolved.filename().empty()) throw IOError(what + ": output file name '" + file + "' names a directory");

@@ -28,6 +28,12 @@ std::string resolved_path(const std::string& file, const std::string& what);
 /// \throws IOError naming \p what and the reason.
 std::string resolve_output_path(const std::string& file, const std::string& what);
 
+/// \brief True if \p a and \p b name the same file: the same inode where both exist; where
+/// one does not exist yet, where a write to each would land (resolved_path) is the same name
+/// in the same folder (its device and inode: one folder reached by two paths, through a bind
+/// mount or a link to a folder, is one). Never throws (a loop of links: compared as given).
+bool same_file(const std::string& a, const std::string& b) noexcept;
+
 /// True if \p path exists (any kind of file).
 bool path_exists(const std::string& path) noexcept;
 

@@ -481,9 +481,15 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   std::string target;
   on_root_agreed(comm_, [&] { target = resolve_output_path(ref.file, what); });
   target = comm_.broadcast(target, 0);
-  for (const auto& f : files_) {
-    if (f->target == target) return *f;
+  // The same file under another name (a bind mount, a link to its folder) is the same
+  // pending file: a second one would wait for its own lock.
+  // (Rank 0 looks, the others follow: the ranks' views of the file system may differ.)
+  std::int64_t same = -1;
+  for (std::size_t i = 0; comm_.rank() == 0 && same < 0 && i < files_.size(); ++i) {
+    if (files_[i]->target == target || same_file(files_[i]->target, target)) same = static_cast<std::int64_t>(i);
   }
+  same = comm_.max(same);
+  if (same >= 0) return *files_[static_cast<std::size_t>(same)];
 
   auto f = std::make_unique<PendingFile>();
   f->given = ref.file;

@@ -220,8 +220,11 @@ RootRows Route::reduce(const std::vector<Tensor>& segment_rows, std::int64_t row
     // in place.
     arrived = plan.forward_remote(segment_rows[0].data(), row_bytes);
   } else {
-    const ByteView send = allocate_uninitialized<ByteView>(
-        "shardops::Route::send", static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
+    ByteView send;
+    run_agreed(st.comm, [&] {  // else a rank that cannot make it leaves the others waiting in the exchange
+      send = allocate_uninitialized<ByteView>("shardops::Route::send",
+                                              static_cast<std::size_t>(plan.num_send_remote()) * row_bytes);
+    });
     for (std::size_t s = 0; s < nseg; ++s)
       plan.pack_remote(send, st.leaf_first[s], segment_rows[s].data(), st.leaf_first[s + 1] - st.leaf_first[s],
                        row_bytes);
@@ -270,8 +273,11 @@ Tensor replicate_others(const Comm& comm, const RowLayout& layout, const Tensor&
   const int me = comm.rank();
   const std::size_t row_bytes = static_cast<std::size_t>(block.shape().product_from(1)) * block.itemsize();
   const std::int64_t rows = layout.total() - layout.count(me);
-  const ByteView others =
-      allocate_uninitialized<ByteView>("shardops::Route::replicated", static_cast<std::size_t>(rows) * row_bytes);
+  ByteView others;
+  run_agreed(comm, [&] {  // else a rank that cannot make it leaves the others waiting in the exchange
+    others =
+        allocate_uninitialized<ByteView>("shardops::Route::replicated", static_cast<std::size_t>(rows) * row_bytes);
+  });
   const std::int64_t sent = replicate_blocks(comm, layout, ByteView(block.data(), block.nbytes()), others, row_bytes,
                                              OwnBlock::LeftOut, options);
   if (bytes_sent) *bytes_sent = sent;

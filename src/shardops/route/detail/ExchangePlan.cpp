@@ -244,12 +244,18 @@ void unpack_words(const ExecSpace& space, const Kokkos::View<std::int64_t*, MemS
 
 namespace {
 
-// Collective: the bytes of one exchange's buffers on this rank checked against its memory
-// budget (core/MemoryBudget.hpp), agreed: they come from what the other ranks send, so a
-// rank that cannot hold them fails the op on every rank (exit 2, with its message) rather
-// than being OOM-killed or refusing alone and leaving the others waiting in the exchange.
-void check_exchange_bytes(const Comm& comm, std::size_t bytes) {
-  run_agreed(comm, [&] { check_allocation(bytes, "the rows other ranks send this one in an exchange"); });
+// Collective: \p allocate() makes the buffers of one exchange on this rank, \p bytes in all,
+// checked against its memory budget (core/MemoryBudget.hpp) first; both agreed: the sizes come
+// from what the other ranks send, so a rank that cannot hold them (over its budget, or an
+// allocation failing under a limit the budget does not see, such as `ulimit -v`) fails the
+// op on every rank (with its message) rather than being OOM-killed or failing alone and
+// leaving the others waiting in the exchange.
+template <class Allocate>
+void allocate_exchange_buffers(const Comm& comm, std::size_t bytes, const Allocate& allocate) {
+  run_agreed(comm, [&] {
+    check_allocation(bytes, "the rows other ranks send this one in an exchange");
+    allocate();
+  });
 }
 
 }  // namespace
@@ -305,9 +311,11 @@ ByteView ExchangePlan::route(const ByteView& send, const std::vector<std::int64_
   const std::size_t staged = route_options_.mpi_takes_memspace_pointers()
                                  ? 0
                                  : send.extent(0) + static_cast<std::size_t>(total_recv) * row_bytes;
-  check_exchange_bytes(comm, static_cast<std::size_t>(total_recv) * row_bytes + staged);
-  const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
-                                                         static_cast<std::size_t>(total_recv) * row_bytes);
+  ByteView recv;
+  allocate_exchange_buffers(comm, static_cast<std::size_t>(total_recv) * row_bytes + staged, [&] {
+    recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
+                                            static_cast<std::size_t>(total_recv) * row_bytes);
+  });
   const std::size_t me = static_cast<std::size_t>(self_);
   // Rows to self never touch MPI (remote-only routes have none: the caller's).
   copy_rows(recv, roffs[me], send, soffs[me], scounts[me], row_bytes);
@@ -400,10 +408,10 @@ ByteView ExchangePlan::forward_rows(const unsigned char* local, std::size_t row_
   std::optional<ByteView> recv = stream_rows(local, row_bytes, row_of_slot_.data(), send_counts_, send_offsets_,
                                              recv_counts_, roffs, skip_self ? num_recv_remote() : num_recv());
   if (!recv) {
-    check_exchange_bytes(*comm_, static_cast<std::size_t>(skip_self ? num_send_remote() : num_send()) * row_bytes);
-    const ByteView send = allocate_uninitialized<ByteView>(
-        "shardops::ExchangePlan::send",
-        static_cast<std::size_t>(skip_self ? num_send_remote() : num_send()) * row_bytes);
+    const std::size_t bytes = static_cast<std::size_t>(skip_self ? num_send_remote() : num_send()) * row_bytes;
+    ByteView send;
+    allocate_exchange_buffers(*comm_, bytes,
+                              [&] { send = allocate_uninitialized<ByteView>("shardops::ExchangePlan::send", bytes); });
     pack_rows(send, 0, local, num_rows_, row_bytes, skip_self);
     return skip_self ? exchange_remote(send, row_bytes) : exchange(send, row_bytes);
   }
@@ -428,8 +436,10 @@ ByteView ExchangePlan::reply_remote(const unsigned char* table, const ByteView& 
   std::optional<ByteView> back = stream_rows(table, row_bytes, rows, recv_counts_, remote_recv_offsets_, send_counts_,
                                              remote_send_offsets_, num_send_remote());
   if (back) return *back;
-  const ByteView reply = allocate_uninitialized<ByteView>("shardops::ExchangePlan::reply",
-                                                          static_cast<std::size_t>(num_recv_remote()) * row_bytes);
+  const std::size_t bytes = static_cast<std::size_t>(num_recv_remote()) * row_bytes;
+  ByteView reply;
+  allocate_exchange_buffers(*comm_, bytes,
+                            [&] { reply = allocate_uninitialized<ByteView>("shardops::ExchangePlan::reply", bytes); });
   if (row_bytes > 0) {
     dispatch_word(word_selector(row_bytes, {table}), [&](auto tag) {
       using W = typename decltype(tag)::type;
@@ -466,10 +476,12 @@ std::optional<ByteView> ExchangePlan::stream_rows(
   const std::int64_t rounds = comm.max(can_stream ? my_rounds : kCannot);
   if (rounds >= kCannot) return std::nullopt;
   const std::size_t stage_rows = static_cast<std::size_t>(std::min(cap * peers, to_send));
-  check_exchange_bytes(comm, (static_cast<std::size_t>(total_recv) + stage_rows) * row_bytes);
-  const ByteView recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
-                                                         static_cast<std::size_t>(total_recv) * row_bytes);
-  const ByteView stage = allocate_uninitialized<ByteView>("shardops::ExchangePlan::stage", stage_rows * row_bytes);
+  ByteView recv, stage;
+  allocate_exchange_buffers(comm, (static_cast<std::size_t>(total_recv) + stage_rows) * row_bytes, [&] {
+    recv = allocate_uninitialized<ByteView>("shardops::ExchangePlan::recv",
+                                            static_cast<std::size_t>(total_recv) * row_bytes);
+    stage = allocate_uninitialized<ByteView>("shardops::ExchangePlan::stage", stage_rows * row_bytes);
+  });
   std::optional<RowType> type;  // no round on one rank: no MPI at all
   if (rounds > 0) type.emplace(row_bytes);
   const ExecSpace space;

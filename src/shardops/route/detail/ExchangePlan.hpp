@@ -63,8 +63,11 @@ class ExchangePlan {
     // routes that only send rows one way never do, and for those that do, the placement
     // plus a pass of its own ran faster than the placement storing both (two stores per
     // row, one of them scattered).
-    Kokkos::View<std::int64_t*, MemSpace> row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
-        "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
+    Kokkos::View<std::int64_t*, MemSpace> row_of_slot;
+    run_agreed(comm, [&] {  // else a rank that cannot make it leaves the others waiting in finish()'s exchange
+      row_of_slot = allocate_uninitialized<Kokkos::View<std::int64_t*, MemSpace>>(
+          "shardops::ExchangePlan::row_of_slot", static_cast<std::size_t>(layout.total));
+    });
     auto place = KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t s) { row_of_slot(s) = i; };
     // Destinations worked out from an input file's pages can change between the passes
     // (another program writing the file), which fails on that rank alone: finish() tells

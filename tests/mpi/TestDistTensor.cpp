@@ -2,7 +2,11 @@
 // layouts, scalars.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "DistTestUtil.hpp"
+#include "shardops/ops/DistOps.hpp"
 #include "shardops/route/detail/ExchangePlan.hpp"
 
 namespace shardops {
@@ -156,6 +160,68 @@ TEST(DistTensor, FromLocal) {
   }
   EXPECT_NE(error_of([&] { DistTensor::from_local(world(), Tensor(DType::Int16, Shape())); }).find("scalar"),
             std::string::npos);
+}
+
+// What \p call threw: a shardops::Error's exit code and message, 0 if nothing, -1 otherwise.
+struct Caught {
+  int exit_code = 0;
+  std::string message;
+};
+Caught caught(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& e) {
+    return {e.exit_code(), e.what()};
+  } catch (const std::exception& e) {
+    return {-1, e.what()};
+  }
+  return {};
+}
+
+// A caller's mistakes that used to give other ranks' rows, crash or write reinterpreted bytes:
+// refused on every rank with InvalidArgument, before any collective (none hangs).
+TEST(DistTensor, TensorsOfAnotherCommunicatorOrLayoutAreRefused) {
+  Rng rng(18);
+  const int me = world().rank(), p = world().size();
+  const Tensor full = random_tensor(rng, DType::Float32, Shape{6, 1});
+  const Tensor idx = index_tensor(DType::Int32, Shape{3, 1}, {5, 0, 2});
+  const DistTensor params = shard(full), indices = shard(idx);
+  // An op on Comm::self() with tensors of every rank: where they are laid out over more.
+  const Caught on_self = caught([&] { gather_nd(Comm::self(), params, indices); });
+  if (p > 1) {
+    EXPECT_EQ(on_self.exit_code, 2) << on_self.message;
+    EXPECT_NE(on_self.message.find("pass the communicator the tensor was made with"), std::string::npos)
+        << on_self.message;
+  } else {
+    EXPECT_EQ(on_self.exit_code, 0) << on_self.message;
+  }
+  // A layout over another number of ranks.
+  const Caught wrong_layout =
+      caught([&] { DistTensor::from_replicated(world(), full, RowLayout::balanced(6, p + 1)); });
+  EXPECT_EQ(wrong_layout.exit_code, 2) << wrong_layout.message;
+  const Caught wrong_rows = caught([&] { DistTensor::from_replicated(world(), full, RowLayout::balanced(5, p)); });
+  EXPECT_EQ(wrong_rows.exit_code, 2) << wrong_rows.message;
+  const Caught wrong_target = caught([&] { params.redistribute(world(), RowLayout::balanced(6, p + 1)); });
+  EXPECT_EQ(wrong_target.exit_code, 2) << wrong_target.message;
+  // A block that is not the layout's.
+  const Caught wrong_block = caught([&] {
+    DistTensor(Tensor(DType::Float32, Shape{7, 1}), Shape{6, 1}, RowLayout::balanced(6, p), me);
+  });
+  EXPECT_EQ(wrong_block.exit_code, 2) << wrong_block.message;
+  // Ranks that disagree on the dtype.
+  const Tensor mixed = me == 0 ? Tensor::from_vector<float>(DType::Float32, Shape{1}, {1.5f})
+                               : Tensor::from_vector<std::int32_t>(DType::Int32, Shape{1}, {7});
+  const Caught dtypes = caught([&] { DistTensor::from_local(world(), mixed); });
+  if (p > 1) {
+    EXPECT_EQ(dtypes.exit_code, 2) << dtypes.message;
+    EXPECT_NE(dtypes.message.find("dtype"), std::string::npos) << dtypes.message;
+  } else {
+    EXPECT_EQ(dtypes.exit_code, 0) << dtypes.message;
+  }
+  // Host vectors of another element size than the dtype's.
+  EXPECT_THROW(Tensor::from_vector<double>(DType::Float32, Shape{2}, {1.0}), InvalidArgument);
+  EXPECT_THROW(Tensor::from_vector<std::int32_t>(DType::Float32, Shape{1}, {1}).to_vector<double>(), InvalidArgument);
+  EXPECT_EQ(world().sum(1), p);  // every rank is still here, none waits in a collective
 }
 
 }  // namespace

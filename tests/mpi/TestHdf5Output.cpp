@@ -101,6 +101,27 @@ TEST(Hdf5Output, SameDatasetTwiceInOneTransaction) {
   EXPECT_TRUE(temp_files_in(dir).empty());
 }
 
+// Ranks that name other targets (or tensors): refused on every rank, nothing written (rank
+// 0's target used to get every rank's rows, the others' files were never made).
+TEST(Hdf5Output, RanksThatNameOtherTargetsAreRefused) {
+  const std::string dir = io_test_dir();
+  const int me = world().rank();
+  const Caught c = caught([&] {
+    io::OutputTransaction out(world());
+    out.write({dir + (me == 0 ? "/d0.h5" : "/d1.h5"), "/a"}, shard(sample(DType::Int32, Shape{6}, 1)), {});
+    out.commit();
+  });
+  if (world().size() > 1) {
+    EXPECT_EQ(c.exit_code, 2) << c.message;
+    EXPECT_NE(c.message.find("calls differ"), std::string::npos) << c.message;
+    EXPECT_FALSE(exists_on_all_ranks(dir + "/d0.h5"));
+    EXPECT_FALSE(fs::exists(dir + "/d1.h5"));
+  } else {
+    EXPECT_EQ(c.exit_code, 0) << c.message;
+  }
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
 TEST(Hdf5Output, TemporaryFileLivesBesideTheTargetUntilCommit) {
   const std::string dir = io_test_dir();
   const std::string file = dir + "/out.h5";

@@ -56,6 +56,15 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
   }
 }
 
+void Tensor::check_element_type(DType dtype, std::size_t size, const char* what) {
+  // Complex numbers may come as their real and imaginary parts, one after the other.
+  const bool parts = (dtype == DType::Complex64 || dtype == DType::Complex128) && 2 * size == dtype_size(dtype);
+  if (is_string(dtype) || size == dtype_size(dtype) || parts) return;
+  throw InvalidArgument(std::string(what) + ": elements of " + std::to_string(size) + " bytes for a " +
+                        dtype_name(dtype) + " tensor, whose elements have " + std::to_string(dtype_size(dtype)) +
+                        " (use the dtype's C++ type)");
+}
+
 void Tensor::check_view_type(std::size_t elem, std::int64_t bytes) const {
   if (elem == 0 || static_cast<std::size_t>(bytes) % elem != 0) {
     throw InternalError("Tensor view of " + std::to_string(elem) + "-byte elements over " + std::to_string(bytes) +

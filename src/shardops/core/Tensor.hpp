@@ -107,12 +107,18 @@ class Tensor {
   std::vector<unsigned char> to_host_bytes() const;
 
   /// Build from a host vector of the dtype's C++ type (bool tensors: use uint8_t 0/1).
+  /// \throws InvalidArgument where T's size is not the dtype's (double values for a float32
+  /// tensor would be read as pairs of floats); complex numbers may also come as their parts.
   template <class T>
   static Tensor from_vector(DType dtype, Shape shape, const std::vector<T>& values) {
+    check_element_type(dtype, sizeof(T), "Tensor::from_vector");
     return from_host_bytes(dtype, std::move(shape), values.data(), values.size() * sizeof(T));
   }
+  /// The elements as a host vector of the dtype's C++ type; \throws InvalidArgument where
+  /// T's size is not the dtype's.
   template <class T>
   std::vector<T> to_vector() const {
+    check_element_type(dtype(), sizeof(T), "Tensor::to_vector");
     const std::vector<unsigned char> bytes = to_host_bytes();
     if (bytes.size() % sizeof(T) != 0) throw InternalError("Tensor::to_vector: element size mismatch");
     std::vector<T> out(bytes.size() / sizeof(T));
@@ -121,6 +127,7 @@ class Tensor {
   }
 
  private:
+  static void check_element_type(DType dtype, std::size_t size, const char* what);
   void check_view_type(std::size_t elem, std::int64_t bytes) const;
   void check_matrix(std::int64_t rows, std::int64_t cols, std::size_t elem) const;
 

@@ -828,19 +828,23 @@ void OutputTransaction::drop_numbered_members(const DatasetRef& group, std::int6
 
 bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,
                               const StorageOptions& storage) {
-  if (committed_) throw InternalError("OutputTransaction::write after commit (" + target.str() + ")");
-  if (failed_) throw InternalError("OutputTransaction::write after a failed step (" + target.str() + ")");
+  if (committed_) throw InvalidArgument("OutputTransaction::write after commit (" + target.str() + ")");
+  if (failed_) throw InvalidArgument("OutputTransaction::write after a failed step (" + target.str() + ")");
   const std::string what = target.str();
   if (!target.rows.empty()) {
     throw InvalidArgument(what + ": an output is a whole dataset; '" + target.rows + "' selects rows of an input");
   }
+  // Every rank writes the same dataset of the same tensor: HDF5's collective calls with other
+  // names would put one rank's choice in the file, or its rows in another's dataset.
+  agree_on_call(comm_,
+                "OutputTransaction::write(" + what + " " + dtype_name(output.dtype()) + output.shape().str() + ")");
   try {
     PendingFile& f = pending_for(target);
     comment();  // collective: made here, where every rank comes
     run_agreed(comm_, [&] {
       if (output.layout().nranks() != comm_.size()) {
-        throw InternalError(what + ": the tensor is laid out over " + std::to_string(output.layout().nranks()) +
-                            " ranks, the communicator has " + std::to_string(comm_.size()));
+        throw InvalidArgument(what + ": the tensor is laid out over " + std::to_string(output.layout().nranks()) +
+                              " ranks, the communicator has " + std::to_string(comm_.size()));
       }
       if (output.is_scalar() && output.layout() != RowLayout::on_rank(1, comm_.size(), 0)) {
         throw InternalError(what + ": a scalar DistTensor must live on rank 0 alone");

@@ -59,17 +59,17 @@ DistTensor range(const Comm& comm, DType dtype, std::int64_t start, std::int64_t
 }
 
 DistTensor compare_scalar(const Comm& comm, CompareOp op, const DistTensor& x, const Scalar& s, Denormals denormals) {
-  agree_on_op(comm, compare_op_name(op), "x=" + call_text(x) + " y=" + scalar_text(s));
+  agree_on_op(comm, compare_op_name(op), "x=" + call_text(comm, x) + " y=" + scalar_text(s));
   return DistTensor(compare_scalar(op, x.local(), s, denormals), x.shape(), x.layout(), comm.rank());
 }
 
 DistTensor arith_scalar(const Comm& comm, ArithOp op, const DistTensor& x, const Scalar& s, Denormals denormals) {
-  agree_on_op(comm, op == ArithOp::Add ? "Add" : "Mul", "x=" + call_text(x) + " y=" + scalar_text(s));
+  agree_on_op(comm, op == ArithOp::Add ? "Add" : "Mul", "x=" + call_text(comm, x) + " y=" + scalar_text(s));
   return DistTensor(arith_scalar(op, x.local(), s, denormals), x.shape(), x.layout(), comm.rank());
 }
 
 DistTensor cast(const Comm& comm, const DistTensor& x, DType to, Denormals denormals) {
-  agree_on_op(comm, "Cast", "x=" + call_text(x) + " DstT=" + dtype_name(to));
+  agree_on_op(comm, "Cast", "x=" + call_text(comm, x) + " DstT=" + dtype_name(to));
   // The lowest rank's error is the first bad element in global order.
   Tensor local;
   run_agreed(comm, [&] {

@@ -132,7 +132,7 @@ namespace {
 
 // Collective: every rank called GatherNd with the same arguments.
 void agree_on_gather(const Comm& comm, const DistTensor& params, const DistTensor& indices, const OpOptions& options) {
-  agree_on_op(comm, "GatherNd", "params=" + call_text(params) + " indices=" + call_text(indices), options);
+  agree_on_op(comm, "GatherNd", "params=" + call_text(comm, params) + " indices=" + call_text(comm, indices), options);
 }
 
 // gather_nd after the ranks agreed on the call; its output held whole.

@@ -78,7 +78,7 @@ PartitionInputs start_partition(const Comm& comm, const DistTensor& data, const 
                                 std::int64_t num_partitions, const OpOptions& options,
                                 std::optional<ScopedPhase>& phase) {
   agree_on_op(comm, "DynamicPartition",
-              "data=" + call_text(data) + " partitions=" + call_text(partitions) +
+              "data=" + call_text(comm, data) + " partitions=" + call_text(comm, partitions) +
                   " num_partitions=" + std::to_string(num_partitions),
               options);
   record_bytes_sent(options, 0);

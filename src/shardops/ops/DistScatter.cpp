@@ -343,8 +343,9 @@ LazyTensor scatter_impl(const Comm& comm, ScatterOp op, const DistTensor* tensor
 void agree_on_scatter(const Comm& comm, ScatterOp op, const DistTensor* tensor, const DistTensor& indices,
                       const DistTensor& updates, const std::vector<std::int64_t>& shape, const OpOptions& options) {
   agree_on_op(comm, scatter_op_name(op),
-              (tensor ? "tensor=" + call_text(*tensor) + " " : std::string()) + "indices=" + call_text(indices) +
-                  " updates=" + call_text(updates) + (tensor ? std::string() : " shape=" + dims_text(shape)),
+              (tensor ? "tensor=" + call_text(comm, *tensor) + " " : std::string()) +
+                  "indices=" + call_text(comm, indices) + " updates=" + call_text(comm, updates) +
+                  (tensor ? std::string() : " shape=" + dims_text(shape)),
               options);
 }
 

@@ -285,8 +285,8 @@ DistTensor stitch_strings(const Comm& comm, const std::vector<DistTensor>& indic
 void agree_on_stitch(const Comm& comm, const std::vector<DistTensor>& indices, const std::vector<DistTensor>& data,
                      const OpOptions& options) {
   std::string call;
-  for (const DistTensor& t : indices) call += " indices=" + call_text(t);
-  for (const DistTensor& t : data) call += " data=" + call_text(t);
+  for (const DistTensor& t : indices) call += " indices=" + call_text(comm, t);
+  for (const DistTensor& t : data) call += " data=" + call_text(comm, t);
   agree_on_op(comm, "DynamicStitch", call, options);
 }
 

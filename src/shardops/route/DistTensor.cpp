@@ -16,13 +16,19 @@ Shape block_shape(const Shape& global, std::int64_t rows, bool owns_scalar) {
 
 DistTensor::DistTensor(Tensor local, Shape global_shape, RowLayout layout, int rank)
     : local_(std::move(local)), shape_(std::move(global_shape)), layout_(std::move(layout)), rank_(rank) {
+  // A caller's mistakes (a block, layout or rank that do not fit together): InvalidArgument.
+  if (rank_ < 0 || rank_ >= layout_.nranks()) {
+    throw InvalidArgument("DistTensor: rank " + std::to_string(rank_) + " of a layout over " +
+                          std::to_string(layout_.nranks()) + " ranks");
+  }
   const Shape expected = block_shape(shape_, layout_.count(rank_), layout_.count(rank_) > 0);
   if (local_.shape() != expected) {
-    throw InternalError("DistTensor: rank " + std::to_string(rank_) + " holds " + local_.shape().str() +
-                        ", layout says " + expected.str() + " of " + shape_.str());
+    throw InvalidArgument("DistTensor: rank " + std::to_string(rank_) + " holds " + local_.shape().str() +
+                          ", layout says " + expected.str() + " of " + shape_.str());
   }
   if (shape_.rank() > 0 && layout_.total() != shape_.dim(0)) {
-    throw InternalError("DistTensor: layout of " + std::to_string(layout_.total()) + " rows for shape " + shape_.str());
+    throw InvalidArgument("DistTensor: layout of " + std::to_string(layout_.total()) + " rows for shape " +
+                          shape_.str());
   }
 }
 
@@ -37,10 +43,23 @@ DistTensor DistTensor::with_replica(Tensor all) const {
   return t;
 }
 
+void DistTensor::check_on(const Comm& comm) const {
+  if (layout_.nranks() == comm.size() && rank_ == comm.rank()) return;
+  const auto ranks = [](int n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
+  throw InvalidArgument("a " + std::string(dtype_name(dtype())) + shape_.str() + " tensor laid out over " +
+                        ranks(layout_.nranks()) + " (this process's block being rank " + std::to_string(rank_) +
+                        "'s) was given with a communicator of " + ranks(comm.size()) + " (this process its rank " +
+                        std::to_string(comm.rank()) + "): pass the communicator the tensor was made with");
+}
+
 DistTensor DistTensor::from_local(const Comm& comm, const Tensor& local) {
   const RowLayout layout = RowLayout::from_local(comm, local.rows());
-  // Trailing dims must agree: compare every rank's with rank 0's.
+  // The dtype and the trailing dims must agree: compare every rank's with rank 0's.
   const Shape tail = local.rank() == 0 ? Shape() : local.shape().suffix(1);
+  const std::string root_dtype = comm.broadcast(dtype_name(local.dtype()), 0);
+  if (comm.max(root_dtype != dtype_name(local.dtype()) ? 1 : 0))
+    throw InvalidArgument("DistTensor::from_local: ranks disagree on the dtype of the tensor (rank 0 has " +
+                          root_dtype + ")");
   std::vector<std::int64_t> mine{local.rank()};
   mine.insert(mine.end(), tail.dims().begin(), tail.dims().end());
   const std::string root_dims = comm.broadcast(Shape(std::vector<std::int64_t>(mine)).str(), 0);
@@ -68,6 +87,13 @@ DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full) {
 
 DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full, const RowLayout& layout) {
   const int r = comm.rank();
+  if (layout.nranks() != comm.size())
+    throw InvalidArgument("DistTensor::from_replicated: a layout over " + std::to_string(layout.nranks()) +
+                          " ranks for a communicator of " + std::to_string(comm.size()));
+  const std::int64_t rows = full.rank() == 0 ? 1 : full.shape().dim(0);
+  if (layout.total() != rows)
+    throw InvalidArgument("DistTensor::from_replicated: a layout of " + std::to_string(layout.total()) +
+                          " rows for a tensor of shape " + full.shape().str());
   // String blocks get a pool of their own strings, homed at this rank.
   auto own = [&](const Tensor& t) { return is_string(t.dtype()) ? compact_strings(t, r) : t.deep_copy(); };
   if (full.rank() == 0) {
@@ -79,6 +105,10 @@ DistTensor DistTensor::from_replicated(const Comm& comm, const Tensor& full, con
 }
 
 DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target, const RouteOptions& route) const {
+  check_on(comm);
+  if (target.nranks() != comm.size())
+    throw InvalidArgument("DistTensor::redistribute: a layout over " + std::to_string(target.nranks()) +
+                          " ranks for a communicator of " + std::to_string(comm.size()));
   if (target == layout_) return *this;
   if (target.total() != layout_.total()) throw InternalError("DistTensor::redistribute to a layout with another total");
   const OwnerOf owner = target.device_owner();
@@ -101,11 +131,13 @@ DistTensor DistTensor::redistribute(const Comm& comm, const RowLayout& target, c
 }
 
 DistTensor DistTensor::rebalance(const Comm& comm, const RouteOptions& route) const {
+  check_on(comm);
   if (is_scalar()) return *this;
   return redistribute(comm, RowLayout::balanced(layout_.total(), comm.size()), route);
 }
 
 Tensor DistTensor::allgather(const Comm& comm, const RouteOptions& route) const {
+  check_on(comm);
   if (is_string(dtype())) return allgather_strings(comm, *this);
   // This rank's block is copied into place, the others arrive there.
   Tensor all(dtype(), shape_, Init::Uninitialized, "shardops::DistTensor::allgather");

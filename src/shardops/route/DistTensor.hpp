@@ -47,6 +47,12 @@ class DistTensor {
   std::int64_t row_elements() const { return is_scalar() ? 1 : shape_.product_from(1); }
   std::size_t row_bytes() const { return static_cast<std::size_t>(row_elements()) * dtype_size(dtype()); }
 
+  /// \brief Local: \throws InvalidArgument (exit 2) unless this tensor was made for \p comm:
+  /// its layout spreads it over comm.size() ranks and this is its block for comm.rank(). A
+  /// tensor of another communicator would have each rank follow another plan (hangs, wrong
+  /// rows, crashes). Every op and every collective of a DistTensor checks it first.
+  void check_on(const Comm& comm) const;
+
   /// Collective: the same rows under another layout (same total), moved as \p route says.
   DistTensor redistribute(const Comm& comm, const RowLayout& target, const RouteOptions& route = RouteOptions()) const;
   /// Collective: balanced blocks.

@@ -30,7 +30,10 @@ void agree_index_error(const Comm& comm, bool found, std::int64_t order, const s
   agree_on_error(comm, found || changed ? &e : nullptr);
 }
 
-std::string call_text(const DistTensor& t) { return std::string(dtype_name(t.dtype())) + t.shape().str(); }
+std::string call_text(const Comm& comm, const DistTensor& t) {
+  t.check_on(comm);
+  return std::string(dtype_name(t.dtype())) + t.shape().str();
+}
 
 void agree_on_op(const Comm& comm, const char* op, const std::string& arguments) {
   if (comm.size() > 1) agree_on_call(comm, std::string(op) + "(" + arguments + ")");

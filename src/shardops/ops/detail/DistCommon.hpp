@@ -26,8 +26,9 @@ inline void record_bytes_sent(const OpOptions& options, std::int64_t bytes) {
   if (options.stats) options.stats->bytes_sent = bytes;
 }
 
-/// "float32[8,4]": a tensor argument as agree_on_op compares the ranks' calls.
-std::string call_text(const DistTensor& t);
+/// "float32[8,4]": a tensor argument as agree_on_op compares the ranks' calls. Local; \throws
+/// InvalidArgument where \p t is not a tensor of \p comm (DistTensor::check_on).
+std::string call_text(const Comm& comm, const DistTensor& t);
 
 /// \brief Collective, before anything else a distributed op does: agree_on_call over
 /// \p arguments (the op's tensors by call_text and its attributes, as text) and the

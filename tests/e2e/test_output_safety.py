@@ -110,10 +110,11 @@ class Job:
 
 
 @contextlib.contextmanager
-def small_tmpfs(size_mb):
+def small_tmpfs(size_mb, inodes=None):
     d = os.path.join("/tmp", "shardops-tmpfs-%d-%d" % (os.getpid(), time.monotonic_ns()))
     os.mkdir(d)
-    rc = subprocess.call(["mount", "-t", "tmpfs", "-o", "size=%dm" % size_mb, "tmpfs", d],
+    options = "size=%dm" % size_mb + (",nr_inodes=%d" % inodes if inodes else "")
+    rc = subprocess.call(["mount", "-t", "tmpfs", "-o", options, "tmpfs", d],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if rc != 0:
         os.rmdir(d)
@@ -141,6 +142,41 @@ def disk_full_new_file(t, sh):
         t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
         t.suite.check("no space" in r.stderr.lower(), "the message does not say the disk is full", r)
         t.suite.check(os.listdir(fs) == [], "left %s on the full disk" % os.listdir(fs), r)
+
+
+def inodes_run_out(t, sh):
+    """A file system short of inodes beside the output: the job's own files (its new file, the
+    undo journal of an existing one) and Open MPI's two per rank, which it makes for some ranks
+    and not others where fewer are free, then waits in MPI_File_close for ever (it carries on
+    without them where no rank can make them). Exit 3 naming the cause, nothing left, the
+    existing file as it was; or, where the inodes suffice for the job's own files and for
+    Open MPI's on every rank or on none, the output."""
+    inp, expected = make_inputs(t.d)
+    for existing in (False, True):
+        own = 2 if existing else 1
+        # tmpfs counts its root folder; the lock takes one; the existing file one more.
+        used = 2 + (1 if existing else 0)
+        for free in sorted({0, own - 1, own, own + 1, own + 2 * sh.np - 1, own + 2 * sh.np}):
+            if free < 0:
+                continue
+            with small_tmpfs(4, inodes=used + free) as fs:
+                t.suite.require(fs is not None, "cannot mount a tmpfs")
+                out = os.path.join(fs, "out.h5")
+                before = make_existing(out, size_rows=16) if existing else None
+                r = sh.run(gather_args(inp, e2e.ref(out, "/g")), timeout=60)
+                what = "%s, %d inodes free" % ("adding to a file" if existing else "a new file", free)
+                t.suite.require(not r.timed_out, "%s: hung" % what, r)
+                fits = free == own or free >= own + 2 * sh.np
+                if fits:
+                    e2e.expect_success(t.suite, r, what)
+                    if r.rc == 0:
+                        e2e.same_array(t.suite, what, e2e.read_h5(out, "/g"), expected, r)
+                else:
+                    t.suite.check(r.rc == 3, "%s: exit %s, expected 3" % (what, r.rc), r)
+                    t.suite.check("free inodes" in r.stderr, "%s: the message does not say why" % what, r)
+                    if existing:
+                        t.suite.check(e2e.file_state(out) == before, "%s: the existing file changed" % what, r)
+                t.suite.check(leftovers(fs) == [], "%s: left %s" % (what, leftovers(fs)), r)
 
 
 def disk_full_existing_file(t, sh, during):
@@ -1344,6 +1380,7 @@ def main():
     if everything or "disk" in groups:
         if os.geteuid() == 0 and can_mount():
             run_case("disk_full_new_file", disk_full_new_file)
+            run_case("inodes_run_out", inodes_run_out)
             run_case("disk_full_existing_file_during_write", disk_full_existing_file, "write")
             run_case("disk_full_existing_file_during_merge", disk_full_existing_file, "merge")
             run_case("disk_small_output_fits", fits_exactly_enough)

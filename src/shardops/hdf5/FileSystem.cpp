@@ -270,6 +270,23 @@ void expect_room(const std::string& dir, long long bytes, long long file_end, co
                 "' has " + std::to_string(free) + " bytes free; nothing was written");
 }
 
+void expect_inodes(const std::string& dir, long long own, int ranks, const std::string& what) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0 || st.f_files == 0) return;
+  const auto free = static_cast<long long>(::geteuid() == 0 ? st.f_ffree : st.f_favail);
+  const long long left = free - own, mpi = 2LL * ranks;
+  if (left == 0 || left >= mpi) return;
+  const std::string inodes = std::to_string(free) + (free == 1 ? " inode" : " inodes");
+  if (left < 0) {
+    throw IOError(what + ": no free inodes on the file system of '" + dir + "': the job makes " + std::to_string(own) +
+                  " files beside the output there, " + inodes + " are free; nothing was written");
+  }
+  throw IOError(what + ": few free inodes on the file system of '" + dir + "': " + inodes + " for the job's " +
+                std::to_string(own) + (own == 1 ? " file" : " files") + " beside the output and Open MPI's " +
+                std::to_string(mpi) + " (two per rank), which it would make for some ranks and not the others, " +
+                "leaving the job waiting; free " + std::to_string(mpi - left) + " more; nothing was written");
+}
+
 std::string file_size_limit_text() {
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";

@@ -81,6 +81,13 @@ bool reserve_space(int fd, long long offset, long long length, const std::string
 /// (reserve_space).
 void expect_room(const std::string& dir, long long bytes, long long file_end, const std::string& what);
 
+/// \brief \throws IOError naming \p what unless the file system of \p dir has the free inodes
+/// that a job of \p ranks ranks needs there: \p own files of its own, and for Open MPI's shared
+/// file pointer two per rank, or none at all (Open MPI 4.1 carries on without them where no rank
+/// can make them, but waits for ever in MPI_File_close where some ranks made theirs and others
+/// could not). Nothing is checked where the file system does not count inodes (btrfs).
+void expect_inodes(const std::string& dir, long long own, int ranks, const std::string& what);
+
 /// \brief "; the largest file this job may write is N bytes (the file size limit, `ulimit
 /// -f`)" where the process has such a limit, else "": appended to a failed write, which
 /// HDF5 reports without the reason (EFBIG).

@@ -501,6 +501,9 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     clean_up_after_dead_jobs(target);
     f->temp = temp_path_beside(target);
     f->existed = path_exists(target);
+    // The new file and the undo journal of an existing target, and the two files Open MPI
+    // makes beside the new one for every rank (expect_inodes), counted before any is made.
+    expect_inodes(std::filesystem::path(target).parent_path().string(), f->existed ? 2 : 1, comm_.size(), what);
     if (!f->existed) return;
     refuse_if_hard_linked(target, ref.file, what);
     const htri_t is_hdf5 = H5Fis_hdf5(target.c_str());

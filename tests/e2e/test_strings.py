@@ -261,6 +261,39 @@ outputs:
             ["\u00e9t\u00e9".encode(), b"bc", b""], res)
 
 
+def widened_fixed_length(suite, sh, d):
+    """ScatterNd concatenates fixed-length strings into a fixed-length output as wide as the
+    longest: where that pads every other element to far more than the strings hold (200,000
+    S10 updates into one of 2,000 elements: 2 MB x 2,000 = 4 GB of padding, from 2 MB of
+    updates), the output is variable-length instead, the same strings; a few concatenations
+    stay fixed-length, widened."""
+    src = os.path.join(d, "widen.h5")
+    many = np.array([b"%09d;" % i for i in range(200000)], dtype="S10")
+    few = np.array([b"ab", b"cde", b"f"], dtype="S3")
+    with h5py.File(src, "w") as f:
+        f["many_i"] = np.zeros((len(many), 1), np.int64)
+        f["many_u"] = many
+        f["few_i"] = np.zeros((3, 1), np.int64)
+        f["few_u"] = few
+    for name, shape, expected_first, fixed in (("many", 2000, b"".join(many), False), ("few", 5, b"abcdef", True)):
+        out = os.path.join(d, "widen-%s.h5" % name)
+        res = sh.run(["scatter-nd", "--indices", ref(src, "/%s_i" % name), "--updates", ref(src, "/%s_u" % name),
+                      "--shape", str(shape), "--out", ref(out, "/s"), "-q"])
+        suite.require(res.rc == 0, "%s: exit %s" % (name, res.rc), res)
+        with h5py.File(out, "r") as f:
+            ds = f["/s"]
+            info = h5py.check_string_dtype(ds.dtype)
+            suite.check(info is not None, "%s: not a string dataset: %s" % (name, ds.dtype), res)
+            suite.check((info.length is not None) == fixed, "%s: %s-length, expected %s" % (
+                name, "fixed" if info.length else "variable", "fixed" if fixed else "variable"), res)
+            if fixed:
+                suite.check(info.length == len(expected_first), "%s: width %s" % (name, info.length), res)
+            values = [v if isinstance(v, bytes) else v.encode() for v in ds[()]]
+        suite.check(values[0] == expected_first, "%s: element 0 is not the concatenation" % name, res)
+        suite.check(all(v == b"" for v in values[1:]), "%s: other elements not empty" % name, res)
+        suite.check(os.path.getsize(out) < 64 << 20, "%s: a file of %d bytes" % (name, os.path.getsize(out)), res)
+
+
 def main():
     args = parse_args(__doc__.splitlines()[0], default_np=2)
     suite = Suite("e2e_strings_np_%d" % args.np, args)
@@ -271,6 +304,7 @@ def main():
         suite.case("no_string_kernel", no_string_kernel, suite, sh, d)
         suite.case("deck_inline_strings", deck_with_inline_strings, suite, sh, d)
         suite.case("mixed_charsets", mixed_charsets, suite, sh, d)
+        suite.case("widened_fixed_length", widened_fixed_length, suite, sh, d)
     return suite.finish(sh)
 
 

@@ -151,6 +151,8 @@ struct StringOutput {
 // A variable-length string in HDF5's global heap: a 16-byte object header and its bytes,
 // padded to 8; the dataset holds a 16-byte reference to it.
 constexpr long long kHeapObjectHeader = 16, kVlenReference = 16;
+// Padding of a widened fixed-length string output that never makes it variable-length.
+constexpr long long kPaddingAllowed = 64LL << 20;
 
 // Fixed-length strings [from, from + n) of \p strings, NUL-padded to the width, into \p buffer.
 void pad_strings(const StringOutput& strings, std::int64_t from, std::int64_t n, unsigned char* buffer) {
@@ -198,17 +200,25 @@ StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const s
   // is UTF-8's subset, so the label holds for every string.
   out.format.utf8 = field(decider, 2) != 0;
   for (int r = 0; r < p; ++r) out.format.utf8 = out.format.utf8 || (field(r, 0) != 0 && field(r, 2) != 0);
-  std::int64_t width = 1, nul_at = -1;
+  std::int64_t width = 1, input_width = 1, nul_at = -1, heap_all = 0;
   for (int r = 0; r < p; ++r) {
     width = std::max({width, field(r, 3), field(r, 4)});
+    input_width = std::max(input_width, field(r, 3));
     if (nul_at < 0) nul_at = field(r, 5);
+    heap_all += field(r, 6);
   }
-  out.format.width = out.format.fixed_length ? width : 0;
   const long long elements = tensor.shape().num_elements();
+  // Widened to an op's longest string, a fixed-length output pads every other string to it:
+  // ScatterNd's concatenations can make one string of megabytes among thousands of short
+  // ones (20 MB of updates made a 50 GB file). Where the padding would take far more than
+  // variable-length strings do, and no string holds a NUL byte, they are written so instead.
+  const long long padded = elements * width, as_variable = elements * kVlenReference + heap_all;
+  if (out.format.fixed_length && width > input_width && nul_at < 0 &&
+      padded > std::max(kPaddingAllowed, 8 * as_variable))
+    out.format.fixed_length = false;
+  out.format.width = out.format.fixed_length ? width : 0;
   out.element_bytes = elements * (out.format.fixed_length ? width : kVlenReference);
-  if (!out.format.fixed_length) {
-    for (int r = 0; r < p; ++r) out.heap_bytes += field(r, 6);
-  }
+  if (!out.format.fixed_length) out.heap_bytes = heap_all;
   if (!out.format.fixed_length && nul_at >= 0) {
     throw InvalidArgument(what + ": string element " + std::to_string(nul_at) +
                           " holds a NUL byte, which a variable-length HDF5 string cannot hold (it would end "

@@ -110,13 +110,10 @@ class Job:
 
 
 @contextlib.contextmanager
-def small_tmpfs(size_mb, inodes=None):
-    d = os.path.join("/tmp", "shardops-tmpfs-%d-%d" % (os.getpid(), time.monotonic_ns()))
-    os.mkdir(d)
-    options = "size=%dm" % size_mb + (",nr_inodes=%d" % inodes if inodes else "")
-    rc = subprocess.call(["mount", "-t", "tmpfs", "-o", options, "tmpfs", d],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if rc != 0:
+def mounted(d, mount_args):
+    """Folder d with `mount mount_args d` on it, unmounted and removed after; None (d removed)
+    where mounting is not allowed here."""
+    if subprocess.call(["mount"] + mount_args + [d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
         os.rmdir(d)
         yield None
         return
@@ -125,6 +122,13 @@ def small_tmpfs(size_mb, inodes=None):
     finally:
         subprocess.call(["umount", d])
         os.rmdir(d)
+
+
+def small_tmpfs(size_mb, inodes=None):
+    d = os.path.join("/tmp", "shardops-tmpfs-%d-%d" % (os.getpid(), time.monotonic_ns()))
+    os.mkdir(d)
+    options = "size=%dm" % size_mb + (",nr_inodes=%d" % inodes if inodes else "")
+    return mounted(d, ["-t", "tmpfs", "-o", options, "tmpfs"])
 
 
 def can_mount():
@@ -1320,20 +1324,10 @@ def report_rules(t, sh):
     t.suite.check(leftovers(t.d) == [], "the killed job left %s" % leftovers(t.d), r)
 
 
-@contextlib.contextmanager
 def bind_mounted(src):
     """src mounted again under a new folder beside it (a second path to the same folder, as
     a site's bind mounts give): the folder, or None where mounting is not allowed here."""
-    d = tempfile.mkdtemp(dir=os.path.dirname(src), prefix="bind-")
-    if subprocess.call(["mount", "--bind", src, d], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
-        os.rmdir(d)
-        yield None
-        return
-    try:
-        yield d
-    finally:
-        subprocess.call(["umount", d])
-        os.rmdir(d)
+    return mounted(tempfile.mkdtemp(dir=os.path.dirname(src), prefix="bind-"), ["--bind", src])
 
 
 def bind_mount_aliases(t, sh):

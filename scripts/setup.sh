@@ -5,7 +5,8 @@
 #      pybind11, mpi4py and pytest (the Python module, python/, and its tests),
 #      and slurm-wlm + munge (the slurm_sbatch test starts a single-node Slurm to run the
 #      sbatch scripts in scripts/slurm; nothing is started here), and clang 14 with its
-#      sanitizer and libFuzzer runtimes (the fuzz tests build fuzz/ with it).
+#      sanitizer and libFuzzer runtimes (the fuzz tests build fuzz/ with it),
+#      and acl (setfacl: a test writes outputs into a folder with a default ACL).
 #   2. Optionally (SHARDOPS_WITH_TF=1, the default) a venv with tensorflow-cpu at
 #      $SHARDOPS_TF_VENV (default: <repo>/.venv-tf), the reference for the TensorFlow
 #      comparison tests. Without network access this step prints a note and those tests are skipped.
@@ -21,7 +22,7 @@ PACKAGES=(
   clang-format clang-14 libclang-rt-14-dev
   python3 python3-numpy python3-h5py python3-venv python3-pip python3-matplotlib
   python3-dev pybind11-dev python3-mpi4py python3-pytest
-  slurm-wlm munge iproute2
+  slurm-wlm munge iproute2 acl
   hdf5-plugin-lzf liblzf1 nlohmann-json3-dev
 )
 

@@ -52,12 +52,12 @@ ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vec
     if (fs::is_directory(path, ec)) throw InvalidArgument(what + " is a directory; name a file");
     const std::string target = io::resolve_output_path(path, what);
     path_ = target;
-    unnamed_ = ::open(fs::path(target).parent_path().c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    unnamed_ = ::open(fs::path(target).parent_path().c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
     if (unnamed_ >= 0) return;
     if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
       throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));
     temp_ = io::hidden_path_beside(target, ".shardops-report." + io::unique_token());
-    const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
       temp_.clear();
       throw IOError(what + ": cannot create a file in its folder: " + std::strerror(errno));

@@ -19,6 +19,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -589,6 +590,45 @@ def refused_overwrite_keeps_file(t, sh):
     t.suite.check("--overwrite" in r.stderr, "the message does not suggest --overwrite", r)
     t.suite.check(e2e.file_state(out) == before, "the file changed", r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+
+
+def acl_of(path):
+    """getfacl's entries of path (without its name): what a user of the folder may do with it."""
+    out = subprocess.run(["getfacl", "-c", "-p", path], capture_output=True, text=True, check=True).stdout
+    return sorted(line for line in out.splitlines() if line.strip())
+
+
+def permissions_as_h5py_gives(t, sh):
+    """A new output and its report get the permissions of a file that h5py or Python makes in
+    their folder. In a folder with a default ACL giving the group rw, Open MPI's new file had
+    group r-- (it creates with 0666 less the umask as its mode, where the kernel ignores the
+    umask), and the report 0644 always; under umask 002 and 077 the modes match as well."""
+    inp, _ = make_inputs(t.d)
+    shared = os.path.join(t.d, "shared")
+    os.mkdir(shared)
+    subprocess.run(["setfacl", "-d", "-m", "u::rw,g::rw,o::r", shared], check=True)
+    for folder, mask in ((shared, 0o022), (t.d, 0o002), (t.d, 0o077)):
+        old = os.umask(mask)
+        try:
+            out = os.path.join(folder, "out-%03o.h5" % mask)
+            report = os.path.join(folder, "report-%03o.json" % mask)
+            r = sh.run(gather_args(inp, e2e.ref(out, "/g")) + ["--report", report])
+            made = os.path.join(folder, "h5py-%03o.h5" % mask)
+            e2e.h5py.File(made, "w").close()
+            python_made = os.path.join(folder, "python-%03o.json" % mask)
+            with open(python_made, "w") as f:
+                f.write("{}")
+        finally:
+            os.umask(old)
+        if not t.suite.check(r.rc == 0, "exit %s under umask %03o" % (r.rc, mask), r):
+            continue
+        for got_path, want_path in ((out, made), (report, python_made)):
+            want, got = stat.S_IMODE(os.stat(want_path).st_mode), stat.S_IMODE(os.stat(got_path).st_mode)
+            t.suite.check(got == want, "umask %03o: %s has mode %03o, %s %03o" % (mask, got_path, got, want_path, want),
+                          r)
+            t.suite.check(acl_of(got_path) == acl_of(want_path), "umask %03o: %s has the ACL %s, %s %s" %
+                          (mask, got_path, acl_of(got_path), want_path, acl_of(want_path)), r)
+    t.suite.check(leftovers(t.d) == [] and leftovers(shared) == [], "left %s" % leftovers(shared))
 
 
 def hard_linked_target(t, sh):
@@ -1393,6 +1433,10 @@ def main():
         run_case("overwrite_is_bounded", overwrite_is_bounded)
         run_case("no_room_kept_past_the_end", no_room_kept_past_the_end)
         run_case("refused_overwrite_keeps_file", refused_overwrite_keeps_file)
+        if shutil.which("setfacl") and shutil.which("getfacl"):
+            run_case("permissions_as_h5py_gives", permissions_as_h5py_gives)
+        else:
+            suite.skip("permissions_as_h5py_gives", "needs setfacl and getfacl (Debian's acl, scripts/setup.sh)")
         run_case("hard_linked_target", hard_linked_target)
         run_case("overwrite_partition_group", overwrite_partition_group)
         run_case("overwrite_dimension_scale", overwrite_dimension_scale)

@@ -1,8 +1,12 @@
 #include "shardops/hdf5/FileAccess.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -104,7 +108,18 @@ PropListHandle serial_link_access() {
 }
 
 FileHandle create_output_file(const Comm& comm, const std::string& path, const std::string& what) {
-  return open_agreed(comm, path, H5F_ACC_EXCL, true, kCollectiveReadsOfNewFiles, what,
+  // Made here with the mode 0666, as h5py and NumPy make theirs, and then truncated by HDF5:
+  // Open MPI creates a file with 0666 less the umask given as its mode, so in a folder with
+  // a default ACL (where the kernel ignores the umask) the ACL's mask would come from the
+  // umask (group r-- under 022) instead of from the folder's rules.
+  run_agreed(comm, [&] {
+    if (comm.rank() != 0) return;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+      throw IOError(what + ": cannot create the temporary output file '" + path + "': " + std::strerror(errno));
+    ::close(fd);
+  });
+  return open_agreed(comm, path, H5F_ACC_TRUNC, true, kCollectiveReadsOfNewFiles, what,
                      "cannot create the temporary output file '" + path + "'");
 }
 

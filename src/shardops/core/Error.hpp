@@ -61,6 +61,15 @@ inline std::string input_changed_text() {
 /// The texts of a job that does not fit its memory: the start of an allocation's failure, and
 /// the words of the memory budget's refusal (core/MemoryBudget.cpp). Both are InvalidArgument
 /// (exit 2); the Python module raises them as ResourceExhaustedError, TensorFlow's class.
+/// \brief An allocation's label as a message names it: the labels name a step of an op for
+/// Kokkos' tools ("shardops::GatherNd::output"); a user reads "GatherNd output".
+inline std::string readable_label(std::string label) {
+  const std::string prefix = "shardops::";
+  if (label.compare(0, prefix.size(), prefix) == 0) label.erase(0, prefix.size());
+  for (std::size_t at = label.find("::"); at != std::string::npos; at = label.find("::", at)) label.replace(at, 2, " ");
+  return label;
+}
+
 inline constexpr char kOutOfMemoryText[] = "out of memory: ";
 inline constexpr char kMemoryBudgetText[] = "; this rank's memory budget is ";
 

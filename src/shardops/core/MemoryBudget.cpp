@@ -37,7 +37,7 @@ std::string bytes_text(std::uint64_t bytes) {
 
 [[noreturn]] void refuse(std::size_t nbytes, const std::string& what, const MemoryBudget& budget, std::uint64_t held,
                          const std::string& limit) {
-  std::string text = what + " needs " + bytes_text(nbytes) + ", more than " + limit;
+  std::string text = readable_label(what) + " needs " + bytes_text(nbytes) + ", more than " + limit;
   text += kMemoryBudgetText + bytes_text(budget.bytes) + " (" + budget.source;
   if (budget.ranks_on_node > 1) text += ", shared by " + std::to_string(budget.ranks_on_node) + " ranks on this node";
   text += ")";

@@ -12,7 +12,7 @@ namespace shardops {
 std::int64_t tensor_bytes(const Shape& shape, DType dtype, const std::string& label) {
   std::int64_t bytes = 0;
   if (!checked_multiply(shape.num_elements(), static_cast<std::int64_t>(dtype_size(dtype)), bytes)) {
-    throw InvalidArgument(label + " of shape " + shape.str() + " and dtype " + dtype_name(dtype) +
+    throw InvalidArgument(readable_label(label) + " of shape " + shape.str() + " and dtype " + dtype_name(dtype) +
                           " has more bytes than fit in int64");
   }
   return bytes;
@@ -51,7 +51,7 @@ Tensor::Tensor(DType dtype, Shape shape, Init init, const std::string& label)
       }
     }
   } catch (const std::exception& e) {
-    throw InvalidArgument(label + " " + shape_.str() + " " + dtype_name(dtype) + ": cannot allocate " +
+    throw InvalidArgument(readable_label(label) + " " + shape_.str() + " " + dtype_name(dtype) + ": cannot allocate " +
                           std::to_string(bytes) + " bytes (" + foreign_error(e).second + ")");
   }
 }

@@ -9,6 +9,7 @@
 #include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Settings.hpp"
+#include "shardops/hdf5/FileListing.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/kernels/StringKernels.hpp"
@@ -150,9 +151,54 @@ std::vector<const OpInput*> read_order(const OpInfo& op) {
   return order;
 }
 
+// Collective: \p given with each list input given as one group (no row selection) replaced
+// by the group's datasets GROUP/0 … GROUP/N-1 (io::partition_group_size): dynamic-partition's
+// --out, stitched back with `--indices F:/positions --data F:/parts` (thousands of datasets
+// would not fit on a command line). Rank 0 looks; every rank gets its answer.
+Request with_partition_groups(const Comm& comm, const OpInfo& op, const Request& given) {
+  Request r = given;
+  std::string counted;  // "--indices F:/g (16 datasets)" of the lists so far, for a mismatch
+  std::size_t count = 0;
+  for (const OpInput& in : op.inputs) {
+    if (!in.is_list) continue;
+    std::vector<std::string>& names = r.inputs.at(in.name);
+    const std::string option = option_name(in.name);
+    if (names.size() == 1) {
+      const io::DatasetRef ref = io::parse_dataset_ref(names.front());
+      std::int64_t n = -1;
+      if (ref.rows.empty()) {
+        run_agreed(comm, [&] {
+          if (comm.rank() == 0)
+            n = io::partition_group_size(ref.file, ref.path, option + " " + names.front()).value_or(-1);
+        });
+        n = comm.max(n);
+      }
+      if (n > 0) {
+        check_tensor_count(comm, n, option + " " + names.front() + " (" + std::to_string(n) + " datasets)");
+        std::vector<std::string> members;
+        members.reserve(static_cast<std::size_t>(n));
+        for (std::int64_t k = 0; k < n; ++k) members.push_back(ref.file + ":" + ref.path + "/" + std::to_string(k));
+        names = std::move(members);
+      }
+    }
+    const std::vector<std::string>& as_given = given.inputs.at(in.name);
+    const std::string these = option + (as_given.size() == 1 ? " " + as_given.front() : std::string()) + " (" +
+                              std::to_string(names.size()) + (names.size() == 1 ? " dataset)" : " datasets)");
+    if (!counted.empty() && names.size() != count)
+      throw InvalidArgument("usage: " + counted + " and " + these + " must name as many datasets, one pair each");
+    if (counted.empty()) {
+      counted = these;
+      count = names.size();
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
-void run_op_command(const Comm& comm, const Request& r, RunRecord& record, InputList& inputs) {
+void run_op_command(const Comm& comm, const Request& given, RunRecord& record, InputList& inputs) {
+  const OpInfo& op = op_for_command(given.command);
+  const Request r = with_partition_groups(comm, op, given);
   record.command = r.command;
   record.options = std::string("bad_indices=") + (r.options.bad_indices == BadIndices::Error ? "error" : "ignore");
   std::vector<Output> outputs;
@@ -161,7 +207,6 @@ void run_op_command(const Comm& comm, const Request& r, RunRecord& record, Input
   if (!io::parse_dataset_ref(out).rows.empty())
     throw InvalidArgument("--out " + out + ": an output is a whole dataset; a [start:stop] selects rows of an input");
 
-  const OpInfo& op = op_for_command(r.command);
   OpArgs args;
   OpStats stats;  // what the op reports (bytes sent)
   args.options = r.options;

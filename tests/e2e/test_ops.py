@@ -121,6 +121,45 @@ def doc_partition_then_stitch(t):
     check_values(t, "stitched", out, "/x", expected, res)
 
 
+def partition_groups_stitched_back(t):
+    """A list input given as one group is its datasets 0, 1, …, N-1 (as dynamic-partition
+    writes them; 12 parts, so "10" and "11" come after "9", not after "1"): partition the
+    rows and their positions, stitch `--indices F:/pos --data F:/parts` back to the rows.
+    Members of other names are not read; a gap, a group without 0, and two lists of
+    different lengths are usage errors (exit 2) that name the group."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((1000, 3)).astype(np.float32)
+    parts = rng.integers(0, 12, 1000).astype(np.int32)
+    in_file, mid = t.path("groups.in.h5"), t.path("groups.mid.h5")
+    write_h5(in_file, {"/x": x, "/parts": parts, "/range": np.arange(1000, dtype=np.int32)}, mode="w")
+    for what in ("x", "range"):
+        res = t.sh.run(["dynamic-partition", "--data", ref(in_file, "/" + what), "--partitions",
+                        ref(in_file, "/parts"), "--num-partitions", "12", "--out", ref(mid, "/" + what), "-q"])
+        expect_success(t.suite, res, "partition " + what)
+    with h5py.File(mid, "a") as f:
+        f["x/notes"] = np.zeros(4, np.float32)  # another name: not one of the parts
+        f["x/07"] = np.zeros((2, 3), np.float32)
+        for k in (0, 1, 3):  # a gap: no 2
+            f["gap/%d" % k] = f["range/%d" % k][()]
+        f["no_zero/1"] = f["range/1"][()]
+        for k in range(11):
+            f["eleven/%d" % k] = f["x/%d" % k][()]
+    for op in ("dynamic-stitch", "parallel-dynamic-stitch"):
+        out = t.path("groups.%s.h5" % op)
+        res = t.sh.run([op, "--indices", ref(mid, "/range"), "--data", ref(mid, "/x"), "--out", ref(out, "/x"), "-q"])
+        expect_success(t.suite, res, op + " of two groups")
+        check_values(t, op + " of two groups", out, "/x", x, res)
+    bad = t.path("groups.bad.h5")
+    for indices, data, needle in (("/gap", "/x", "has a member named 3 but none named 2"),
+                                  ("/no_zero", "/x", "is a group with no dataset named 0"),
+                                  ("/range", "/eleven", "must name as many datasets")):
+        res = t.sh.run(["dynamic-stitch", "--indices", ref(mid, indices), "--data", ref(mid, data),
+                        "--out", ref(bad, "/x"), "-q"])
+        t.suite.check(res.rc == 2, "stitch of %s and %s: exit %s, expected 2" % (indices, data, res.rc), res)
+        t.suite.check(needle in res.stderr, "stitch of %s and %s: the message lacks %r" % (indices, data, needle), res)
+        t.suite.check(not os.path.exists(bad), "stitch of %s and %s made %s" % (indices, data, bad), res)
+
+
 def doc_simple(t, name, op, arrays, expected, shape=None):
     case = gen.Case(name, op, arrays, shape=shape)
     same_array(t.suite, "reference of the doc example", case.expected()[0], expected)
@@ -133,6 +172,7 @@ def doc_examples(suite, t):
     for op in ("dynamic-stitch", "parallel-dynamic-stitch"):
         suite.case("doc_%s_mixed_rank" % op, doc_stitch_mixed_rank, t, op)
     suite.case("doc_partition_add_stitch", doc_partition_then_stitch, t)
+    suite.case("partition_groups_stitched_back", partition_groups_stitched_back, t)
     suite.case("doc_scatter_nd_1", doc_simple, t, "doc_scatter_nd_1", "scatter-nd",
                {"indices": i32([[4], [3], [1], [7]]), "updates": i32([9, 10, 11, 12])},
                i32([0, 11, 0, 10, 9, 0, 0, 12]), shape=(8,))

@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "shardops/core/DType.hpp"
@@ -206,7 +207,56 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
   return 0;
 }
 
+// A member name as dynamic-partition writes it: a number in decimal, without leading zeros.
+bool partition_number(const char* name, std::int64_t& number) {
+  const std::string text(name);
+  if (text.empty() || text.size() > 18 || (text.size() > 1 && text[0] == '0')) return false;
+  number = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    number = number * 10 + (c - '0');
+  }
+  return true;
+}
+
+herr_t on_member(hid_t, const char* name, const H5L_info_t*, void* data) {
+  std::int64_t number = 0;
+  if (partition_number(name, number)) static_cast<std::vector<std::int64_t>*>(data)->push_back(number);
+  return 0;
+}
+
 }  // namespace
+
+std::optional<std::int64_t> partition_group_size(const std::string& file, const std::string& path,
+                                                 const std::string& what) {
+  std::vector<std::int64_t> numbers;
+  try {
+    check_input_file(file, what);
+    const FileHandle f = open_serial(file, H5F_ACC_RDONLY, what + ": cannot open '" + file + "'");
+    const PropListHandle access = serial_link_access();
+    check_external_links(f.get(), file, path, what);
+    if (lookup_path(f.get(), path, what, access.get()).kind != ObjectKind::Group) return std::nullopt;
+    const GroupHandle g(check_id(H5Gopen2(f.get(), path.c_str(), access.get()), what + ": cannot open the group"));
+    check_status(H5Literate(g.get(), H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, on_member, &numbers),
+                 what + ": cannot list the group");
+  } catch (const Error&) {
+    hdf5_error_detail();  // clears the stack: the read says what is wrong
+    return std::nullopt;
+  }
+  std::sort(numbers.begin(), numbers.end());
+  std::int64_t n = 0;
+  while (n < static_cast<std::int64_t>(numbers.size()) && numbers[static_cast<std::size_t>(n)] == n) ++n;
+  const std::string rule =
+      " (a group given for a list of inputs stands for its datasets 0, 1, 2, …, as "
+      "dynamic-partition writes them)";
+  if (n == 0) throw InvalidArgument(what + ": '" + path + "' is a group with no dataset named 0" + rule);
+  if (n < static_cast<std::int64_t>(numbers.size())) {
+    throw InvalidArgument(what + ": the group '" + path + "' has a member named " +
+                          std::to_string(numbers[static_cast<std::size_t>(n)]) + " but none named " +
+                          std::to_string(n) + rule);
+  }
+  return n;
+}
 
 std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes) {
   const std::string what = file + ":" + path;

@@ -4,6 +4,7 @@
 /// checks before naming them as inputs (shape, TF dtype, chunks, filters, attributes).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,5 +31,14 @@ struct DatasetListing {
 /// process opens the file read-only. \throws InvalidArgument if the file or the path does
 /// not exist; IOError if the file is not HDF5 or damaged.
 std::vector<DatasetListing> list_datasets(const std::string& file, const std::string& path, bool attributes);
+
+/// \brief The datasets of a partition group: where \p path in \p file is a group, the length
+/// N of its run of members named 0, 1, …, N-1 (as dynamic-partition writes its outputs;
+/// members with other names, "07" among them, are not counted); std::nullopt where \p path is
+/// not a group, or cannot be looked at (reading it as a dataset says why). Serial.
+/// \throws InvalidArgument naming \p what where the group has no member "0", or has numbered
+/// members past a gap in the run.
+std::optional<std::int64_t> partition_group_size(const std::string& file, const std::string& path,
+                                                 const std::string& what);
 
 }  // namespace shardops::io

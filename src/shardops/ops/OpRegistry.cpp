@@ -200,7 +200,8 @@ std::vector<OpInfo> make_registry() {
           "merged[indices[m][i]] = data[m][i] for every input m and position i; when an index repeats, the last (m, "
           "i) in order wins; rows that no index names are zero. merged has shape [max(indices)+1] + "
           "data[0].shape[indices[0].rank:]. Give the index datasets after --indices and the data datasets, in the "
-          "same order, after --data.";
+          "same order, after --data; a group given alone (F:/parts) stands for its datasets F:/parts/0, F:/parts/1, "
+          "... as dynamic-partition writes them.";
       op.example =
           "mpirun -n 4 shardops dynamic-stitch --indices in.h5:/i0 in.h5:/i1 --data in.h5:/d0 in.h5:/d1 --out "
           "out.h5:/merged";

@@ -46,7 +46,9 @@ void check_replicas(const Tensor& indices, const Tensor& updates, const Tensor& 
   expect_same_tensor(got, expected, what + " (replicas)");
   const bool reads =
       scatter_reads_replicas(indices.shape(), indices.dtype(), updates.shape(), updates.dtype(), world().size());
-  if (reads) EXPECT_EQ(stats.bytes_sent, 0) << what;
+  if (reads) {
+    EXPECT_EQ(stats.bytes_sent, 0) << what;
+  }
   check_lazy(run_lazy(counted), got, indices, what + " (replicas)", update);
 }
 

@@ -1312,6 +1312,42 @@ def readers_of_a_killed_commit(t, sh):
     t.suite.check(leftovers(t.d) == [], "the readers left %s" % leftovers(t.d), r)
 
 
+def reader_who_cannot_undo_a_killed_commit(t, sh):
+    """Killed before its commit point, a job leaves a change in a.h5 that the first job reading
+    it undoes; a user who may read a.h5 but not write it (nor its folder) cannot. Its job read
+    the killed job's dataset and exited 0. Now it fails (exit 3) saying so, for the killed
+    job's dataset and a.h5's own alike; a job of a user who may write it then undoes the change."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        t.suite.skip("reader_who_cannot_undo_a_killed_commit", "needs root and setpriv to run a job as nobody")
+        return
+    inp, _ = make_inputs(t.d)
+    deck, a, _ = two_file_deck(t.d, inp)
+    before = make_existing(a)
+    kill_at(t, sh, ["run", deck, "-q"], "applied", 2)
+    os.chmod(t.d, 0o755)
+    os.chmod(a, 0o644)
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [5]], dtype=np.int64)}, mode="w")
+    outs = os.path.join(t.d, "outs")
+    os.mkdir(outs)
+    os.chmod(outs, 0o777)
+    for params in (e2e.ref(a, "/g"), e2e.ref(a, "/keep/a")):
+        argv = ["gather-nd", "--params", params, "--indices", e2e.ref(rows, "/i"), "--out",
+                e2e.ref(os.path.join(outs, "read.h5"), "/r"), "--overwrite", "-q"]
+        p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sh.mpiexec, "-n",
+                            str(sh.np)] + sh.flags + [sh.binary] + argv,
+                           capture_output=True, text=True, timeout=sh.timeout, cwd=outs, env=dict(os.environ, HOME=outs))
+        t.suite.check(p.returncode == 3, "nobody reading %s: exit %s, expected 3: %s" %
+                      (params, p.returncode, p.stderr[-600:]))
+        t.suite.check("cannot undo" in p.stderr, "nobody reading %s: the message does not say why: %s" %
+                      (params, p.stderr[-600:]))
+        t.suite.check(not os.path.exists(os.path.join(outs, "read.h5")), "nobody's job wrote its output")
+    r = sh.run(["gather-nd", "--params", e2e.ref(a, "/keep/a"), "--indices", e2e.ref(rows, "/i"), "--out",
+                e2e.ref(os.path.join(outs, "root.h5"), "/r"), "-q"])
+    e2e.expect_success(t.suite, r, "a job of a user who may write a.h5")
+    t.suite.check(e2e.file_state(a) == before, "a.h5 is not as it was before the killed job", r)
+
+
 def two_files_killed_after_commit_point(t, sh):
     """Killed just after the commit point: both files keep the job's datasets, and the next
     jobs writing them drop what it left."""
@@ -1496,6 +1532,7 @@ def main():
         run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)
         run_case("two_files_killed_after_commit_point", two_files_killed_after_commit_point)
         run_case("readers_of_a_killed_commit", readers_of_a_killed_commit)
+        run_case("reader_who_cannot_undo_a_killed_commit", reader_who_cannot_undo_a_killed_commit)
     return suite.finish(sh)
 
 

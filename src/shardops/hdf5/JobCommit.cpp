@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -208,6 +209,33 @@ void clean_up_after_dead_jobs(const std::string& target) noexcept {
     for (const std::string& temp : leftovers_of(target, ".shardops-tmp.")) remove_quietly(temp);
   } catch (...) {
   }
+}
+
+std::string uncommitted_change_left(const std::string& target) noexcept {
+  try {
+    std::vector<std::string> settled;  // journals of commits whose point passed: nothing to undo
+    for (const std::string& note_path : leftovers_of(target, kNoteInfix)) {
+      std::string bytes;
+      const std::vector<std::string> f = read_whole(note_path, bytes) ? decode(bytes) : std::vector<std::string>();
+      if (f.size() != 6 || f[0] != kNoteMagic) continue;  // written when its job died, before any change
+      if (!path_exists(f[1])) {
+        if (f[2] == "journal") settled.push_back(f[3]);
+        continue;
+      }
+      if (f[2] == "journal" && journal_still_applies(target, f[3])) return note_path;
+      struct stat st {};
+      if (f[2] == "new" && ::stat(target.c_str(), &st) == 0 &&
+          std::to_string(static_cast<unsigned long long>(st.st_dev)) == f[4] &&
+          std::to_string(static_cast<unsigned long long>(st.st_ino)) == f[5])
+        return note_path;
+    }
+    for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) {
+      if (std::find(settled.begin(), settled.end(), journal) == settled.end() && journal_still_applies(target, journal))
+        return journal;
+    }
+  } catch (...) {
+  }
+  return {};
 }
 
 std::vector<std::string> uncommitted_change_of(const std::string& target) {

@@ -85,4 +85,10 @@ void clean_up_after_dead_jobs(const std::string& target) noexcept;
 /// where the file's lock file is (a job that dies holding the lock leaves it).
 std::vector<std::string> uncommitted_change_of(const std::string& target);
 
+/// \brief After clean_up_after_dead_jobs(\p target): a journal or note beside \p target whose
+/// change is still in the file (the clean-up could not undo it: no write access to the file
+/// or its folder), or "" if none. A commit whose point passed holds no change to undo; a
+/// journal whose file changed since its job is never applied. Never throws.
+std::string uncommitted_change_left(const std::string& target) noexcept;
+
 }  // namespace shardops::io

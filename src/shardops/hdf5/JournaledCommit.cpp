@@ -572,6 +572,28 @@ bool unchanged_since_the_job(int tfd, const Header& h, const std::vector<SavedRa
 
 }  // namespace
 
+bool journal_still_applies(const std::string& target, const std::string& journal) noexcept {
+  const int jfd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
+  if (jfd < 0) return false;
+  Header h{};
+  off_t records_at = 0;
+  struct stat st {};
+  bool applies = false;
+  if (read_header(jfd, h, records_at) && ::stat(target.c_str(), &st) == 0 &&
+      static_cast<std::uint64_t>(st.st_dev) == h.device && static_cast<std::uint64_t>(st.st_ino) == h.inode) {
+    bool complete = false;
+    std::uint64_t head_after = 0;
+    const std::vector<SavedRange> records = read_records(jfd, records_at, complete, head_after);
+    const int tfd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
+    if (tfd >= 0) {
+      applies = unchanged_since_the_job(tfd, h, records, complete, head_after);
+      ::close(tfd);
+    }
+  }
+  ::close(jfd);
+  return applies;
+}
+
 bool roll_back_journal(const std::string& target, const std::string& journal, bool dead_job) noexcept {
   const int jfd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
   if (jfd < 0) return false;

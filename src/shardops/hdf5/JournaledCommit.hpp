@@ -80,6 +80,12 @@ class JournaledCommit {
 /// Never throws. Returns true if the file was changed back.
 bool roll_back_journal(const std::string& target, const std::string& journal, bool dead_job = true) noexcept;
 
+/// \brief Whether roll_back_journal(\p target, \p journal) would change \p target back: the
+/// journal is \p target's and the file is as its dead job left it. A reader that finds this
+/// after the clean-up (which a user without write access cannot do) must not read the file.
+/// Never throws.
+bool journal_still_applies(const std::string& target, const std::string& journal) noexcept;
+
 /// The name prefix of \p target's journals: ".NAME.shardops-journal.".
 std::string journal_prefix_of(const std::string& target);
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "Deck.hpp"
+#include "ReportFile.hpp"
 #include "shardops/core/Dispatch.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
@@ -132,8 +133,16 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
   Env env;
   // The datasets each tensor was made from, for the outputs' provenance.
   std::map<std::string, std::set<std::string>> sources;
+  // The inputs' files are watched until the commit where the deck writes over an input
+  // (io::InputWatch::will_write): another job's change to it is then an error, not lost.
+  io::InputWatch watch(comm);
+  for (const DeckOutput& o : deck.outputs) {
+    const io::DatasetRef ref = io::parse_dataset_ref(o.dataset);
+    watch.will_write(ref.file, ref.path);
+  }
   {
     ScopedPhase phase("read");
+    io::InputFiles files(comm, &watch);  // closed before the writes: an input's file may take an output
     for (const DeckInput& in : deck.inputs) {
       const std::string where = deck.path + ":" + std::to_string(in.line) + ": tensor '" + in.name + "'";
       try {
@@ -141,7 +150,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
           env[in.name] = inline_tensor(comm, in);
         } else {
           inputs.add(in.name, "tensor " + in.name, in.dataset);
-          env[in.name] = io::read_dataset(comm, io::parse_dataset_ref(in.dataset));
+          env[in.name] = files.read(io::parse_dataset_ref(in.dataset));
           record.inputs.push_back(in.dataset);
           sources[in.name].insert(in.dataset);
           record.bytes_read +=
@@ -153,6 +162,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
       inputs.describe(in.name, describe(env[in.name]));
     }
   }
+  if (record.report_file != nullptr) record.report_file->refuse_files_read(comm, watch.files_read());
   std::int64_t sent = 0;
   OpStats stats;  // each step's op reports the bytes it sent here
   options.stats = &stats;
@@ -213,7 +223,10 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
                       ec.message());
     }
   });
-  io::OutputTransaction out(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage});
+  io::OutputTransaction out(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage, &watch});
+  std::vector<io::DatasetRef> targets;
+  for (const DeckOutput& o : deck.outputs) targets.push_back(io::parse_dataset_ref(o.dataset));
+  out.open_in_lock_order(targets);
   for (const DeckOutput& o : deck.outputs) {
     const DistTensor& t = env.at(o.name);
     const std::set<std::string>& from = sources[o.name];

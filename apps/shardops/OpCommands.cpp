@@ -6,6 +6,7 @@
 #include <map>
 
 #include "CommandLine.hpp"
+#include "ReportFile.hpp"
 #include "ShapeText.hpp"
 #include "shardops/core/Phases.hpp"
 #include "shardops/core/Settings.hpp"
@@ -253,6 +254,8 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
   // The inputs' files must not change until the commit: the op and a streamed output read
   // rows mapped from their pages.
   io::InputWatch watch(comm);
+  const io::DatasetRef out_ref = io::parse_dataset_ref(out);
+  watch.will_write(out_ref.file, out_ref.path);
   {
     ScopedPhase phase("read");
     io::InputFiles files(comm, &watch);  // closed before the op: an input's file may take an output
@@ -272,6 +275,7 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
       }
     }
   }
+  if (record.report_file != nullptr) record.report_file->refuse_files_read(comm, watch.files_read());
   std::vector<LazyTensor> results;
   if (op.run_lazy && stream_outputs()) {
     results = op.run_lazy(comm, op, args);

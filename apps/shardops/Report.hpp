@@ -27,6 +27,8 @@ struct StepRecord {
   double seconds = 0;
 };
 
+class ReportFile;
+
 /// \brief What a command did, for the report: filled as the command runs.
 struct RunRecord {
   std::string command;
@@ -42,6 +44,8 @@ struct RunRecord {
   std::string options;
   std::string mpi_mtl_set;       ///< what skip_absent_mtls() gave OMPI_MCA_mtl ("" if nothing)
   std::string mpi_sharedfp_set;  ///< what skip_path_bound_sharedfp() gave OMPI_MCA_sharedfp ("" if nothing)
+  /// The --report file, if any: the commands check it against the files they read.
+  const ReportFile* report_file = nullptr;
 };
 
 /// Phases always present in the report, in this order.

@@ -67,6 +67,19 @@ ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vec
   });
 }
 
+void ReportFile::refuse_files_read(const Comm& comm, const std::vector<std::string>& files_read) const {
+  run_agreed(comm, [&] {
+    if (rank_ != 0) return;
+    for (const std::string& file : files_read) {
+      if (io::same_file(path_, file)) {
+        throw InvalidArgument("--report '" + path_ + "' is a file this job reads ('" + file +
+                              "', which an input's link or virtual dataset leads to, or its raw data); a report "
+                              "never replaces one");
+      }
+    }
+  });
+}
+
 ReportFile::~ReportFile() {
   if (unnamed_ >= 0) ::close(unnamed_);
   if (!temp_.empty()) io::remove_quietly(temp_);

@@ -31,6 +31,11 @@ class ReportFile {
   ReportFile(const ReportFile&) = delete;
   ReportFile& operator=(const ReportFile&) = delete;
 
+  /// \brief Collective, once the inputs are read: \throws InvalidArgument (exit 2) if the
+  /// report is one of \p files_read (rank 0's: InputWatch::files_read, the files links and
+  /// virtual datasets lead to among them), which the names given could not show up front.
+  void refuse_files_read(const Comm& comm, const std::vector<std::string>& files_read) const;
+
   /// \brief Rank 0: writes \p json and renames it into place. The outputs are committed
   /// by then, so a failure only prints a warning (returned false), never an error.
   bool write(const std::string& json) noexcept;

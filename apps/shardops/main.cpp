@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
         std::unique_ptr<app::ReportFile> report;
         if (!request->report.empty())
           report = std::make_unique<app::ReportFile>(comm, request->report, app::job_files(*request));
+        record.report_file = report.get();
         if (request->command == "ls") {
           app::run_list_command(comm, *request);
           return;

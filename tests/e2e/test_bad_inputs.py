@@ -122,6 +122,8 @@ def catalogue(d, good, not_h5, truncated, regular):
         f["ext"] = h5py.ExternalLink(os.path.basename(good), "/params")
         f["soft"] = h5py.SoftLink("/real")
         f["dangling"] = h5py.SoftLink("/nowhere")
+        f["dangling_deep"] = h5py.SoftLink("/nowhere/x")  # HDF5 failed on it (exit 3) rather than say no
+        f["through_dataset"] = h5py.SoftLink("/real/x")
         f["grp_soft"] = h5py.SoftLink("/grp")
         f["ext_missing"] = h5py.ExternalLink("missing.h5", "/x")
         # Links to files that are there but cannot be read (HDF5 says only that they lead
@@ -146,11 +148,56 @@ def catalogue(d, good, not_h5, truncated, regular):
         os.symlink("symlink_loop.h5", os.path.join(d, "symlink_loop.h5"))
     with h5py.File(os.path.join(d, "chain.h5"), "w") as f:
         f["y"] = h5py.ExternalLink(os.path.basename(not_h5), "/x")
+    # Files an input reaches only through a link, a virtual dataset or its raw data (h5py's
+    # external=): a report naming one replaced the input with JSON (exit 0).
+    lonely, raw = os.path.join(d, "lonely.h5"), os.path.join(d, "raw.bin")
+    with h5py.File(good, "r") as f:
+        params = f["params"][()]
+    with h5py.File(lonely, "w") as f:
+        f["x"] = params
+    params.tofile(raw)
+    reached = os.path.join(d, "reached.h5")
+    with h5py.File(reached, "w") as f:
+        f["link"] = h5py.ExternalLink(os.path.basename(lonely), "/x")
+        layout = h5py.VirtualLayout(params.shape, params.dtype)
+        layout[:] = h5py.VirtualSource(lonely, "x", shape=params.shape)
+        f.create_virtual_dataset("virtual", layout)
+        f.create_dataset("raw", params.shape, params.dtype, external=[(raw, 0, params.nbytes)])
+        # Virtual datasets that lead back to themselves: HDF5 recursed until the stack ran out
+        # (SIGSEGV on every rank), or read fill values through another file.
+        own = h5py.VirtualLayout(params.shape, params.dtype)
+        own[:] = h5py.VirtualSource(".", "self", shape=params.shape)
+        f.create_virtual_dataset("self", own, fillvalue=-1)
+        for name, other in (("ping", "pong"), ("pong", "ping")):
+            pair = h5py.VirtualLayout(params.shape, params.dtype)
+            pair[:] = h5py.VirtualSource(".", other, shape=params.shape)
+            f.create_virtual_dataset(name, pair, fillvalue=-1)
+    away = os.path.join(d, "away.h5")
+    for here, there in ((reached, away), (away, reached)):
+        with h5py.File(here, "a") as f:
+            across = h5py.VirtualLayout(params.shape, params.dtype)
+            across[:] = h5py.VirtualSource(os.path.basename(there), "across", shape=params.shape)
+            f.create_virtual_dataset("across", across, fillvalue=-1)
+    reached_by = lambda path, report: ["gather-nd", "--params", ref(reached, path), "--indices", g("/gidx_ok"),
+                                       "--out", o, "--report", report]
+    loop = "a loop of virtual datasets"
+    deep = os.path.join(d, "deep.h5")
+    with h5py.File(deep, "w") as f:
+        f["p"] = np.ones((1,) * 32, np.float32)  # a scalar index stitches it into 33 dimensions
+        f["s"] = np.int32(0)
     via = lambda path: ["gather-nd", "--params", g("/params"), "--indices", g("/gidx_ok"), "--out", ref(linked, path),
                         "--overwrite"]
     through = lambda path: ["gather-nd", "--params", ref(linked, path), "--indices", g("/gidx_ok"), "--out", o]
     C = BadCase
     return [
+        C("output_of_33_dimensions", ["dynamic-stitch", "--indices", ref(deep, "/s"), "--data", ref(deep, "/p"),
+                                      "--out", o], 2, ["the output has 33 dimensions, more than the 32"]),
+        C("report_is_an_external_link_target", reached_by("/link", lonely), 2, ["is a file this job reads"]),
+        C("report_is_a_virtual_source", reached_by("/virtual", lonely), 2, ["is a file this job reads"]),
+        C("report_is_raw_data", reached_by("/raw", raw), 2, ["is a file this job reads"]),
+        C("virtual_dataset_of_itself", reached_by("/self", os.path.join(d, "r.json"))[:-2], 2, [loop]),
+        C("virtual_datasets_of_each_other", reached_by("/ping", os.path.join(d, "r.json"))[:-2], 2, [loop]),
+        C("virtual_datasets_across_files", reached_by("/across", os.path.join(d, "r.json"))[:-2], 2, [loop]),
         C("input_through_link_to_a_non_hdf5_file", through("/to_text"), 3,
           ["(through the external link '/to_text' in", "not_hdf5.h5' is not an HDF5 file"]),
         C("input_through_link_to_a_truncated_file", through("/to_truncated"), 3,
@@ -181,6 +228,12 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("input_through_dangling_soft_link", ["gather-nd", "--params", ref(linked, "/dangling"), "--indices",
                                                g("/gidx_ok"), "--out", o], 2,
           ["no such dataset: '/dangling' in", "is a soft link to '/nowhere', which leads to nothing"]),
+        C("input_through_soft_link_dangling_deep",
+          ["gather-nd", "--params", ref(linked, "/dangling_deep"), "--indices", g("/gidx_ok"), "--out", o], 2,
+          ["no such dataset: '/dangling_deep' in", "is a soft link to '/nowhere/x', which leads to nothing"]),
+        C("input_through_soft_link_through_dataset",
+          ["gather-nd", "--params", ref(linked, "/through_dataset"), "--indices", g("/gidx_ok"), "--out", o], 2,
+          ["no such dataset: '/through_dataset' in", "is a soft link to '/real/x', which leads to nothing"]),
         C("input_through_external_link_to_missing_file", ["gather-nd", "--params", ref(linked, "/ext_missing"),
                                                           "--indices", g("/gidx_ok"), "--out", o], 2,
           ["is an external link to 'missing.h5:/x', which leads to nothing"]),

@@ -680,6 +680,77 @@ def concurrent_writers(t, sh, existing):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def updates_in_place_at_once(t, sh, rows, how):
+    """Jobs that add into one dataset in place at the same time (`tensor-scatter-add --tensor
+    acc.h5:/acc … --out acc.h5:/acc --overwrite`, or a deck doing the same): each read acc
+    before any wrote it (all paused at the start of their write phase). One commits; the
+    others fail with exit 3 ("run the job again") instead of each committing its sum over the
+    same old acc, all exiting 0 with all but one update lost. rows: 1000 (copied into memory)
+    or 100000 (mapped from the file's pages, which was checked already)."""
+    jobs = 3
+    acc = os.path.join(t.d, "acc.h5")
+    upd = os.path.join(t.d, "one.h5")
+    e2e.write_h5(acc, {"/acc": np.zeros((rows, 4), np.float32)}, mode="w")
+    e2e.write_h5(upd, {"/i": np.arange(rows, dtype=np.int64).reshape(-1, 1), "/u": np.ones((rows, 4), np.float32)},
+                 mode="w")
+    if how == "op":
+        argv = ["tensor-scatter-add", "--tensor", e2e.ref(acc, "/acc"), "--indices", e2e.ref(upd, "/i"),
+                "--updates", e2e.ref(upd, "/u"), "--out", e2e.ref(acc, "/acc"), "--overwrite", "-q"]
+    else:
+        deck = os.path.join(t.d, "add.yaml")
+        with open(deck, "w") as f:
+            f.write("tensors:\n  acc: %s\nsteps:\n  - {op: add, x: acc, y: 1.0, out: sum}\n"
+                    "outputs:\n  sum: %s\n" % (e2e.ref(acc, "/acc"), e2e.ref(acc, "/acc")))
+        argv = ["run", deck, "--overwrite", "-q"]
+    started = [Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "write:2"}) for _ in range(jobs)]
+    for j in started:
+        t.suite.require(j.wait_for("test pause at write"), "a job never reached its write", j.result(j.finish()))
+    codes = [j.finish() for j in started]
+    for j, rc in zip(started, codes):
+        t.suite.check(rc in (0, 3), "a job exited %s" % rc, j.result(rc))
+        if rc == 3:
+            t.suite.check("run the job again" in j.err.decode(errors="replace"), "exit 3 without saying why",
+                          j.result(rc))
+    ok = codes.count(0)
+    t.suite.check(ok >= 1, "no job committed: %s" % codes)
+    got = e2e.read_h5(acc, "/acc")
+    t.suite.check(np.all(got == np.float32(ok)), "%d jobs exited 0 but acc holds %s: updates lost" %
+                  (ok, np.unique(got)))
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def decks_writing_two_files_in_opposite_orders(t, sh):
+    """Two decks write a.h5 and b.h5, one naming a.h5 first, the other b.h5: each took the lock
+    of its first file, then waited for the other's until the lock timeout (exit 3, naming a
+    holder that was itself waiting). The locks are taken in one order: both commit."""
+    inp, expected = make_inputs(t.d)
+    a, b = os.path.join(t.d, "a.h5"), os.path.join(t.d, "b.h5")
+    for path in (a, b):
+        make_existing(path)  # written in place: each job pauses there holding its first file's lock
+    decks = []
+    for name, first, second in (("ab", a, b), ("ba", b, a)):
+        deck = os.path.join(t.d, name + ".yaml")
+        with open(deck, "w") as f:
+            f.write("tensors:\n  params: %s\n  idx: %s\n" % (e2e.ref(inp, "/params"), e2e.ref(inp, "/idx")))
+            f.write("steps:\n  - {op: gather_nd, params: params, indices: idx, out: g}\n"
+                    "  - {op: gather_nd, params: params, indices: idx, out: g_too}\n")
+            f.write("outputs:\n  g: %s\n  g_too: %s\n" % (e2e.ref(first, "/" + name), e2e.ref(second, "/" + name)))
+        decks.append(deck)
+    env = {"SHARDOPS_TEST_PAUSE": "in-place:1.5", "SHARDOPS_LOCK_TIMEOUT": "20"}
+    t0 = time.monotonic()
+    started = [Job(sh, ["run", deck, "-q"], sh.np, env=env) for deck in decks]
+    codes = [j.finish(timeout=90) for j in started]
+    seconds = time.monotonic() - t0
+    for j, rc in zip(started, codes):
+        t.suite.check(rc == 0, "a deck exited %s" % rc, j.result(rc, seconds))
+    t.suite.check(seconds < 20, "the decks took %.1f s: one waited for the lock timeout" % seconds)
+    if codes == [0, 0]:
+        for path in (a, b):
+            for name in ("/ab", "/ba"):
+                e2e.same_array(t.suite, path + ":" + name, e2e.read_h5(path, name), expected)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def open_in_another_program(t, sh):
     """A target h5py holds open (HDF5's file lock): exit 3 before any work, the file unchanged."""
     inp, _ = make_inputs(t.d)
@@ -710,6 +781,11 @@ def lock_timeout(t, sh):
         t.suite.check(time.monotonic() - t0 < 20, "waited far longer than the timeout", r)
         t.suite.check(e2e.file_state(out) == before, "the file changed", r)
         t.suite.check(leftovers(t.d) == [".held.h5.shardops-lock"], "left %s" % leftovers(t.d), r)
+        # -v says what the job waits for (it showed only a slow write phase).
+        r = sh.run(gather_args(inp, e2e.ref(out, "/g"))[:-1] + ["-v"], env={"SHARDOPS_LOCK_TIMEOUT": "2"})
+        t.suite.check(r.rc == 3, "with -v: exit %s, expected 3" % r.rc, r)
+        t.suite.check("waiting for '%s', which the test's pid" % os.path.realpath(out) in r.stderr,
+                      "-v does not say what the job waits for", r)
     finally:
         os.unlink(lock_path)
         os.close(fd)
@@ -1481,6 +1557,10 @@ def main():
         run_case("concurrent_writers_existing_file", concurrent_writers, True)
         run_case("concurrent_writers_new_file", concurrent_writers, False)
         run_case("lock_timeout", lock_timeout)
+        run_case("updates_in_place_at_once_copied", updates_in_place_at_once, 1000, "op")
+        run_case("updates_in_place_at_once_mapped", updates_in_place_at_once, 100000, "op")
+        run_case("updates_in_place_at_once_deck", updates_in_place_at_once, 1000, "deck")
+        run_case("decks_writing_two_files_in_opposite_orders", decks_writing_two_files_in_opposite_orders)
         run_case("open_in_another_program", open_in_another_program)
         run_case("reader_waits_for_writer", reader_waits_for_writer)
         run_case("reader_lock_timeout", reader_lock_timeout)

@@ -53,6 +53,11 @@ void progress_phase_end(const char* phase, double seconds, std::int64_t mark) no
   }
 }
 
+void progress_note(const char* text) noexcept {
+  if (!g_on.load()) return;
+  std::fprintf(stderr, "[shardops %7.3f s] %s\n", since_start(), text);
+}
+
 void progress_inner_phase_start(const char* phase, const char* how) noexcept {
   if (!g_on.load()) return;
   std::fprintf(stderr, "[shardops %7.3f s] %s ... (%s)\n", since_start(), phase, how);

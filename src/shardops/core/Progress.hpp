@@ -26,6 +26,8 @@ void progress_inner_phase_end(const char* phase, double seconds) noexcept;
 /// \brief \p done of \p total bytes of \p what moved by this rank so far: printed at most
 /// once a second (and counted for the phase's rate).
 void progress_bytes(const char* what, std::int64_t done, std::int64_t total) noexcept;
+/// \brief A line about what the job waits for (another job's lock): printed at once.
+void progress_note(const char* text) noexcept;
 /// Adds \p bytes this rank moved through files (reads and writes) to the phase's count.
 void progress_count(std::int64_t bytes) noexcept;
 

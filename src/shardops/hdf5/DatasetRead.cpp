@@ -35,21 +35,23 @@ namespace {
 // A dataset whose rows are kept in external raw files (h5py's external=): HDF5 says only
 // "unable to open external raw data file". The file missing is named, and where a relative
 // name is looked for: the working directory, unless HDF5_EXTFILE_PREFIX says otherwise
-// (then HDF5 is left to find it).
-void check_external_files(hid_t dataset, const std::string& what) {
+// (then HDF5 is left to find it). Returns the raw files, as the job reads them.
+std::vector<std::string> check_external_files(hid_t dataset, const std::string& what) {
   const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the dataset's properties"));
   const int n = H5Pget_external_count(dcpl.get());
   hdf5_error_detail();  // clear the stack
-  if (n <= 0 || std::getenv("HDF5_EXTFILE_PREFIX") != nullptr) return;
+  std::vector<std::string> files;
+  if (n <= 0 || std::getenv("HDF5_EXTFILE_PREFIX") != nullptr) return files;
   for (int i = 0; i < n; ++i) {
     std::vector<char> name(PATH_MAX + 1, '\0');
     off_t offset = 0;
     hsize_t size = 0;
     if (H5Pget_external(dcpl.get(), static_cast<unsigned>(i), name.size() - 1, name.data(), &offset, &size) < 0) {
       hdf5_error_detail();
-      return;  // HDF5 says what is wrong when it reads
+      return files;  // HDF5 says what is wrong when it reads
     }
     const std::string file(name.data());
+    files.push_back(file);
     if (::access(file.c_str(), F_OK) == 0) continue;
     std::error_code ec;
     const std::string cwd = std::filesystem::current_path(ec).string();
@@ -59,6 +61,7 @@ void check_external_files(hid_t dataset, const std::string& what) {
                                ? std::string()
                                : " in the working directory '" + cwd + "', where HDF5 looks for a relative name"));
   }
+  return files;
 }
 
 // An open input dataset (its file stays open in the InputFiles that opened it).
@@ -374,7 +377,10 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     // HDF5 reads the fill value where it cannot open a source file: one that is there must
     // be readable, and is an input like any other (another program writing it is an error).
     std::vector<std::string> sources;
-    run_agreed(comm, [&] { sources = virtual_source_files(d.dataset.get(), source.file, what); });
+    run_agreed(comm, [&] {
+      sources = virtual_source_files(d.dataset.get(), source.file, what);
+      check_virtual_loops(d.dataset.get(), source.file, source.path, what);
+    });
     for (const std::string& s : sources) run_agreed(comm, [&] { watch_->opening(s, what); });
   }
   const Shape& shape = d.info.shape;
@@ -386,7 +392,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     watch_->reading(source.file, source.path, d.dataset.get());
     tensor_bytes(shape, d.info.dtype, "reading " + what);
     check_filters_available(d.dataset.get(), what);
-    check_external_files(d.dataset.get(), what);
+    for (const std::string& raw : check_external_files(d.dataset.get(), what)) watch_->read_from(raw);
   });
   RowLayout chosen;
   if (d.info.dtype == DType::String) {

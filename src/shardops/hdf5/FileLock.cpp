@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/core/Progress.hpp"
 #include "shardops/core/Settings.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 
@@ -48,6 +49,7 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto waited = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  bool told = false;
   for (;;) {
     // Any user's job may have left the file (killed before it removed it): one that cannot
     // be written is locked read-only (flock needs no write access), else a job of another
@@ -73,6 +75,12 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
         const std::string holder = holder_of(fd);
         ::close(fd);
         throw IOError(what + ": '" + target + "' is being written by " + holder + "; " + gave_up_text(waited()));
+      }
+      if (!told && waited() >= 1.0 && progress_on()) {  // -v: a wait is not a slow write
+        told = true;
+        const std::string note = "waiting for '" + target + "', which " + holder_of(fd) + " is writing (up to " +
+                                 std::to_string(static_cast<long long>(timeout_seconds)) + " s, SHARDOPS_LOCK_TIMEOUT)";
+        progress_note(note.c_str());
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

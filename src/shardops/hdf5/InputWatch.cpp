@@ -29,6 +29,10 @@ namespace {
 constexpr const char* kReadAgain =
     " while this job read it (another job or program wrote it), so what the job read may mix old and new data; "
     "nothing was written: run the job again";
+// The same for a dataset the job read into memory and writes over (InputWatch::will_write).
+constexpr const char* kChangeWouldBeLost =
+    " after this job read it (another job or program wrote it), and this job writes over it: that change would be "
+    "lost under this job's; nothing was written: run the job again";
 
 // "the input dataset 'F:/x' was written anew (shardops: written ...)": \p written is the new
 // dataset's written_comment(), if it has one.
@@ -120,8 +124,14 @@ void undo_uncommitted_change(const std::string& file, const std::string& what) {
 
 }  // namespace
 
+void InputWatch::read_from(const std::string& file) {
+  if (comm_.rank() == 0 && std::find(files_read_.begin(), files_read_.end(), file) == files_read_.end())
+    files_read_.push_back(file);
+}
+
 void InputWatch::opening(const std::string& file, const std::string& what) {
   if (comm_.rank() != 0) return;
+  read_from(file);
   if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
   wait_for_writers(file, what, true);
   undo_uncommitted_change(file, what);
@@ -190,15 +200,18 @@ void InputWatch::check(Watched& w) {
   // Changed in place: another job may have added datasets, which harms none read. A commit
   // being applied at this moment may show half-written metadata: a few tries.
   std::string problem;
+  const char* tail = kReadAgain;
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     problem.clear();
+    tail = kReadAgain;
     try {
       const FileHandle f = open_serial(w.file, H5F_ACC_RDONLY, "cannot open it again");
       const PropListHandle access = serial_link_access();  // a dataset read through a link into its file
       for (const Mark& m : w.marks) {
         if (!m.in_use) continue;
         const DatasetHandle d(H5Dopen2(f.get(), m.path.c_str(), access.get()));
+        if (m.written_over) tail = kChangeWouldBeLost;
         if (!d.valid()) {
           hdf5_error_detail();
           problem = "the input dataset '" + w.file + ":" + m.path + "' was removed";
@@ -209,6 +222,7 @@ void InputWatch::check(Watched& w) {
           problem = written_anew(w.file, m.path, found.written);
           break;
         }
+        tail = kReadAgain;
       }
     } catch (const Error& e) {
       problem = "the input file '" + w.file + "' changed and " + e.what();
@@ -218,11 +232,24 @@ void InputWatch::check(Watched& w) {
       return;
     }
   }
-  throw IOError(problem + kReadAgain);
+  throw IOError(problem + tail);
 }
 
 void InputWatch::check_unchanged() {
   for (Watched& w : watched_) check(w);
+}
+
+void InputWatch::will_write(const std::string& file, const std::string& path) {
+  if (comm_.rank() == 0) written_.emplace_back(file, path);
+}
+
+bool InputWatch::rewritten(const std::string& file, const std::string& path) const {
+  return std::any_of(written_.begin(), written_.end(), [&](const std::pair<std::string, std::string>& out) {
+    const bool below =
+        path == out.second || (path.size() > out.second.size() && path.compare(0, out.second.size(), out.second) == 0 &&
+                               path[out.second.size()] == '/');
+    return below && (file == out.first || same_file(file, out.first));
+  });
 }
 
 void InputWatch::read_done(const std::string& file, const std::string& path) {
@@ -230,9 +257,13 @@ void InputWatch::read_done(const std::string& file, const std::string& path) {
     for (Watched& w : watched_) {
       if (w.file != file) continue;
       check(w);
-      // Its rows are in memory now: a later change to the file no longer matters to them.
-      for (Mark& m : w.marks)
-        if (m.path == path && !m.is_mapped) m.in_use = false;
+      // Its rows are in memory now: a later change to the file no longer matters to them,
+      // unless this job writes over them (will_write).
+      for (Mark& m : w.marks) {
+        if (m.path != path || m.is_mapped) continue;
+        m.written_over = rewritten(w.file, m.path);
+        if (!m.written_over) m.in_use = false;
+      }
     }
   });
 }

@@ -29,6 +29,7 @@
 #include <hdf5.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shardops/route/Comm.hpp"
@@ -39,6 +40,19 @@ class InputWatch {
  public:
   explicit InputWatch(const Comm& comm) : comm_(comm) {}
 
+  /// \brief Rank 0 (others: nothing): the job reads \p file too, a file that is not HDF5 (the
+  /// raw file of a dataset stored outside its file, h5py's external=), for files_read().
+  void read_from(const std::string& file);
+  /// Rank 0: every file the job read, as named (its inputs', the files their links and
+  /// virtual datasets lead to, raw files): a report never replaces one.
+  const std::vector<std::string>& files_read() const noexcept { return files_read_; }
+  /// \brief Rank 0 (others: nothing), before any input is read: the datasets the job will
+  /// write (\p file, \p path: a dataset, or a group of them). An input among them, or below
+  /// one, that the job replaces (--overwrite of its own input: a job that adds to a dataset in
+  /// place) stays watched once its rows are in memory, until the job writes its file
+  /// (writing()): another job that replaced it meanwhile would otherwise have its change lost
+  /// under this job's, both exiting 0. Such a job fails instead, and can be run again.
+  void will_write(const std::string& file, const std::string& path);
   /// \brief Rank 0, before \p file is opened for reading (other ranks: nothing): waits
   /// while a shardops job holds its write lock, then notes its identity (once per file).
   /// \throws IOError naming \p what if another program has \p file open for writing (HDF5's
@@ -91,7 +105,8 @@ class InputWatch {
     /// Its rows are still read from the file (being read, or mapped): check() compares it.
     /// Else they are in memory, and the mark is kept only for a later read of the dataset.
     bool in_use = true;
-    bool is_mapped = false;  ///< some of its rows are mapped: in use until the commit
+    bool is_mapped = false;     ///< some of its rows are mapped: in use until the commit
+    bool written_over = false;  ///< its rows are in memory and the job writes over it: in use until then
     /// The same dataset in the same place (whatever the rows' use).
     bool operator==(const Mark& o) const {
       return path == o.path && object == o.object && data == o.data && bytes == o.bytes && written == o.written;
@@ -110,8 +125,13 @@ class InputWatch {
   static bool identity_of(const std::string& file, Identity& out);
   static Mark mark_of(const std::string& path, hid_t dataset);
 
+  /// Whether the job writes over \p path of \p file (will_write).
+  bool rewritten(const std::string& file, const std::string& path) const;
+
   Comm comm_;
-  std::vector<Watched> watched_;  ///< rank 0 only
+  std::vector<Watched> watched_;                              ///< rank 0 only
+  std::vector<std::pair<std::string, std::string>> written_;  ///< will_write's, rank 0 only
+  std::vector<std::string> files_read_;                       ///< rank 0 only
 };
 
 }  // namespace shardops::io

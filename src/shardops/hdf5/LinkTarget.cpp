@@ -142,6 +142,82 @@ std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& 
   return files;
 }
 
+namespace {
+// The name of a mapping's source (file or dataset) as HDF5 keeps it.
+std::string mapping_name(ssize_t (*get)(hid_t, size_t, char*, size_t), hid_t dcpl, size_t i) {
+  const ssize_t n = get(dcpl, i, nullptr, 0);
+  if (n < 0) return {};
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  get(dcpl, i, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
+
+// A file and dataset as one key, the file by its canonical path.
+std::string source_key(const std::string& file, const std::string& path) {
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(file, ec);
+  return (ec ? file : canonical.string()) + ":" + (path.empty() || path[0] != '/' ? "/" + path : path);
+}
+
+void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std::string>& chain,
+                    const std::string& what) {
+  const PropListHandle dcpl(H5Dget_create_plist(dataset));
+  size_t count = 0;
+  if (!dcpl.valid() || H5Pget_virtual_count(dcpl.get(), &count) < 0) {
+    hdf5_error_detail();
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const std::string name = mapping_name(H5Pget_virtual_filename, dcpl.get(), i);
+    const std::string dset = mapping_name(H5Pget_virtual_dsetname, dcpl.get(), i);
+    if (name.empty() || dset.empty() || name.find('%') != std::string::npos || dset.find('%') != std::string::npos)
+      continue;
+    std::string file = vds_file;
+    if (name != ".") {
+      try {
+        file = linked_file(vds_file, name, "HDF5_VDS_PREFIX", "the virtual dataset's source file '" + name + "'", what);
+      } catch (const Error&) {
+        continue;  // virtual_source_files() says why
+      }
+      if (file.empty()) continue;
+    }
+    const std::string key = source_key(file, dset);
+    if (std::find(chain.begin(), chain.end(), key) != chain.end() || chain.size() >= 16) {
+      std::string way;
+      for (const std::string& k : chain) way += "'" + k + "' -> ";
+      throw InvalidArgument(what + ": " +
+                            (chain.size() >= 16 ? "virtual datasets take rows from virtual datasets more than 16 deep"
+                                                : "a loop of virtual datasets") +
+                            ": " + way + "'" + key + "' (HDF5 cannot read it)");
+    }
+    FileHandle f;
+    try {
+      f = open_serial(file, H5F_ACC_RDONLY, what);
+    } catch (const Error&) {
+      hdf5_error_detail();
+      continue;  // not readable as HDF5: virtual_source_files() says why
+    }
+    DatasetHandle source;
+    H5E_BEGIN_TRY { source = DatasetHandle(H5Dopen2(f.get(), dset.c_str(), serial_link_access().get())); }
+    H5E_END_TRY;
+    hdf5_error_detail();
+    if (!source.valid()) continue;  // not there: HDF5 reads the fill value
+    const PropListHandle sdcpl(H5Dget_create_plist(source.get()));
+    if (sdcpl.valid() && H5Pget_layout(sdcpl.get()) == H5D_VIRTUAL) {
+      chain.push_back(key);
+      follow_virtual(source.get(), file, chain, what);
+      chain.pop_back();
+    }
+  }
+}
+}  // namespace
+
+void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what) {
+  std::vector<std::string> chain{source_key(vds_file, path)};
+  follow_virtual(dataset, vds_file, chain, what);
+}
+
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what) {
   follow_external_links(file, file_name, path, what, 0);
 }

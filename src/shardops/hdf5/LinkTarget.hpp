@@ -47,4 +47,12 @@ void check_external_links(hid_t file, const std::string& file_name, const std::s
 /// missing one reads as the fill value. Sources in \p vds_file itself ('.') are left out.
 std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& what);
 
+/// \brief Follows the sources of the virtual dataset \p dataset (\p path in \p vds_file)
+/// that are virtual datasets themselves, in this file or others, and \throws InvalidArgument
+/// naming \p what if they lead back to one already on the way (HDF5 1.10 recurses without
+/// end reading a virtual dataset that takes rows from itself, and reads fill values for a
+/// loop through other files), or go more than 16 deep. Sources that are not there, or named
+/// by a pattern, are left to HDF5.
+void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what);
+
 }  // namespace shardops::io

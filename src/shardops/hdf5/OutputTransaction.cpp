@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <unordered_set>
 
 #include "shardops/core/Kokkos.hpp"
@@ -481,6 +482,26 @@ void refuse_if_hard_linked(const std::string& target, const std::string& given, 
 }
 }  // namespace
 
+void OutputTransaction::open_in_lock_order(const std::vector<DatasetRef>& targets) {
+  // One target per file named (the first), in the order of the resolved paths (rank 0's).
+  std::vector<DatasetRef> files;
+  for (const DatasetRef& t : targets) {
+    if (std::none_of(files.begin(), files.end(), [&](const DatasetRef& f) { return f.file == t.file; }))
+      files.push_back(t);
+  }
+  if (files.size() < 2) return;
+  std::string order;
+  on_root_agreed(comm_, [&] {
+    std::vector<std::pair<std::string, std::size_t>> resolved;
+    for (std::size_t i = 0; i < files.size(); ++i)
+      resolved.emplace_back(resolve_output_path(files[i].file, files[i].str()), i);
+    std::sort(resolved.begin(), resolved.end());
+    for (const auto& r : resolved) order += std::to_string(r.second) + " ";
+  });
+  std::istringstream in(comm_.broadcast(order, 0));
+  for (std::size_t i; in >> i;) pending_for(files.at(i));
+}
+
 OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref) {
   // The file as the job named it before: resolved then (a job may write millions of datasets
   // into one file, one per partition, each resolving the same name again otherwise).
@@ -846,6 +867,12 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
   const std::string what = target.str();
   if (!target.rows.empty()) {
     throw InvalidArgument(what + ": an output is a whole dataset; '" + target.rows + "' selects rows of an input");
+  }
+  // The op may make what HDF5 cannot store (a stitch of rank-32 data with a scalar index): a
+  // usage error, like a --shape of as many dimensions, not a failure of the file.
+  if (output.shape().rank() > H5S_MAX_RANK) {
+    throw InvalidArgument(what + ": the output has " + std::to_string(output.shape().rank()) +
+                          " dimensions, more than the " + std::to_string(H5S_MAX_RANK) + " an HDF5 dataset can have");
   }
   // Every rank writes the same dataset of the same tensor: HDF5's collective calls with other
   // names would put one rank's choice in the file, or its rows in another's dataset.

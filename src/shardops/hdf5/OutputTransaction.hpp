@@ -102,6 +102,13 @@ class OutputTransaction {
   bool write(const DatasetRef& target, const LazyTensor& output, const Attributes& provenance,
              const StorageOptions& storage);
 
+  /// \brief Collective, before the first write: takes the locks of the files of \p targets
+  /// (the job's outputs) and makes them ready, in the order of their resolved paths, the same
+  /// in every job. Two jobs writing the same files (decks naming them in different orders)
+  /// then wait for each other once instead of each holding one lock and waiting for the other
+  /// until SHARDOPS_LOCK_TIMEOUT. The writes that follow find their files ready.
+  void open_in_lock_order(const std::vector<DatasetRef>& targets);
+
   /// \brief Collective, with overwrite, where the job writes the numbered members "0" to
   /// "from - 1" of \p group (a dataset path naming a group: DynamicPartition's output): the
   /// group's datasets numbered from \p from up that an earlier job of the same \p op wrote

@@ -947,6 +947,52 @@ def input_open_for_writing(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def input_reached_deeper_open_for_writing(t, sh):
+    """A file an input reaches two steps away (the middle of a chain of external links, the
+    source of a virtual dataset's source, the file a virtual source's external link leads to)
+    is an input too: held open for writing by h5py it is exit 3, as one step away already was
+    (the job read it and exited 0)."""
+    inp, expected = make_inputs(t.d)
+    path = lambda name: os.path.join(t.d, name)
+    with e2e.h5py.File(inp, "r") as f:
+        params = f["params"][()]
+    with e2e.h5py.File(path("leaf2.h5"), "w") as f:
+        f["x"] = params
+    with e2e.h5py.File(path("leaf.h5"), "w") as f:
+        f["el"] = e2e.h5py.ExternalLink("leaf2.h5", "/x")
+    with e2e.h5py.File(path("b.h5"), "w") as f:
+        f["y"] = e2e.h5py.ExternalLink("leaf2.h5", "/x")
+    with e2e.h5py.File(path("a.h5"), "w") as f:
+        f["chain"] = e2e.h5py.ExternalLink("b.h5", "/y")
+
+    def virtual(file, name, source_file, source_name):
+        with e2e.h5py.File(path(file), "a") as f:
+            layout = e2e.h5py.VirtualLayout(params.shape, params.dtype)
+            layout[:] = e2e.h5py.VirtualSource(source_file, source_name, shape=params.shape)
+            f.create_virtual_dataset(name, layout)
+
+    virtual("mid.h5", "vl", "leaf.h5", "el")
+    virtual("vv1.h5", "v1", "leaf2.h5", "x")
+    virtual("vv.h5", "v2", "vv1.h5", "v1")
+    out = path("out.h5")
+    for source, held in (("a.h5:/chain", "b.h5"), ("mid.h5:/vl", "leaf2.h5"), ("vv.h5:/v2", "leaf2.h5")):
+        file, dataset = source.split(":")
+        argv = ["gather-nd", "--params", e2e.ref(path(file), dataset), "--indices", e2e.ref(inp, "/idx"), "--out",
+                e2e.ref(out, "/g"), "-q"]
+        with e2e.h5py.File(path(held), "r+"):
+            r = sh.run(argv)
+            t.suite.check(r.rc == 3, "%s with %s open for writing: exit %s, expected 3" % (source, held, r.rc), r)
+            t.suite.check("is open for writing in another program" in r.stderr,
+                          "%s: the message does not say why" % source, r)
+            t.suite.check(not os.path.exists(out), "%s: an output was written" % source, r)
+        r = sh.run(argv)
+        t.suite.check(r.rc == 0, "%s, nothing held: exit %s" % (source, r.rc), r)
+        if r.rc == 0:
+            e2e.same_array(t.suite, source, e2e.read_h5(out, "/g"), expected)
+            os.remove(out)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 def input_of_a_killed_writer(t, sh):
     """A file whose h5py writer (libver='latest': the superblock that carries HDF5's write
     flag) was killed half way through a write is not read, as HDF5 refuses it: exit 3 saying
@@ -1572,6 +1618,7 @@ def main():
         run_case("input_overwritten_while_also_read_in_memory", input_changed_while_read, "read_twice")
         run_case("adding_to_the_file_read", adding_to_the_file_read)
         run_case("input_open_for_writing", input_open_for_writing)
+        run_case("input_reached_deeper_open_for_writing", input_reached_deeper_open_for_writing)
         run_case("input_of_a_killed_writer", input_of_a_killed_writer)
         run_case("report_rules", report_rules)
         if os.geteuid() == 0 and can_mount():

@@ -67,11 +67,12 @@ std::vector<std::string> check_external_files(hid_t dataset, const std::string& 
 // An open input dataset (its file stays open in the InputFiles that opened it).
 struct OpenDataset {
   DatasetHandle dataset;
-  DatasetInfo info;         ///< shape: the rows selected
-  Shape file_shape;         ///< the dataset's own shape
-  std::int64_t first = 0;   ///< the first row selected
-  bool is_virtual = false;  ///< h5py's VirtualLayout: rows taken from other datasets
-  bool fill_first = false;  ///< fill the read buffer with the fill value first (fill_before_reading)
+  DatasetInfo info;                     ///< shape: the rows selected
+  Shape file_shape;                     ///< the dataset's own shape
+  std::int64_t first = 0;               ///< the first row selected
+  bool is_virtual = false;              ///< h5py's VirtualLayout: rows taken from other datasets
+  bool fill_first = false;              ///< fill the read buffer with the fill value first (fill_before_reading)
+  std::vector<std::string> link_files;  ///< the files external links on its path lead through or to
 };
 
 // Where HDF5 may leave parts of a read buffer as they were: elements no one ever wrote when
@@ -140,7 +141,7 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
   const std::string what = ref.str();
   OpenDataset d;
   run_agreed(comm, [&] {
-    check_external_links(file, ref.file, ref.path, what);
+    check_external_links(file, ref.file, ref.path, what, &d.link_files);
     const PathLookup found = lookup_path(file, ref.path, what);
     if (found.blocked) {
       throw InvalidArgument(what + ": no such dataset: '" + found.stop + "' is " + object_kind_name(found.blocked_by) +
@@ -342,6 +343,8 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
   const Comm& comm = comm_;
   const std::string what = ref.str();
   OpenDataset d = open_dataset(comm, file(ref), ref);
+  // Every file a chain of external links passes through is an input too.
+  for (const std::string& passed : d.link_files) run_agreed(comm, [&] { watch_->opening(passed, what); });
   // Where the rows are: a dataset that an external link leads to lies in another file,
   // which is then an input as much as ref.file: checked and watched like one (another
   // program writing it is an error), and its own pages are the ones mapped.
@@ -379,7 +382,14 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     std::vector<std::string> sources;
     run_agreed(comm, [&] {
       sources = virtual_source_files(d.dataset.get(), source.file, what);
-      check_virtual_loops(d.dataset.get(), source.file, source.path, what);
+      // Sources of sources, and files their links lead to, are read as well.
+      std::vector<std::string> deeper;
+      check_virtual_loops(d.dataset.get(), source.file, source.path, what, &deeper);
+      for (const std::string& s : deeper) {
+        if (std::none_of(sources.begin(), sources.end(), [&](const std::string& t) { return same_file(s, t); }) &&
+            !same_file(s, source.file))
+          sources.push_back(s);
+      }
     });
     for (const std::string& s : sources) run_agreed(comm, [&] { watch_->opening(s, what); });
   }

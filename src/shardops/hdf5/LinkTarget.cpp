@@ -37,7 +37,7 @@ std::string join(const std::string& folder, const std::string& name) {
 
 // check_external_links() from \p file (open, named \p file_name), \p hops links deep.
 void follow_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
-                           int hops) {
+                           int hops, std::vector<std::string>* passed) {
   constexpr int kMaxHops = 16;  // HDF5's default limit of links followed in one lookup
   H5L_type_t type = H5L_TYPE_ERROR;
   std::string rest, target_file, target_path;
@@ -52,9 +52,10 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
   const std::string how = "the external link '" + link + "' in '" + file_name + "'";
   const std::string found = linked_file(file_name, target_file, "HDF5_EXT_PREFIX", how, what);
   if (found.empty()) return;
+  if (passed != nullptr) passed->push_back(found);
   const FileHandle next =
       open_serial(found, H5F_ACC_RDONLY, what + " (through " + how + "): cannot open '" + found + "'");
-  follow_external_links(next.get(), found, target_path + rest, what, hops + 1);
+  follow_external_links(next.get(), found, target_path + rest, what, hops + 1, passed);
 }
 
 }  // namespace
@@ -161,7 +162,7 @@ std::string source_key(const std::string& file, const std::string& path) {
 }
 
 void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std::string>& chain,
-                    const std::string& what) {
+                    const std::string& what, std::vector<std::string>* sources) {
   const PropListHandle dcpl(H5Dget_create_plist(dataset));
   size_t count = 0;
   if (!dcpl.valid() || H5Pget_virtual_count(dcpl.get(), &count) < 0) {
@@ -203,23 +204,37 @@ void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std:
     H5E_END_TRY;
     hdf5_error_detail();
     if (!source.valid()) continue;  // not there: HDF5 reads the fill value
+    if (sources != nullptr) {
+      sources->push_back(file);
+      // A source that an external link of its file names lies in the link's target.
+      const ssize_t n = H5Fget_name(source.get(), nullptr, 0);
+      if (n > 0) {
+        std::string held(static_cast<std::size_t>(n) + 1, '\0');
+        H5Fget_name(source.get(), held.data(), held.size());
+        held.resize(static_cast<std::size_t>(n));
+        if (!same_file(held, file)) sources->push_back(held);
+      }
+      hdf5_error_detail();
+    }
     const PropListHandle sdcpl(H5Dget_create_plist(source.get()));
     if (sdcpl.valid() && H5Pget_layout(sdcpl.get()) == H5D_VIRTUAL) {
       chain.push_back(key);
-      follow_virtual(source.get(), file, chain, what);
+      follow_virtual(source.get(), file, chain, what, sources);
       chain.pop_back();
     }
   }
 }
 }  // namespace
 
-void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what) {
+void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what,
+                         std::vector<std::string>* sources) {
   std::vector<std::string> chain{source_key(vds_file, path)};
-  follow_virtual(dataset, vds_file, chain, what);
+  follow_virtual(dataset, vds_file, chain, what, sources);
 }
 
-void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what) {
-  follow_external_links(file, file_name, path, what, 0);
+void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
+                          std::vector<std::string>* passed) {
+  follow_external_links(file, file_name, path, what, 0, passed);
 }
 
 }  // namespace shardops::io

@@ -37,8 +37,10 @@ std::string linked_file(const std::string& parent_file, const std::string& named
 /// (serial opens, each target found and checked by linked_file() before it is opened), and
 /// throws its IOError for a target that is there but cannot be read. Returns where a target
 /// file is missing (HDF5 says the link leads nowhere) and where every file opens. Soft links
-/// end the walk.
-void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what);
+/// end the walk. \p passed, if given, gets each file the links lead through or to (inputs
+/// as much as the one named: another program writing one is an error).
+void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
+                          std::vector<std::string>* passed = nullptr);
 
 /// \brief The source files of the virtual dataset \p dataset (of the file \p vds_file) that
 /// are there, each found and checked by linked_file() (HDF5_VDS_PREFIX): HDF5 reads the fill
@@ -52,7 +54,9 @@ std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& 
 /// naming \p what if they lead back to one already on the way (HDF5 1.10 recurses without
 /// end reading a virtual dataset that takes rows from itself, and reads fill values for a
 /// loop through other files), or go more than 16 deep. Sources that are not there, or named
-/// by a pattern, are left to HDF5.
-void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what);
+/// by a pattern, are left to HDF5. \p sources, if given, gets the file of every source on the
+/// way, at any depth, and the file a source reached through an external link lies in.
+void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what,
+                         std::vector<std::string>* sources = nullptr);
 
 }  // namespace shardops::io

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "shardops/Version.hpp"
 #include "shardops/core/Error.hpp"
@@ -107,8 +108,15 @@ std::string report_json(const Comm& comm, const RunRecord& record, double wall_s
   }
   report["hosts"] = unique_hosts;
   report["host_of_rank"] = hosts;
-  const char* job = std::getenv("SLURM_JOB_ID");
-  report["slurm_job_id"] = job != nullptr ? json(job) : json(nullptr);
+  // Which Slurm job, step and array task ran it (null outside Slurm): the tasks of an array
+  // share a file of reports; each task is its own job with an id of its own.
+  for (const auto& [key, variable] : {std::pair<const char*, const char*>{"slurm_job_id", "SLURM_JOB_ID"},
+                                      {"slurm_step_id", "SLURM_STEP_ID"},
+                                      {"slurm_array_job_id", "SLURM_ARRAY_JOB_ID"},
+                                      {"slurm_array_task_id", "SLURM_ARRAY_TASK_ID"}}) {
+    const char* value = std::getenv(variable);
+    report[key] = value != nullptr ? json(value) : json(nullptr);
+  }
   report["options"] = record.options;
   // What this process set for MPI itself before MPI_Init (route/MpiStartup.hpp).
   report["mpi_settings"] = json::object();

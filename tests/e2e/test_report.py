@@ -40,12 +40,16 @@ def op_report(t, sh):
     e2e.write_h5(inp, {"/params": params, "/idx": idx}, mode="w")
     out, rep = os.path.join(t.d, "o.h5"), os.path.join(t.d, "r.json")
     r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out",
-                e2e.ref(out, "/g"), "--report", rep, "-q"], env={"SLURM_JOB_ID": "4242"})
+                e2e.ref(out, "/g"), "--report", rep, "-q"],
+               env={"SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "3", "SLURM_ARRAY_JOB_ID": "4240",
+                    "SLURM_ARRAY_TASK_ID": "2"})
     e2e.expect_success(t.suite, r)
     with open(rep) as f:
         doc = json.load(f)
     t.suite.check(doc["ranks"] == sh.np and len(doc["host_of_rank"]) == sh.np, "ranks/hosts: %r" % doc)
-    t.suite.check(doc["slurm_job_id"] == "4242", "slurm_job_id = %r" % doc.get("slurm_job_id"))
+    slurm = {k: doc.get(k) for k in ("slurm_job_id", "slurm_step_id", "slurm_array_job_id", "slurm_array_task_id")}
+    t.suite.check(slurm == {"slurm_job_id": "4242", "slurm_step_id": "3", "slurm_array_job_id": "4240",
+                            "slurm_array_task_id": "2"}, "the Slurm ids: %r" % slurm)
     t.suite.check(doc.get("tf_op") == e2e.op_info("gather-nd")["tf_name"] == "GatherNd",
                   "tf_op = %r" % doc.get("tf_op"))
     t.suite.check(doc["command_line"][-1] == "-q" and "gather-nd" in doc["command_line"], "command_line")

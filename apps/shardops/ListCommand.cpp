@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "ErrorReport.hpp"
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/hdf5/FileListing.hpp"
@@ -44,13 +45,16 @@ void run_list_command(const Comm& comm, const Request& r) {
     return static_cast<std::size_t>(
         std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
   };
+  // Names and values as one line each (one_line escapes control characters): a newline in a
+  // name or an attribute would otherwise print what reads as another dataset's line.
   std::size_t wide = 4;
-  for (const auto& d : found) wide = std::max(wide, columns(d.path));
+  for (const auto& d : found) wide = std::max(wide, columns(one_line(d.path)));
   std::ostringstream os;
   for (const auto& d : found) {
-    os << d.path << std::string(wide + 2 - columns(d.path), ' ');
+    const std::string path = one_line(d.path);
+    os << path << std::string(wide + 2 - columns(path), ' ');
     if (!d.problem.empty()) {
-      os << d.problem;  // nothing else is known of it
+      os << one_line(d.problem);  // nothing else is known of it
     } else {
       os << dims_text(d.shape) << "  " << d.dtype;
       if (!d.chunks.empty()) os << "  chunks " << dims_text(d.chunks);
@@ -59,10 +63,10 @@ void run_list_command(const Comm& comm, const Request& r) {
         for (std::size_t i = 0; i < d.filters.size(); ++i) os << (i ? ", " : "") << d.filters[i];
       }
     }
-    if (!d.link.empty()) os << "  (" << d.link << ")";
+    if (!d.link.empty()) os << "  (" << one_line(d.link) << ")";
     os << "\n";
-    for (const auto& [name, value] : d.attributes) os << "    @" << name << " = " << value << "\n";
-    if (!d.comment.empty()) os << "    # " << d.comment << "\n";
+    for (const auto& [name, value] : d.attributes) os << "    @" << one_line(name) << " = " << one_line(value) << "\n";
+    if (!d.comment.empty()) os << "    # " << one_line(d.comment) << "\n";
   }
   if (found.empty()) os << "(no datasets in " << r.listing << ")\n";
   errno = 0;

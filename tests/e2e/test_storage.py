@@ -153,6 +153,16 @@ def listing(t, sh):
     t.suite.check("@note = hello" in r.stdout and "@n = [0, 1, 2]" in r.stdout, "ls -a printed %r" % r.stdout, r)
     r = sh.run(["ls", path + ":/a"])
     t.suite.check(r.stdout.split()[:1] == ["/a/x"], "ls of a group printed %r" % r.stdout, r)
+    # A newline in a name or a value stays on its line, escaped: it printed what read as the
+    # line of another dataset.
+    odd = os.path.join(t.d, "odd.h5")
+    with e2e.h5py.File(odd, "w") as f:
+        f.create_dataset("a\n/fake  [3]  float32", data=np.zeros(2))
+        f["a\n/fake  [3]  float32"].attrs["note"] = "one\n/x  [9]  int64"
+    r = sh.run(["ls", odd, "-a"])
+    e2e.expect_success(t.suite, r, "ls of odd names")
+    t.suite.check(r.stdout.splitlines() == ["/a\\n/fake  [3]  float32  [2]  float64",
+                                            "    @note = one\\n/x  [9]  int64"], "ls printed %r" % r.stdout, r)
     for target, code in ((path + ":/missing", 2), (os.path.join(t.d, "none.h5"), 2), (__file__, 3)):
         r = sh.run(["ls", target])
         t.suite.check(r.rc == code and len(e2e.error_lines(r.stderr)) == 1,

@@ -58,6 +58,16 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
   follow_external_links(next.get(), found, target_path + rest, what, hops + 1, passed);
 }
 
+// The name of a virtual mapping's source (file or dataset) as HDF5 keeps it ("" where it cannot say).
+std::string mapping_name(ssize_t (*get)(hid_t, size_t, char*, size_t), hid_t dcpl, size_t i) {
+  const ssize_t n = get(dcpl, i, nullptr, 0);
+  if (n < 0) return {};
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  get(dcpl, i, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
+
 }  // namespace
 
 std::vector<std::string> linked_file_places(const std::string& parent_file, const std::string& named,
@@ -129,11 +139,9 @@ std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& 
   check_status(H5Pget_virtual_count(dcpl.get(), &count), what + ": cannot read the virtual layout");
   std::vector<std::string> files;
   for (size_t i = 0; i < count; ++i) {
-    const ssize_t n = H5Pget_virtual_filename(dcpl.get(), i, nullptr, 0);
-    if (n < 0) throw IOError(with_hdf5_detail(what + ": cannot read the virtual layout"));
-    std::string name(static_cast<std::size_t>(n) + 1, '\0');
-    H5Pget_virtual_filename(dcpl.get(), i, name.data(), name.size());
-    name.resize(static_cast<std::size_t>(n));
+    if (H5Pget_virtual_filename(dcpl.get(), i, nullptr, 0) < 0)
+      throw IOError(with_hdf5_detail(what + ": cannot read the virtual layout"));
+    const std::string name = mapping_name(H5Pget_virtual_filename, dcpl.get(), i);
     // '.': this very file; a name with a printf-style pattern (%b) names many files.
     if (name == "." || name.find('%') != std::string::npos) continue;
     const std::string found =
@@ -144,15 +152,6 @@ std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& 
 }
 
 namespace {
-// The name of a mapping's source (file or dataset) as HDF5 keeps it.
-std::string mapping_name(ssize_t (*get)(hid_t, size_t, char*, size_t), hid_t dcpl, size_t i) {
-  const ssize_t n = get(dcpl, i, nullptr, 0);
-  if (n < 0) return {};
-  std::string name(static_cast<std::size_t>(n) + 1, '\0');
-  get(dcpl, i, name.data(), name.size());
-  name.resize(static_cast<std::size_t>(n));
-  return name;
-}
 
 // A file and dataset as one key, the file by its canonical path.
 std::string source_key(const std::string& file, const std::string& path) {

@@ -20,6 +20,7 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/MemoryBudget.hpp"
 #include "shardops/hdf5/DatasetRef.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
 #include "shardops/ops/OpRegistry.hpp"
 
 namespace shardops {
@@ -40,7 +41,7 @@ std::string trimmed(const std::string& t) {
 
 // A deck's tensor value has at most as many dimensions as HDF5 can write; the YAML
 // around it (deck, tensors, the tensor's mapping, its value) adds four levels.
-constexpr int kMaxValueRank = kMaxDatasetRank;
+constexpr int kMaxValueRank = io::kMaxDatasetRank;
 constexpr int kMaxDeckDepth = kMaxValueRank + 4;
 
 // What one inline value costs once read: its number and text forms (DeckInput), twice
@@ -488,7 +489,7 @@ class Loader {
       switch (a->kind) {
         case AttrKind::Int: deck_int(step, key); break;
         case AttrKind::Shape:
-          check_dataset_rank(deck_int_list(step, key).size(), step.where + ": '" + key + "'");
+          io::check_dataset_rank(deck_int_list(step, key).size(), step.where + ": '" + key + "'");
           break;
         case AttrKind::Number: {
           // An integer beyond int64 is a number for a uint64 tensor alone: checked when the

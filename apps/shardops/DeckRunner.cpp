@@ -136,9 +136,10 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
   // The inputs' files are watched until the commit where the deck writes over an input
   // (io::InputWatch::will_write): another job's change to it is then an error, not lost.
   io::InputWatch watch(comm);
+  std::vector<io::DatasetRef> targets;  // the outputs, in the deck's order
   for (const DeckOutput& o : deck.outputs) {
-    const io::DatasetRef ref = io::parse_dataset_ref(o.dataset);
-    watch.will_write(ref.file, ref.path);
+    targets.push_back(io::parse_dataset_ref(o.dataset));
+    watch.will_write(targets.back().file, targets.back().path);
   }
   {
     ScopedPhase phase("read");
@@ -224,10 +225,9 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
     }
   });
   io::OutputTransaction out(comm, io::OutputOptions{r.overwrite, !r.no_fsync, r.storage, &watch});
-  std::vector<io::DatasetRef> targets;
-  for (const DeckOutput& o : deck.outputs) targets.push_back(io::parse_dataset_ref(o.dataset));
   out.open_in_lock_order(targets);
-  for (const DeckOutput& o : deck.outputs) {
+  for (std::size_t i = 0; i < deck.outputs.size(); ++i) {
+    const DeckOutput& o = deck.outputs[i];
     const DistTensor& t = env.at(o.name);
     const std::set<std::string>& from = sources[o.name];
     const io::Attributes attrs{{"op", "run"},
@@ -237,7 +237,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
                                {"inputs", std::vector<std::string>(from.begin(), from.end())},
                                {"set", r.set}};
     try {
-      out.write(io::parse_dataset_ref(o.dataset), t, attrs, o.storage_given ? o.storage : r.storage);
+      out.write(targets[i], t, attrs, o.storage_given ? o.storage : r.storage);
     } catch (const Error& e) {
       throw_error(e.kind(), deck.path + ":" + std::to_string(o.line) + ": output '" + o.name + "': " + e.what());
     }

@@ -19,6 +19,16 @@ namespace app {
 
 namespace fs = std::filesystem;
 
+namespace {
+// InvalidArgument if the report \p path is one of \p files, which the job uses as \p how says.
+void refuse_if_among(const std::string& path, const std::vector<std::string>& files, const std::string& how) {
+  for (const std::string& file : files) {
+    if (io::same_file(path, file))
+      throw InvalidArgument("--report '" + path + "' is " + how + " ('" + file + "'); a report never replaces one");
+  }
+}
+}  // namespace
+
 std::vector<std::string> job_files(const Request& r) {
   std::vector<std::string> names;
   if (r.command == "run") {
@@ -42,12 +52,7 @@ ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vec
   run_agreed(comm, [&] {
     if (rank_ != 0) return;
     const std::string what = "--report '" + path + "'";
-    for (const std::string& file : job_files) {
-      if (io::same_file(path, file)) {
-        throw InvalidArgument(what + " is a file this job reads or writes ('" + file +
-                              "'); a report never replaces one");
-      }
-    }
+    refuse_if_among(path, job_files, "a file this job reads or writes");
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InvalidArgument(what + " is a directory; name a file");
     const std::string target = io::resolve_output_path(path, what);
@@ -69,14 +74,9 @@ ReportFile::ReportFile(const Comm& comm, const std::string& path, const std::vec
 
 void ReportFile::refuse_files_read(const Comm& comm, const std::vector<std::string>& files_read) const {
   run_agreed(comm, [&] {
-    if (rank_ != 0) return;
-    for (const std::string& file : files_read) {
-      if (io::same_file(path_, file)) {
-        throw InvalidArgument("--report '" + path_ + "' is a file this job reads ('" + file +
-                              "', which an input's link or virtual dataset leads to, or its raw data); a report "
-                              "never replaces one");
-      }
-    }
+    if (rank_ == 0)
+      refuse_if_among(path_, files_read,
+                      "a file this job reads (an input's, or one its link, virtual dataset or raw data leads to)");
   });
 }
 

@@ -1,15 +1,10 @@
 #include "ShapeText.hpp"
 
 #include "shardops/core/Error.hpp"
+#include "shardops/hdf5/StorageLayout.hpp"
 
 namespace shardops {
 namespace app {
-
-void check_dataset_rank(std::size_t rank, const std::string& what) {
-  if (rank <= static_cast<std::size_t>(kMaxDatasetRank)) return;
-  throw InvalidArgument(what + ": " + std::to_string(rank) + " dimensions, more than the " +
-                        std::to_string(kMaxDatasetRank) + " an HDF5 dataset can have");
-}
 
 std::vector<std::int64_t> parse_shape(const std::string& text) {
   std::vector<std::int64_t> dims;
@@ -35,7 +30,7 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
                             "' is not an integer (expected comma-separated dims, e.g. 4,4,4)");
     }
     dims.push_back(v);
-    check_dataset_rank(dims.size(), "--shape '" + text + "'");
+    io::check_dataset_rank(dims.size(), "--shape '" + text + "'");
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }

@@ -191,7 +191,7 @@ def catalogue(d, good, not_h5, truncated, regular):
     C = BadCase
     return [
         C("output_of_33_dimensions", ["dynamic-stitch", "--indices", ref(deep, "/s"), "--data", ref(deep, "/p"),
-                                      "--out", o], 2, ["the output has 33 dimensions, more than the 32"]),
+                                      "--out", o], 2, ["33 dimensions, more than the 32 an HDF5 dataset can have"]),
         C("report_is_an_external_link_target", reached_by("/link", lonely), 2, ["is a file this job reads"]),
         C("report_is_a_virtual_source", reached_by("/virtual", lonely), 2, ["is a file this job reads"]),
         C("report_is_raw_data", reached_by("/raw", raw), 2, ["is a file this job reads"]),

@@ -184,23 +184,6 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
   return d;
 }
 
-// An HDF5 name of \p id (H5Fget_name or H5Iget_name), "" if HDF5 has none.
-template <class GetName>
-std::string hdf5_name(hid_t id, GetName get_name) {
-  const ssize_t n = get_name(id, nullptr, 0);
-  if (n <= 0) {
-    hdf5_error_detail();  // clears the stack of a failed call
-    return "";
-  }
-  std::string name(static_cast<std::size_t>(n) + 1, '\0');
-  if (get_name(id, name.data(), name.size()) != n) {
-    hdf5_error_detail();
-    return "";
-  }
-  name.resize(static_cast<std::size_t>(n));
-  return name;
-}
-
 // The file and path that hold \p dataset (open under \p ref's name) when an external link,
 // or several in a row, took that name out of \p ref's file: nullopt where it lies in that
 // file. The file is named as HDF5 opened it (the link's target, found as HDF5 looks for it).

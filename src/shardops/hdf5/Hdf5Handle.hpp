@@ -89,4 +89,23 @@ T check_value(T value, const std::string& what, ErrorKind kind = ErrorKind::IO) 
   return value;
 }
 
+/// \brief A name HDF5 gives of \p id, asked for twice (its length, then its bytes) through
+/// \p get_name(id, buffer, size): H5Fget_name, H5Iget_name, or a lambda around a call with more
+/// arguments (a virtual mapping's source). "" if HDF5 has none.
+template <class GetName>
+std::string hdf5_name(hid_t id, GetName get_name) {
+  const ssize_t n = get_name(id, nullptr, 0);
+  if (n <= 0) {
+    hdf5_error_detail();  // clears the stack of a failed call
+    return "";
+  }
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  if (get_name(id, name.data(), name.size()) != n) {
+    hdf5_error_detail();
+    return "";
+  }
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
+
 }  // namespace shardops::io

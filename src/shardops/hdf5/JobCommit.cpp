@@ -52,6 +52,24 @@ bool read_whole(const std::string& path, std::string& bytes) {
   return !in.bad();
 }
 
+// The fields of the note at \p path: {magic, record, kind ("journal" or "new"), file,
+// device, inode}; empty for a note that is not whole (being written when its job died,
+// before the file changed).
+std::vector<std::string> read_note(const std::string& path) {
+  std::string bytes;
+  std::vector<std::string> f = read_whole(path, bytes) ? decode(bytes) : std::vector<std::string>();
+  if (f.size() != 6 || f[0] != kNoteMagic) f.clear();
+  return f;
+}
+
+// Whether \p target is the new file that \p note (read_note) says its job put in place.
+bool is_noted_new_file(const std::string& target, const std::vector<std::string>& note) {
+  struct stat st {};
+  return note[2] == "new" && ::stat(target.c_str(), &st) == 0 &&
+         std::to_string(static_cast<unsigned long long>(st.st_dev)) == note[4] &&
+         std::to_string(static_cast<unsigned long long>(st.st_ino)) == note[5];
+}
+
 // Creates \p path holding \p bytes (never over an existing file), flushed with \p durable.
 void write_new(const std::string& path, const std::string& bytes, bool durable, const std::string& what) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -169,12 +187,10 @@ void JobCommit::remove_notes() noexcept {
 void settle_job_commits(const std::string& target) noexcept {
   try {
     for (const std::string& note_path : leftovers_of(target, kNoteInfix)) {
-      std::string bytes;
-      const std::vector<std::string> f = read_whole(note_path, bytes) ? decode(bytes) : std::vector<std::string>();
-      // A note that is not whole was being written when its job died, before the
-      // file changed: nothing to undo here (a journal it was about to name is rolled
-      // back as any journal without a note).
-      if (f.size() == 6 && f[0] == kNoteMagic) {
+      const std::vector<std::string> f = read_note(note_path);
+      // A note that is not whole: nothing to undo here (a journal it was about to name is
+      // rolled back as any journal without a note).
+      if (!f.empty()) {
         const std::string& record = f[1];
         const bool undo = path_exists(record);
         if (f[2] == "journal") {
@@ -183,12 +199,8 @@ void settle_job_commits(const std::string& target) noexcept {
           } else {
             remove_quietly(f[3]);
           }
-        } else if (f[2] == "new" && undo) {
-          struct stat st {};
-          if (::stat(target.c_str(), &st) == 0 && std::to_string(static_cast<unsigned long long>(st.st_dev)) == f[4] &&
-              std::to_string(static_cast<unsigned long long>(st.st_ino)) == f[5]) {
-            ::unlink(target.c_str());
-          }
+        } else if (undo && is_noted_new_file(target, f)) {
+          ::unlink(target.c_str());
         }
         remove_quietly(note_path);
         if (undo) remove_record_if_unreferenced(record);
@@ -215,19 +227,13 @@ std::string uncommitted_change_left(const std::string& target) noexcept {
   try {
     std::vector<std::string> settled;  // journals of commits whose point passed: nothing to undo
     for (const std::string& note_path : leftovers_of(target, kNoteInfix)) {
-      std::string bytes;
-      const std::vector<std::string> f = read_whole(note_path, bytes) ? decode(bytes) : std::vector<std::string>();
-      if (f.size() != 6 || f[0] != kNoteMagic) continue;  // written when its job died, before any change
+      const std::vector<std::string> f = read_note(note_path);
+      if (f.empty()) continue;
       if (!path_exists(f[1])) {
         if (f[2] == "journal") settled.push_back(f[3]);
         continue;
       }
-      if (f[2] == "journal" && journal_still_applies(target, f[3])) return note_path;
-      struct stat st {};
-      if (f[2] == "new" && ::stat(target.c_str(), &st) == 0 &&
-          std::to_string(static_cast<unsigned long long>(st.st_dev)) == f[4] &&
-          std::to_string(static_cast<unsigned long long>(st.st_ino)) == f[5])
-        return note_path;
+      if (f[2] == "journal" ? journal_still_applies(target, f[3]) : is_noted_new_file(target, f)) return note_path;
     }
     for (const std::string& journal : leftovers_of(target, ".shardops-journal.")) {
       if (std::find(settled.begin(), settled.end(), journal) == settled.end() && journal_still_applies(target, journal))

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "shardops/core/Error.hpp"
@@ -572,21 +573,35 @@ bool unchanged_since_the_job(int tfd, const Header& h, const std::vector<SavedRa
 
 }  // namespace
 
+namespace {
+// A journal of \p target as read from \p jfd: its header and complete records. Empty where
+// it is not \p target's (another file in its place) or cannot be read.
+struct JournalOfTarget {
+  Header h{};
+  std::vector<SavedRange> records;
+  bool complete = false;
+  std::uint64_t head_after = 0;
+};
+std::optional<JournalOfTarget> read_journal_of(int jfd, const std::string& target) {
+  JournalOfTarget j;
+  off_t records_at = 0;
+  struct stat st {};
+  if (!read_header(jfd, j.h, records_at) || ::stat(target.c_str(), &st) != 0 ||
+      static_cast<std::uint64_t>(st.st_dev) != j.h.device || static_cast<std::uint64_t>(st.st_ino) != j.h.inode)
+    return std::nullopt;
+  j.records = read_records(jfd, records_at, j.complete, j.head_after);
+  return j;
+}
+}  // namespace
+
 bool journal_still_applies(const std::string& target, const std::string& journal) noexcept {
   const int jfd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
   if (jfd < 0) return false;
-  Header h{};
-  off_t records_at = 0;
-  struct stat st {};
   bool applies = false;
-  if (read_header(jfd, h, records_at) && ::stat(target.c_str(), &st) == 0 &&
-      static_cast<std::uint64_t>(st.st_dev) == h.device && static_cast<std::uint64_t>(st.st_ino) == h.inode) {
-    bool complete = false;
-    std::uint64_t head_after = 0;
-    const std::vector<SavedRange> records = read_records(jfd, records_at, complete, head_after);
+  if (const std::optional<JournalOfTarget> j = read_journal_of(jfd, target)) {
     const int tfd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);
     if (tfd >= 0) {
-      applies = unchanged_since_the_job(tfd, h, records, complete, head_after);
+      applies = unchanged_since_the_job(tfd, j->h, j->records, j->complete, j->head_after);
       ::close(tfd);
     }
   }
@@ -598,28 +613,19 @@ bool roll_back_journal(const std::string& target, const std::string& journal, bo
   const int jfd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
   if (jfd < 0) return false;
   bool changed = false;
-  Header h{};
-  off_t records_at = 0;
-  struct stat st {};
-  const bool valid = read_header(jfd, h, records_at) && ::stat(target.c_str(), &st) == 0 &&
-                     static_cast<std::uint64_t>(st.st_dev) == h.device &&
-                     static_cast<std::uint64_t>(st.st_ino) == h.inode;
-  if (valid) {
-    bool complete = false;
-    std::uint64_t head_after = 0;
-    const std::vector<SavedRange> records = read_records(jfd, records_at, complete, head_after);
+  if (const std::optional<JournalOfTarget> j = read_journal_of(jfd, target)) {
     const int tfd = ::open(target.c_str(), O_RDWR | O_CLOEXEC);
     if (tfd < 0) {  // keep the journal for a job that may open the file
       ::close(jfd);
       return false;
     }
     // A file changed since its job died keeps that change: the journal goes, the file stays.
-    if (!dead_job || unchanged_since_the_job(tfd, h, records, complete, head_after)) {
+    if (!dead_job || unchanged_since_the_job(tfd, j->h, j->records, j->complete, j->head_after)) {
       bool ok = true;
-      for (auto r = records.rbegin(); r != records.rend(); ++r) {
+      for (auto r = j->records.rbegin(); r != j->records.rend(); ++r) {
         ok = write_all(tfd, r->bytes.data(), r->bytes.size(), static_cast<off_t>(r->addr)) && ok;
       }
-      ok = ::ftruncate(tfd, static_cast<off_t>(h.original_length)) == 0 && ok;
+      ok = ::ftruncate(tfd, static_cast<off_t>(j->h.original_length)) == 0 && ok;
       ok = ::fsync(tfd) == 0 && ok;
       changed = true;
       if (!ok) {

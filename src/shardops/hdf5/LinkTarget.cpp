@@ -58,14 +58,10 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
   follow_external_links(next.get(), found, target_path + rest, what, hops + 1, passed);
 }
 
-// The name of a virtual mapping's source (file or dataset) as HDF5 keeps it ("" where it cannot say).
+// The name of the source file (\p get: H5Pget_virtual_filename) or dataset (H5Pget_virtual_dsetname)
+// of the mapping \p i of \p dcpl ("" where HDF5 cannot say).
 std::string mapping_name(ssize_t (*get)(hid_t, size_t, char*, size_t), hid_t dcpl, size_t i) {
-  const ssize_t n = get(dcpl, i, nullptr, 0);
-  if (n < 0) return {};
-  std::string name(static_cast<std::size_t>(n) + 1, '\0');
-  get(dcpl, i, name.data(), name.size());
-  name.resize(static_cast<std::size_t>(n));
-  return name;
+  return hdf5_name(dcpl, [&](hid_t id, char* buffer, size_t size) { return get(id, i, buffer, size); });
 }
 
 }  // namespace
@@ -206,14 +202,8 @@ void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std:
     if (sources != nullptr) {
       sources->push_back(file);
       // A source that an external link of its file names lies in the link's target.
-      const ssize_t n = H5Fget_name(source.get(), nullptr, 0);
-      if (n > 0) {
-        std::string held(static_cast<std::size_t>(n) + 1, '\0');
-        H5Fget_name(source.get(), held.data(), held.size());
-        held.resize(static_cast<std::size_t>(n));
-        if (!same_file(held, file)) sources->push_back(held);
-      }
-      hdf5_error_detail();
+      const std::string held = hdf5_name(source.get(), H5Fget_name);
+      if (!held.empty() && !same_file(held, file)) sources->push_back(held);
     }
     const PropListHandle sdcpl(H5Dget_create_plist(source.get()));
     if (sdcpl.valid() && H5Pget_layout(sdcpl.get()) == H5D_VIRTUAL) {

@@ -870,10 +870,7 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
   }
   // The op may make what HDF5 cannot store (a stitch of rank-32 data with a scalar index): a
   // usage error, like a --shape of as many dimensions, not a failure of the file.
-  if (output.shape().rank() > H5S_MAX_RANK) {
-    throw InvalidArgument(what + ": the output has " + std::to_string(output.shape().rank()) +
-                          " dimensions, more than the " + std::to_string(H5S_MAX_RANK) + " an HDF5 dataset can have");
-  }
+  check_dataset_rank(static_cast<std::size_t>(output.shape().rank()), what);
   // Every rank writes the same dataset of the same tensor: HDF5's collective calls with other
   // names would put one rank's choice in the file, or its rows in another's dataset.
   agree_on_call(comm_,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "shardops/core/Error.hpp"
@@ -88,6 +89,12 @@ Extent raw_extent(hid_t dataset, hid_t mem_type) {
   const bool same = type.valid() && H5Tequal(type.get(), mem_type) > 0;
   hdf5_error_detail();  // clear the stack of a failed call
   return same ? contiguous_extent(dataset) : Extent{};
+}
+
+void check_dataset_rank(std::size_t rank, const std::string& what) {
+  if (rank <= static_cast<std::size_t>(kMaxDatasetRank)) return;
+  throw InvalidArgument(what + ": " + std::to_string(rank) + " dimensions, more than the " +
+                        std::to_string(kMaxDatasetRank) + " an HDF5 dataset can have");
 }
 
 }  // namespace shardops::io

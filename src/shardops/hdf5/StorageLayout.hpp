@@ -7,6 +7,7 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -56,5 +57,13 @@ Extent contiguous_extent(hid_t dataset);
 /// elements (the same type, byte order and layout), which can then be moved without
 /// HDF5; offset -1 otherwise. Never throws.
 Extent raw_extent(hid_t dataset, hid_t mem_type);
+
+/// The most dimensions a dataset, so every output, can have.
+inline constexpr int kMaxDatasetRank = H5S_MAX_RANK;
+
+/// \throws InvalidArgument ("WHAT: N dimensions, more than the 32 an HDF5 dataset can have")
+/// if a tensor of \p rank dimensions cannot be written: a usage error, before any work where
+/// the shape is known up front (--shape, a deck's values), else before the dataset is made.
+void check_dataset_rank(std::size_t rank, const std::string& what);
 
 }  // namespace shardops::io

@@ -200,19 +200,10 @@ std::optional<Request> parse_command_line(int argc, char** argv, bool print) {
                                                 : Schedule::Auto;
   if (r.command == "run") return r;
   const OpInfo& op = op_for_command(r.command);
-  const OpInput* first_list = nullptr;
-  for (const OpInput& in : op.inputs) {
+  // List inputs pair up element by element (DynamicStitch's indices[m] with data[m]); their
+  // lengths are compared once a group given for a list is counted (with_partition_groups).
+  for (const OpInput& in : op.inputs)
     r.inputs[in.name] = in.is_list ? list_inputs[in.name] : std::vector<std::string>{single_inputs[in.name]};
-    if (!in.is_list) continue;
-    // List inputs pair up element by element (DynamicStitch's indices[m] with data[m]).
-    if (first_list && list_inputs[in.name].size() != list_inputs[first_list->name].size()) {
-      throw InvalidArgument("usage: " + option_name(first_list->name) + " and " + option_name(in.name) +
-                            " must name the same number of datasets, got " +
-                            std::to_string(list_inputs[first_list->name].size()) + " and " +
-                            std::to_string(list_inputs[in.name].size()));
-    }
-    if (!first_list) first_list = &in;
-  }
   for (const OpAttr& a : op.attrs) {
     if (!chosen->count(option_name(a.name))) continue;
     r.attrs[a.name] = a.kind == AttrKind::Int ? std::to_string(int_attrs[a.name]) : text_attrs[a.name];

@@ -346,7 +346,8 @@ def catalogue(d, good, not_h5, truncated, regular):
         C("kokkos_flag_given_a_value", gather("/gidx_ok", "--kokkos-help=yes"), 2, ["--kokkos-help takes no value"]),
         C("missing_required_option", ["gather-nd", "--params", g("/params"), "--out", o], 2, ["--indices"]),
         C("stitch_count_mismatch", ["dynamic-stitch", "--indices", g("/i0"), g("/i1"), "--data", g("/d0"),
-                                    "--out", o], 2, ["--indices and --data must name the same number of datasets"]),
+                                    "--out", o], 2,
+          ["--indices (2 datasets) and --data", "(1 dataset) must name as many datasets"]),
         C("no_command", [], 2, ["no command given"]),
         C("unknown_command", ["scatter-everything", "--out", o], 2, ["unknown command 'scatter-everything'"]),
         # An op that is not in the op registry, spelled like one that is: refused, naming the ones there are.

@@ -124,7 +124,8 @@ def doc_partition_then_stitch(t):
 def partition_groups_stitched_back(t):
     """A list input given as one group is its datasets 0, 1, …, N-1 (as dynamic-partition
     writes them; 12 parts, so "10" and "11" come after "9", not after "1"): partition the
-    rows and their positions, stitch `--indices F:/pos --data F:/parts` back to the rows.
+    rows and their positions, stitch `--indices F:/pos --data F:/parts` back to the rows
+    (or a group with the other list named dataset by dataset).
     Members of other names are not read; a gap, a group without 0, and two lists of
     different lengths are usage errors (exit 2) that name the group."""
     rng = np.random.default_rng(12)
@@ -149,6 +150,12 @@ def partition_groups_stitched_back(t):
         res = t.sh.run([op, "--indices", ref(mid, "/range"), "--data", ref(mid, "/x"), "--out", ref(out, "/x"), "-q"])
         expect_success(t.suite, res, op + " of two groups")
         check_values(t, op + " of two groups", out, "/x", x, res)
+    # A group for one list and the datasets named one by one for the other.
+    out = t.path("groups.mixed.h5")
+    res = t.sh.run(["dynamic-stitch", "--indices", ref(mid, "/range"), "--data"] +
+                   [ref(mid, "/x/%d" % k) for k in range(12)] + ["--out", ref(out, "/x"), "-q"])
+    expect_success(t.suite, res, "dynamic-stitch of a group and a list")
+    check_values(t, "dynamic-stitch of a group and a list", out, "/x", x, res)
     bad = t.path("groups.bad.h5")
     for indices, data, needle in (("/gap", "/x", "has a member named 3 but none named 2"),
                                   ("/no_zero", "/x", "is a group with no dataset named 0"),

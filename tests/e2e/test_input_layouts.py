@@ -76,18 +76,28 @@ def link_past_a_file_that_is_not_hdf5(suite, sh, d):
 def virtual_damaged_source(suite, sh, d):
     """A virtual dataset whose source file is there but cannot be read (cut short): HDF5 reads
     the fill value in its place, as for a missing source, and the job exited 0 with -1s.
-    Now exit 3 naming the source; a missing source still reads as the fill value."""
+    Now exit 3 naming the source; a missing source still reads as the fill value. The same
+    for a source of a source (a virtual dataset taking its rows from that one): before, only
+    the first level was checked, and the deeper source's rows read as -1."""
     path = make_virtual(d, "vds_damaged")
     src = os.path.join(d, "vds_damaged_src1.h5")
     with open(src, "r+b") as f:
         f.truncate(os.path.getsize(src) // 2)
-    out = os.path.join(d, "vds_damaged_out.h5")
-    res = sh.run(["gather-nd", "--params", ref(path, "/d"), "--indices", ref(identity(d, ROWS), "/i"), "--out",
-                  ref(out, "/g"), "-q"])
-    suite.check(res.rc == 3, "exit %s, expected 3" % res.rc, res)
-    suite.check("(through the virtual dataset's source file 'vds_damaged_src1.h5')" in res.stderr and
-                "as HDF5 (truncated or damaged?)" in res.stderr, "the message does not name the source", res)
-    suite.check(not os.path.exists(out), "an output was written", res)
+    outer = os.path.join(d, "vds_over_damaged.h5")
+    layout = h5py.VirtualLayout(shape=(ROWS, COLS), dtype="float32")
+    layout[:] = h5py.VirtualSource(os.path.basename(path), "d", shape=(ROWS, COLS))
+    with h5py.File(outer, "w") as f:
+        f.create_virtual_dataset("d", layout, fillvalue=-2)
+    for params in (path, outer):
+        out = os.path.join(d, "vds_damaged_out.h5")
+        res = sh.run(["gather-nd", "--params", ref(params, "/d"), "--indices", ref(identity(d, ROWS), "/i"), "--out",
+                      ref(out, "/g"), "-q"])
+        what = os.path.basename(params)
+        suite.check(res.rc == 3, "%s: exit %s, expected 3" % (what, res.rc), res)
+        suite.check("(through the virtual dataset's source file 'vds_damaged_src1.h5')" in res.stderr and
+                    "as HDF5 (truncated or damaged?)" in res.stderr, "%s: the message does not name the source" % what,
+                    res)
+        suite.check(not os.path.exists(out), "%s: an output was written" % what, res)
 
 
 def make_external_raw(d):

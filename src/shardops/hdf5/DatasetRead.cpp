@@ -362,18 +362,9 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     });
     // HDF5 reads the fill value where it cannot open a source file: one that is there must
     // be readable, and is an input like any other (another program writing it is an error).
+    // Sources of sources, and files their links lead to, are read as well.
     std::vector<std::string> sources;
-    run_agreed(comm, [&] {
-      sources = virtual_source_files(d.dataset.get(), source.file, what);
-      // Sources of sources, and files their links lead to, are read as well.
-      std::vector<std::string> deeper;
-      check_virtual_loops(d.dataset.get(), source.file, source.path, what, &deeper);
-      for (const std::string& s : deeper) {
-        if (std::none_of(sources.begin(), sources.end(), [&](const std::string& t) { return same_file(s, t); }) &&
-            !same_file(s, source.file))
-          sources.push_back(s);
-      }
-    });
+    run_agreed(comm, [&] { sources = virtual_source_files(d.dataset.get(), source.file, source.path, what); });
     for (const std::string& s : sources) run_agreed(comm, [&] { watch_->opening(s, what); });
   }
   const Shape& shape = d.info.shape;

@@ -129,24 +129,6 @@ std::string linked_file(const std::string& parent_file, const std::string& named
   return "";
 }
 
-std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& what) {
-  const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the virtual layout"));
-  size_t count = 0;
-  check_status(H5Pget_virtual_count(dcpl.get(), &count), what + ": cannot read the virtual layout");
-  std::vector<std::string> files;
-  for (size_t i = 0; i < count; ++i) {
-    if (H5Pget_virtual_filename(dcpl.get(), i, nullptr, 0) < 0)
-      throw IOError(with_hdf5_detail(what + ": cannot read the virtual layout"));
-    const std::string name = mapping_name(H5Pget_virtual_filename, dcpl.get(), i);
-    // '.': this very file; a name with a printf-style pattern (%b) names many files.
-    if (name == "." || name.find('%') != std::string::npos) continue;
-    const std::string found =
-        linked_file(vds_file, name, "HDF5_VDS_PREFIX", "the virtual dataset's source file '" + name + "'", what);
-    if (!found.empty() && std::find(files.begin(), files.end(), found) == files.end()) files.push_back(found);
-  }
-  return files;
-}
-
 namespace {
 
 // A file and dataset as one key, the file by its canonical path.
@@ -156,27 +138,29 @@ std::string source_key(const std::string& file, const std::string& path) {
   return (ec ? file : canonical.string()) + ":" + (path.empty() || path[0] != '/' ? "/" + path : path);
 }
 
+void add_file(std::vector<std::string>& files, const std::string& file) {
+  if (std::none_of(files.begin(), files.end(), [&](const std::string& f) { return same_file(f, file); }))
+    files.push_back(file);
+}
+
 void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std::string>& chain,
-                    const std::string& what, std::vector<std::string>* sources) {
-  const PropListHandle dcpl(H5Dget_create_plist(dataset));
+                    const std::string& what, std::vector<std::string>& sources) {
+  const PropListHandle dcpl(check_id(H5Dget_create_plist(dataset), what + ": cannot read the virtual layout"));
   size_t count = 0;
-  if (!dcpl.valid() || H5Pget_virtual_count(dcpl.get(), &count) < 0) {
-    hdf5_error_detail();
-    return;
-  }
+  check_status(H5Pget_virtual_count(dcpl.get(), &count), what + ": cannot read the virtual layout");
   for (size_t i = 0; i < count; ++i) {
     const std::string name = mapping_name(H5Pget_virtual_filename, dcpl.get(), i);
     const std::string dset = mapping_name(H5Pget_virtual_dsetname, dcpl.get(), i);
+    // A name with a printf-style pattern (%b) names many files, left to HDF5.
     if (name.empty() || dset.empty() || name.find('%') != std::string::npos || dset.find('%') != std::string::npos)
       continue;
     std::string file = vds_file;
     if (name != ".") {
-      try {
-        file = linked_file(vds_file, name, "HDF5_VDS_PREFIX", "the virtual dataset's source file '" + name + "'", what);
-      } catch (const Error&) {
-        continue;  // virtual_source_files() says why
-      }
-      if (file.empty()) continue;
+      // HDF5 reads the fill value in place of a source it cannot open: one that is there must
+      // be readable, at any depth (linked_file throws).
+      file = linked_file(vds_file, name, "HDF5_VDS_PREFIX", "the virtual dataset's source file '" + name + "'", what);
+      if (file.empty()) continue;  // missing: HDF5 reads the fill value
+      add_file(sources, file);
     }
     const std::string key = source_key(file, dset);
     if (std::find(chain.begin(), chain.end(), key) != chain.end() || chain.size() >= 16) {
@@ -187,24 +171,15 @@ void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std:
                                                 : "a loop of virtual datasets") +
                             ": " + way + "'" + key + "' (HDF5 cannot read it)");
     }
-    FileHandle f;
-    try {
-      f = open_serial(file, H5F_ACC_RDONLY, what);
-    } catch (const Error&) {
-      hdf5_error_detail();
-      continue;  // not readable as HDF5: virtual_source_files() says why
-    }
+    const FileHandle f = open_serial(file, H5F_ACC_RDONLY, what + ": cannot open '" + file + "' to read its rows");
     DatasetHandle source;
     H5E_BEGIN_TRY { source = DatasetHandle(H5Dopen2(f.get(), dset.c_str(), serial_link_access().get())); }
     H5E_END_TRY;
     hdf5_error_detail();
     if (!source.valid()) continue;  // not there: HDF5 reads the fill value
-    if (sources != nullptr) {
-      sources->push_back(file);
-      // A source that an external link of its file names lies in the link's target.
-      const std::string held = hdf5_name(source.get(), H5Fget_name);
-      if (!held.empty() && !same_file(held, file)) sources->push_back(held);
-    }
+    // A source that an external link of its file names lies in the link's target.
+    const std::string held = hdf5_name(source.get(), H5Fget_name);
+    if (!held.empty() && !same_file(held, file)) add_file(sources, held);
     const PropListHandle sdcpl(H5Dget_create_plist(source.get()));
     if (sdcpl.valid() && H5Pget_layout(sdcpl.get()) == H5D_VIRTUAL) {
       chain.push_back(key);
@@ -215,10 +190,15 @@ void follow_virtual(hid_t dataset, const std::string& vds_file, std::vector<std:
 }
 }  // namespace
 
-void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what,
-                         std::vector<std::string>* sources) {
+std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& path,
+                                              const std::string& what) {
   std::vector<std::string> chain{source_key(vds_file, path)};
+  std::vector<std::string> sources;
   follow_virtual(dataset, vds_file, chain, what, sources);
+  sources.erase(
+      std::remove_if(sources.begin(), sources.end(), [&](const std::string& s) { return same_file(s, vds_file); }),
+      sources.end());
+  return sources;
 }
 
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,

@@ -42,21 +42,17 @@ std::string linked_file(const std::string& parent_file, const std::string& named
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
                           std::vector<std::string>* passed = nullptr);
 
-/// \brief The source files of the virtual dataset \p dataset (of the file \p vds_file) that
-/// are there, each found and checked by linked_file() (HDF5_VDS_PREFIX): HDF5 reads the fill
-/// value in place of a source it cannot open, so
-/// a source that is there but cannot be read is an IOError naming \p what, where only a
-/// missing one reads as the fill value. Sources in \p vds_file itself ('.') are left out.
-std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& what);
-
-/// \brief Follows the sources of the virtual dataset \p dataset (\p path in \p vds_file)
-/// that are virtual datasets themselves, in this file or others, and \throws InvalidArgument
-/// naming \p what if they lead back to one already on the way (HDF5 1.10 recurses without
-/// end reading a virtual dataset that takes rows from itself, and reads fill values for a
-/// loop through other files), or go more than 16 deep. Sources that are not there, or named
-/// by a pattern, are left to HDF5. \p sources, if given, gets the file of every source on the
-/// way, at any depth, and the file a source reached through an external link lies in.
-void check_virtual_loops(hid_t dataset, const std::string& vds_file, const std::string& path, const std::string& what,
-                         std::vector<std::string>* sources = nullptr);
+/// \brief The files of the sources of the virtual dataset \p dataset (\p path in
+/// \p vds_file), at any depth (sources that are virtual datasets themselves, in this file or
+/// others), and the file a source reached through an external link lies in; \p vds_file itself
+/// left out. Each found and checked by linked_file() (HDF5_VDS_PREFIX): HDF5 reads the fill
+/// value in place of a source it cannot open, so one that is there but cannot be read is its
+/// IOError naming \p what, where only a missing one reads as the fill value. Sources named by
+/// a pattern are left to HDF5. \throws InvalidArgument naming \p what if the sources lead back
+/// to one already on the way (HDF5 1.10 recurses without end reading a virtual dataset that
+/// takes rows from itself, and reads fill values for a loop through other files), or go more
+/// than 16 deep.
+std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& vds_file, const std::string& path,
+                                              const std::string& what);
 
 }  // namespace shardops::io

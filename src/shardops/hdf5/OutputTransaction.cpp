@@ -10,8 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <numeric>
 #include <set>
-#include <sstream>
 #include <unordered_set>
 
 #include "shardops/core/Kokkos.hpp"
@@ -490,28 +490,30 @@ void OutputTransaction::open_in_lock_order(const std::vector<DatasetRef>& target
       files.push_back(t);
   }
   if (files.size() < 2) return;
-  std::string order;
+  // Rank 0 resolves the paths and sorts them; every rank opens the files in that order.
+  std::vector<std::string> resolved(files.size());
   on_root_agreed(comm_, [&] {
-    std::vector<std::pair<std::string, std::size_t>> resolved;
-    for (std::size_t i = 0; i < files.size(); ++i)
-      resolved.emplace_back(resolve_output_path(files[i].file, files[i].str()), i);
-    std::sort(resolved.begin(), resolved.end());
-    for (const auto& r : resolved) order += std::to_string(r.second) + " ";
+    for (std::size_t i = 0; i < files.size(); ++i) resolved[i] = resolve_output_path(files[i].file, files[i].str());
   });
-  std::istringstream in(comm_.broadcast(order, 0));
-  for (std::size_t i; in >> i;) pending_for(files.at(i));
+  for (std::string& path : resolved) path = comm_.broadcast(path, 0);
+  std::vector<std::size_t> order(files.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return resolved[a] < resolved[b]; });
+  for (std::size_t i : order) pending_for(files[i], resolved[i]);
 }
 
-OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref) {
+OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef& ref, const std::string& resolved) {
   // The file as the job named it before: resolved then (a job may write millions of datasets
   // into one file, one per partition, each resolving the same name again otherwise).
   for (const auto& f : files_) {
     if (f->given == ref.file) return *f;
   }
   const std::string what = ref.str();
-  std::string target;
-  on_root_agreed(comm_, [&] { target = resolve_output_path(ref.file, what); });
-  target = comm_.broadcast(target, 0);
+  std::string target = resolved;
+  if (target.empty()) {
+    on_root_agreed(comm_, [&] { target = resolve_output_path(ref.file, what); });
+    target = comm_.broadcast(target, 0);
+  }
   // The same file under another name (a bind mount, a link to its folder) is the same
   // pending file: a second one would wait for its own lock.
   // (Rank 0 looks, the others follow: the ranks' views of the file system may differ.)

@@ -133,7 +133,10 @@ class OutputTransaction {
   std::vector<std::string> temp_paths() const;
 
  private:
-  PendingFile& pending_for(const DatasetRef& target);
+  /// The pending file of \p target's file, made (locked, cleaned up after dead jobs, opened)
+  /// the first time; \p resolved is its resolved path where the caller has it already
+  /// (rank 0's, the same on every rank), else it is resolved here.
+  PendingFile& pending_for(const DatasetRef& target, const std::string& resolved = std::string());
   /// Rank 0: puts the datasets in place (renames, merges), the locks marked as the
   /// commit's first.
   void commit_on_root();

@@ -225,7 +225,7 @@ void InputWatch::check(Watched& w) {
         tail = kReadAgain;
       }
     } catch (const Error& e) {
-      problem = "the input file '" + w.file + "' changed and " + e.what();
+      problem = "the input file '" + w.file + "' changed, and looking at it again failed: " + e.what();
     }
     if (problem.empty()) {
       w.identity = now;

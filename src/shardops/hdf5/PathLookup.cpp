@@ -21,6 +21,11 @@ ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& wha
   return ObjectKind::Other;
 }
 
+// What a failed lookup of \p prefix says, with HDF5's own words (the stack cleared).
+std::string cannot_look_up(const std::string& prefix, const std::string& what) {
+  return with_hdf5_detail(what + ": cannot look up '" + prefix + "'");
+}
+
 // A lookup of \p prefix that failed: a loop of links (InvalidArgument, as a loop of symbolic
 // links is), else a file HDF5 cannot read.
 [[noreturn]] void lookup_failed(const std::string& prefix, const std::string& what) {
@@ -29,7 +34,7 @@ ObjectKind kind_of(hid_t file, const std::string& prefix, const std::string& wha
     throw InvalidArgument(what + ": '" + prefix +
                           "' leads through more links than HDF5 follows (16): a loop of soft or external links");
   }
-  throw IOError(with_hdf5_detail(what + ": cannot look up '" + prefix + "'"));
+  throw IOError(cannot_look_up(prefix, what));
 }
 
 // Whether \p name (absolute) in \p file is a soft link itself (not what it leads to).
@@ -57,7 +62,7 @@ PathLookup lookup_path(hid_t file, const std::string& path, const std::string& w
       if (hdf5_error_is(H5E_NLINKS)) lookup_failed(prefix, what);
       // HDF5 1.10 fails, rather than answer no, for a soft link whose target path misses a
       // group on the way or passes through a dataset ('/nope/x', '/d/x'): it leads to nothing.
-      const std::string failure = with_hdf5_detail(what + ": cannot look up '" + prefix + "'");
+      const std::string failure = cannot_look_up(prefix, what);
       if (!is_soft_link(file, prefix)) throw IOError(failure);
       resolves = 0;
     }

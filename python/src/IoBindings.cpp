@@ -1,15 +1,60 @@
 #include <pybind11/stl.h>
 
+#include <sys/stat.h>
+
+#include <deque>
 #include <map>
 
 #include "Bindings.hpp"
 #include "Call.hpp"
+#include "shardops/hdf5/DatasetRead.hpp"
+#include "shardops/hdf5/InputWatch.hpp"
 #include "shardops/hdf5/Io.hpp"
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/route/RowLayout.hpp"
 
 namespace shardops::python {
 namespace {
+
+// The datasets this process read (on the reading communicator's rank 0), as found then, for
+// a later write over one of them: another job or program that wrote it in between would
+// have its change lost under the write (read, change, write back). At most kMaxReadNotes,
+// the oldest dropped first (a program reading millions of datasets); touched with the GIL held.
+constexpr std::size_t kMaxReadNotes = 4096;
+std::deque<io::InputWatch::ReadNote>& read_notes() {
+  static std::deque<io::InputWatch::ReadNote> notes;
+  return notes;
+}
+
+bool same_dataset(const io::InputWatch::ReadNote& note, unsigned long long device, unsigned long long inode,
+                  const std::string& path) {
+  return note.identity.device == device && note.identity.inode == inode && note.mark.path == path;
+}
+
+// Removes the notes of \p path in the file of \p device and \p inode, and returns them.
+std::vector<io::InputWatch::ReadNote> take_notes(unsigned long long device, unsigned long long inode,
+                                                 const std::string& path) {
+  std::deque<io::InputWatch::ReadNote>& notes = read_notes();
+  std::vector<io::InputWatch::ReadNote> taken;
+  for (auto it = notes.begin(); it != notes.end();) {
+    if (same_dataset(*it, device, inode, path)) {
+      taken.push_back(std::move(*it));
+      it = notes.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return taken;
+}
+
+void keep_notes(std::vector<io::InputWatch::ReadNote> found) {
+  std::deque<io::InputWatch::ReadNote>& notes = read_notes();
+  for (io::InputWatch::ReadNote& note : found) {
+    take_notes(note.identity.device, note.identity.inode, note.mark.path);  // a read again replaces it
+    notes.push_back(std::move(note));
+    if (notes.size() > kMaxReadNotes) notes.pop_front();
+  }
+}
 
 py::object read_py(const std::string& dataset, const py::object& comm) {
   Call call(comm_or_self(comm));
@@ -19,11 +64,33 @@ py::object read_py(const std::string& dataset, const py::object& comm) {
     ref = io::parse_dataset_ref(dataset);
   });
   Tensor block;
+  io::InputWatch watch(*call.comm());
   {
     ReleasedGil release;
-    block = io::read_dataset(*call.comm(), ref).local();
+    io::InputFiles files(*call.comm(), &watch);
+    block = files.read(ref).local();
   }
+  keep_notes(watch.read_notes());
   return tensor_to_numpy(block);
+}
+
+// Rank 0: the notes of what this process read of the datasets \p refs, in files that are
+// there (the write checks them under each file's lock).
+std::vector<io::InputWatch::ReadNote> notes_of(const std::vector<io::DatasetRef>& refs, bool take) {
+  std::vector<io::InputWatch::ReadNote> found;
+  for (const io::DatasetRef& ref : refs) {
+    struct stat st {};
+    if (::stat(ref.file.c_str(), &st) != 0) continue;
+    const auto device = static_cast<unsigned long long>(st.st_dev);
+    const auto inode = static_cast<unsigned long long>(st.st_ino);
+    if (take) {
+      for (io::InputWatch::ReadNote& note : take_notes(device, inode, ref.path)) found.push_back(std::move(note));
+    } else {
+      for (const io::InputWatch::ReadNote& note : read_notes())
+        if (same_dataset(note, device, inode, ref.path)) found.push_back(note);
+    }
+  }
+  return found;
 }
 
 // The provenance every dataset write() makes gets (and shardops_version): a user's attribute
@@ -84,15 +151,26 @@ void write_py(const py::object& outputs, const py::object& comm, bool overwrite,
     }
     in.note(overwrite ? "overwrite" : "no overwrite");
   });
-  ReleasedGil release;
   const Comm& c = *call.comm();
-  const std::vector<DistTensor> blocks = call.dist_inputs();
-  // SIGTERM (Slurm's scancel) ends the process as it would have, without the write's
-  // temporary files and with the target cut back, as for the command line.
-  const io::StopHandlersWhileWriting stop_handlers(c.rank() == 0);
-  io::OutputTransaction transaction(c, io::OutputOptions{overwrite, true});
-  for (std::size_t i = 0; i < refs.size(); ++i) transaction.write(refs[i], blocks[i], provenance);
-  transaction.commit();
+  // A dataset this process read and now writes over must not have been written since.
+  std::vector<io::InputWatch::ReadNote> read_before;
+  if (overwrite && c.rank() == 0) read_before = notes_of(refs, false);
+  {
+    ReleasedGil release;
+    const std::vector<DistTensor> blocks = call.dist_inputs();
+    // SIGTERM (Slurm's scancel) ends the process as it would have, without the write's
+    // temporary files and with the target cut back, as for the command line.
+    const io::StopHandlersWhileWriting stop_handlers(c.rank() == 0);
+    io::InputWatch watch(c);
+    for (const io::InputWatch::ReadNote& note : read_before) watch.written_over_since(note);
+    io::OutputOptions options{overwrite, true};
+    options.inputs = &watch;
+    io::OutputTransaction transaction(c, options);
+    for (std::size_t i = 0; i < refs.size(); ++i) transaction.write(refs[i], blocks[i], provenance);
+    transaction.commit();
+  }
+  // What is there now is this write's: a later write over it has nothing to compare.
+  if (c.rank() == 0) notes_of(refs, true);
 }
 
 // Not collective (the Python side passes the communicator's size and rank): a rank may ask

@@ -3,6 +3,10 @@ block of a whole expected output that a rank must get back (the layouts of
 docs/python.md: DynamicPartition's outputs where their rows were, DynamicStitch and
 ScatterNd balanced, TensorScatter* in the layout of tensor, GatherNd in that of indices)."""
 
+import os
+import subprocess
+import sys
+import textwrap
 import zlib
 
 import numpy as np
@@ -154,3 +158,17 @@ def batch_dims_cases():
         case("too_few_rows", wide, ints(3, (8, 2, 1)), 1),
         case("other_batch_shape", rng.standard_normal((2, 3, 4)), ints(4, (3, 2, 1)), 2),
     ]
+
+
+def own_mpi_env(**more):
+    """This process's environment without its launcher's settings: a child is an MPI program of its own."""
+    keep = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "OMPI_MCA_pml", "OMPI_MCA_btl")
+    env = {k: v for k, v in os.environ.items() if k in keep or not k.startswith(("OMPI_", "PMIX_", "OPAL_", "PMI_"))}
+    env.update(more)
+    return env
+
+
+def run_python(script):
+    """Runs ``script`` in a fresh Python process (not under mpiexec: a singleton MPI)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          env=own_mpi_env(), timeout=120)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import shardops
+from shards import own_mpi_env, run_python
 
 
 def world():
@@ -250,20 +251,6 @@ def test_empty_is_like_numpy():
     assert shardops.empty(2, object).dtype == np.dtype(object)
     a = shardops.empty((2, 3), np.float32)
     assert a.shape == (2, 3) and a.ctypes.data % 64 == 0
-
-
-def own_mpi_env(**more):
-    """This process's environment without its launcher's settings: a child is an MPI program of its own."""
-    keep = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "OMPI_MCA_pml", "OMPI_MCA_btl")
-    env = {k: v for k, v in os.environ.items() if k in keep or not k.startswith(("OMPI_", "PMIX_", "OPAL_", "PMI_"))}
-    env.update(more)
-    return env
-
-
-def run_python(script):
-    """Runs ``script`` in a fresh Python process (not under mpiexec: a singleton MPI)."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                          env=own_mpi_env(), timeout=120)
 
 
 def test_sigterm_during_write_leaves_the_file_as_it_was(tmp_path):

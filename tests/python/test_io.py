@@ -14,7 +14,7 @@ import gen
 import shardops
 from conftest import WORLD
 from e2e_common import ALL_DTYPES
-from shards import block, outcomes, ragged_counts, same
+from shards import block, outcomes, ragged_counts, run_python, same
 
 RANK, SIZE = WORLD.Get_rank(), WORLD.Get_size()
 
@@ -32,6 +32,12 @@ def on_rank0(fn):
     if failure:
         pytest.fail("on rank 0: " + failure)
     return value
+
+
+def write_h5py(path, arrays):
+    with h5py.File(path, "w") as f:
+        for name, a in arrays.items():
+            f[name] = a
 
 
 def arrays_of_every_dtype():
@@ -204,6 +210,38 @@ def test_read_while_own_h5py_writes(shared_dir):
     assert errors[0] is None, errors[0]
     counts = WORLD.allgather(0 if got is None else len(got))
     assert np.array_equal(got, block(data, counts, RANK)), got
+
+def test_write_over_what_another_job_wrote_since_read(shared_dir):
+    """Read, change, write back with overwrite=True: another job that wrote the dataset in
+    between had its change lost, both without an error. Now the write raises IOError on every
+    rank and leaves the other job's rows; read again, the write goes through, a write after
+    this program's own write needs no read, and datasets of the file not read are no matter."""
+    path = os.path.join(shared_dir, "read_change_write.h5")
+    target = path + ":/acc"
+    on_rank0(lambda: write_h5py(path, {"acc": np.zeros(9, np.float32), "b": np.zeros(2, np.float32)}))
+    acc = shardops.read(target, comm=WORLD)
+    other = on_rank0(lambda: run_python("""
+        import numpy as np, shardops
+        shardops.write({%r: np.full(9, 5, np.float32)}, overwrite=True)
+        shardops.write({%r: np.ones(2, np.float32)}, overwrite=True)
+    """ % (target, path + ":/b")).returncode)
+    refused = outcomes([lambda: shardops.write({target: acc + 1}, comm=WORLD, overwrite=True)])[0]
+    kept = on_rank0(lambda: h5py.File(path, "r")["acc"][()].tolist())
+    acc = shardops.read(target, comm=WORLD)
+    shardops.write({target: acc + 1}, comm=WORLD, overwrite=True)
+    on_rank0(lambda: run_python("""
+        import numpy as np, shardops
+        shardops.write({%r: np.ones(2, np.float32)}, overwrite=True)
+    """ % (path + ":/b")))
+    shardops.write({target: acc + 2}, comm=WORLD, overwrite=True)
+    final = on_rank0(lambda: h5py.File(path, "r")["acc"][()].tolist())
+    texts = WORLD.allgather(str(refused))
+    assert other == 0
+    assert isinstance(refused, shardops.IOError), refused
+    assert len(set(texts)) == 1 and "that change would be lost" in texts[0] and "read the dataset again" in texts[0], texts
+    assert kept == [5.0] * 9 and final == [7.0] * 9, (kept, final)
+    assert not [n for n in os.listdir(shared_dir) if "shardops-tmp" in n]
+
 
 def test_names_and_attributes_that_cannot_be_written(shared_dir):
     """Names that are not str: TypeError (str() made bytes or None a file name); attribute

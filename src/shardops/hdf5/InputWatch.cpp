@@ -34,6 +34,11 @@ constexpr const char* kChangeWouldBeLost =
     " after this job read it (another job or program wrote it), and this job writes over it: that change would be "
     "lost under this job's; nothing was written: run the job again";
 
+// The same for a dataset that an earlier call of this process read (written_over_since).
+constexpr const char* kChangedSinceRead =
+    " after this program read it (another job or program wrote it since), and this write replaces it: that change "
+    "would be lost; nothing was written: read the dataset again and redo the change";
+
 // "the input dataset 'F:/x' was written anew (shardops: written ...)": \p written is the new
 // dataset's written_comment(), if it has one.
 std::string written_anew(const std::string& file, const std::string& path, const std::string& written) {
@@ -211,7 +216,7 @@ void InputWatch::check(Watched& w) {
       for (const Mark& m : w.marks) {
         if (!m.in_use) continue;
         const DatasetHandle d(H5Dopen2(f.get(), m.path.c_str(), access.get()));
-        if (m.written_over) tail = kChangeWouldBeLost;
+        if (m.written_over) tail = m.read_earlier ? kChangedSinceRead : kChangeWouldBeLost;
         if (!d.valid()) {
           hdf5_error_detail();
           problem = "the input dataset '" + w.file + ":" + m.path + "' was removed";
@@ -266,6 +271,22 @@ void InputWatch::read_done(const std::string& file, const std::string& path) {
       }
     }
   });
+}
+
+std::vector<InputWatch::ReadNote> InputWatch::read_notes() const {
+  std::vector<ReadNote> notes;
+  for (const Watched& w : watched_) {
+    for (const Mark& m : w.marks) notes.push_back(ReadNote{w.file, w.identity, m});
+  }
+  return notes;
+}
+
+void InputWatch::written_over_since(const ReadNote& note) {
+  if (comm_.rank() != 0) return;
+  Mark m = note.mark;
+  m.in_use = m.written_over = m.read_earlier = true;
+  m.is_mapped = false;
+  watched_.push_back(Watched{note.file, note.identity, {std::move(m)}});
 }
 
 void InputWatch::writing(const std::string& target) {

@@ -88,7 +88,7 @@ class InputWatch {
   /// from here on are the job's own).
   void writing(const std::string& target);
 
- private:
+  // What is noted of a file and of a dataset read from it.
   struct Identity {
     unsigned long long device = 0, inode = 0;
     long long size = 0, modified_ns = 0, changed_ns = 0;
@@ -107,11 +107,31 @@ class InputWatch {
     bool in_use = true;
     bool is_mapped = false;     ///< some of its rows are mapped: in use until the commit
     bool written_over = false;  ///< its rows are in memory and the job writes over it: in use until then
+    bool read_earlier = false;  ///< written_over, read by an earlier call of this process (written_over_since)
     /// The same dataset in the same place (whatever the rows' use).
     bool operator==(const Mark& o) const {
       return path == o.path && object == o.object && data == o.data && bytes == o.bytes && written == o.written;
     }
   };
+  /// \brief One dataset as a read found it: its file (as named, and its identity then) and
+  /// its mark.
+  struct ReadNote {
+    std::string file;
+    Identity identity;
+    Mark mark;
+  };
+
+  /// \brief Rank 0 (others: none): every dataset read through this watch, as found then. A
+  /// program that reads in one call and writes in a later one (Python's read, then write)
+  /// keeps them for written_over_since().
+  std::vector<ReadNote> read_notes() const;
+  /// \brief Rank 0 (others: nothing), before the job's first write: the job writes over the
+  /// dataset of \p note, whose rows an earlier call of this process read. Checked as
+  /// will_write's are once the job holds the file's lock (writing()): another job or program
+  /// that wrote it since fails this job (IOError), as that change would be lost under it.
+  void written_over_since(const ReadNote& note);
+
+ private:
   struct Watched {
     std::string file;  ///< as the job named it
     Identity identity;

@@ -163,6 +163,19 @@ def listing(t, sh):
     e2e.expect_success(t.suite, r, "ls of odd names")
     t.suite.check(r.stdout.splitlines() == ["/a\\n/fake  [3]  float32  [2]  float64",
                                             "    @note = one\\n/x  [9]  int64"], "ls printed %r" % r.stdout, r)
+    # A dataset's second name (a hard link) is listed too, saying whose (it was left out); an
+    # enum attribute (h5py's bool) shows its members' names (it showed "(H5T_ENUM)").
+    linked = os.path.join(t.d, "linked.h5")
+    with e2e.h5py.File(linked, "w") as f:
+        f["x"] = np.arange(4)
+        f["x"].attrs["flag"] = True
+        f["x"].attrs["flags"] = np.array([True, False])
+        f["y"] = f["x"]
+    r = sh.run(["ls", linked, "-a"])
+    e2e.expect_success(t.suite, r, "ls of a second name")
+    t.suite.check(r.stdout.splitlines() == ["/x    [4]  int64", "    @flag = TRUE", "    @flags = [TRUE, FALSE]",
+                                            "/y    [4]  int64  (the same dataset as /x)", "    @flag = TRUE",
+                                            "    @flags = [TRUE, FALSE]"], "ls printed %r" % r.stdout, r)
     for target, code in ((path + ":/missing", 2), (os.path.join(t.d, "none.h5"), 2), (__file__, 3)):
         r = sh.run(["ls", target])
         t.suite.check(r.rc == code and len(e2e.error_lines(r.stderr)) == 1,

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "shardops/core/DType.hpp"
@@ -78,6 +79,19 @@ std::string attribute_text(hid_t attr) {
     std::vector<double> values(static_cast<std::size_t>(n));
     if (H5Aread(attr, H5T_NATIVE_DOUBLE, values.data()) < 0) return "(unreadable)";
     list(values);
+  } else if (cls == H5T_ENUM) {
+    // By their members' names (h5py's bool: FALSE, TRUE).
+    const TypeHandle mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND));
+    const std::size_t width = H5Tget_size(mem.get());
+    std::vector<unsigned char> bytes(width * static_cast<std::size_t>(n));
+    if (!mem.valid() || H5Aread(attr, mem.get(), bytes.data()) < 0) return "(unreadable)";
+    std::vector<std::string> values;
+    for (hssize_t i = 0; i < n; ++i) {
+      char member[256] = {};
+      const void* value = bytes.data() + static_cast<std::size_t>(i) * width;
+      values.emplace_back(H5Tenum_nameof(mem.get(), value, member, sizeof member) >= 0 ? member : "(not a member)");
+    }
+    list(values);
   } else {
     os << "(" << type_class_name(cls) << ")";
   }
@@ -129,6 +143,9 @@ struct Visit {
   bool attributes;
   std::vector<DatasetListing>* out;
   hid_t access = H5P_DEFAULT;  ///< how links and datasets are opened (serial_link_access)
+  /// Each dataset's path where the walk met it first (H5Ovisit lists an object once; a
+  /// dataset with a second name, a hard link, is listed again under it by on_link).
+  std::map<haddr_t, std::string> first_path = {};
 };
 
 herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* data) {
@@ -143,15 +160,42 @@ herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* da
     v->out->push_back(std::move(listing));
     return 0;
   }
+  v->first_path.emplace(info->addr, v->prefix + name);
   v->out->push_back(describe(d.get(), v->prefix + name, v->attributes));
   return 0;
+}
+
+// A hard link to a dataset the walk met under another name (H5Lvisit and H5Ovisit go in the
+// same order, so the first name is the one on_object listed): listed under this name too.
+void list_second_name(hid_t group, const char* name, Visit* v) {
+  H5O_info_t object;
+  if (H5Oget_info_by_name2(group, name, &object, H5O_INFO_BASIC, v->access) < 0) {
+    hdf5_error_detail();
+    return;
+  }
+  const auto first = v->first_path.find(object.addr);
+  const std::string path = v->prefix + name;
+  if (object.type != H5O_TYPE_DATASET || first == v->first_path.end() || first->second == path) return;
+  const DatasetHandle d(H5Dopen2(group, name, v->access));
+  DatasetListing listing;
+  if (d.valid()) {
+    listing = describe(d.get(), path, v->attributes);
+  } else {
+    listing.path = path;
+    listing.problem = with_hdf5_detail("cannot be opened");
+  }
+  listing.link = "the same dataset as " + first->second;
+  v->out->push_back(std::move(listing));
 }
 
 // Soft and external links that lead to a dataset or a group (H5Lvisit does not follow them,
 // so each is seen once, where it is).
 herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
   auto* v = static_cast<Visit*>(data);
-  if (info->type == H5L_TYPE_HARD) return 0;
+  if (info->type == H5L_TYPE_HARD) {
+    list_second_name(group, name, v);
+    return 0;
+  }
   if (info->type == H5L_TYPE_EXTERNAL) {
     // A target file that is there but cannot be read (HDF5 would say it leads to nothing,
     // or wait without end on a pipe) is listed with why.

@@ -148,20 +148,28 @@ struct Visit {
   std::map<haddr_t, std::string> first_path = {};
 };
 
+// The dataset \p name of \p group (opened with \p access) listed as \p path, reached
+// through \p link ("" where by its own name); one that cannot be opened is listed all the
+// same, with why: a dataset left out would look like one that is not there.
+void list_dataset(hid_t group, const char* name, hid_t access, const std::string& path, const std::string& link,
+                  Visit* v) {
+  const DatasetHandle d(H5Dopen2(group, name, access));
+  DatasetListing listing;
+  if (d.valid()) {
+    listing = describe(d.get(), path, v->attributes);
+  } else {
+    listing.path = path;
+    listing.problem = with_hdf5_detail("cannot be opened");
+  }
+  listing.link = link;
+  v->out->push_back(std::move(listing));
+}
+
 herr_t on_object(hid_t group, const char* name, const H5O_info_t* info, void* data) {
   auto* v = static_cast<Visit*>(data);
   if (info->type != H5O_TYPE_DATASET) return 0;
-  const DatasetHandle d(H5Dopen2(group, name, H5P_DEFAULT));
-  if (!d.valid()) {
-    // Listed all the same: a dataset left out would look like one that is not there.
-    DatasetListing listing;
-    listing.path = v->prefix + name;
-    listing.problem = with_hdf5_detail("cannot be opened");
-    v->out->push_back(std::move(listing));
-    return 0;
-  }
   v->first_path.emplace(info->addr, v->prefix + name);
-  v->out->push_back(describe(d.get(), v->prefix + name, v->attributes));
+  list_dataset(group, name, H5P_DEFAULT, v->prefix + name, "", v);
   return 0;
 }
 
@@ -176,16 +184,7 @@ void list_second_name(hid_t group, const char* name, Visit* v) {
   const auto first = v->first_path.find(object.addr);
   const std::string path = v->prefix + name;
   if (object.type != H5O_TYPE_DATASET || first == v->first_path.end() || first->second == path) return;
-  const DatasetHandle d(H5Dopen2(group, name, v->access));
-  DatasetListing listing;
-  if (d.valid()) {
-    listing = describe(d.get(), path, v->attributes);
-  } else {
-    listing.path = path;
-    listing.problem = with_hdf5_detail("cannot be opened");
-  }
-  listing.link = "the same dataset as " + first->second;
-  v->out->push_back(std::move(listing));
+  list_dataset(group, name, v->access, path, "the same dataset as " + first->second, v);
 }
 
 // Soft and external links that lead to a dataset or a group (H5Lvisit does not follow them,
@@ -238,16 +237,7 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
     return 0;
   }
   if (object.type != H5O_TYPE_DATASET) return 0;
-  const DatasetHandle d(H5Dopen2(group, name, v->access));
-  DatasetListing listing;
-  if (d.valid()) {
-    listing = describe(d.get(), v->prefix + name, v->attributes);
-  } else {
-    listing.path = v->prefix + name;
-    listing.problem = with_hdf5_detail("cannot be opened");
-  }
-  listing.link = link_text(group, name);
-  v->out->push_back(std::move(listing));
+  list_dataset(group, name, v->access, v->prefix + name, link_text(group, name), v);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -109,6 +110,10 @@ int main(int argc, char** argv) {
   const std::string mtl_set = shardops::skip_absent_mtls();
   // Else an input whose path is longer than about 240 bytes aborts the process, or cannot be read.
   const std::string sharedfp_set = shardops::skip_path_bound_sharedfp();
+  // Else a `ulimit -f` below the shared-memory segment Open MPI makes in MPI_Init (a few MB,
+  // with two or more ranks on a node) kills each rank there without a word (SIGXFSZ); the
+  // stop handlers ignore it from then on anyway.
+  static_cast<void>(std::signal(SIGXFSZ, SIG_IGN));
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher

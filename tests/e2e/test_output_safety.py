@@ -365,6 +365,23 @@ def file_size_limit_fits(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def file_size_limit_below_mpis_own_files(t, sh):
+    """A limit on the ranks (as Slurm's tasks get the submitting shell's; the launcher, whose
+    own files are larger, has none) below the shared-memory segment Open MPI makes in MPI_Init
+    with two or more ranks on a node: SIGXFSZ killed every rank there, exit 153 without a word.
+    Ignored from before MPI starts, Open MPI says its segment failed and talks over TCP."""
+    inp, expected = make_inputs(t.d, rows=64, index_rows=16)
+    out = os.path.join(t.d, "out.h5")
+    limited = ["bash", "-c", 'ulimit -f 2000 && exec "$0" "$@"', sh.binary]
+    cmd = [sh.mpiexec, "-n", str(sh.np)] + sh.flags + limited + gather_args(inp, e2e.ref(out, "/g"))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                       env=dict(sh.env, OMPI_MCA_btl="self,vader,tcp"))
+    t.suite.check(p.returncode == 0, "exit %s, expected 0:\n%s" % (p.returncode, p.stderr[-2000:]))
+    if p.returncode == 0:
+        e2e.same_array(t.suite, "g", e2e.read_h5(out, "/g"), expected)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 # ---------------------------------------------------------------------------------------------
 # Existing files: in place, bounded, all or nothing
 
@@ -1239,15 +1256,21 @@ def target_replaced_during_the_job(t, sh, how):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
-def killed_then_changed_by_another_program(t, sh, how):
+def killed_then_changed_by_another_program(t, sh, how, user_block=0):
     """SIGKILL of a job with rows written into an existing file, then h5py changes the file (adds
     a dataset, or makes the file anew in place) before any shardops job comes: the next job,
     one that only reads the file, leaves that change as it is and removes what the killed job
     left. It used to cut the file back to its length before the killed job, which HDF5 then
-    could not open (h5py: "truncated file")."""
+    could not open (h5py: "truncated file"); past a user block of 64 KiB (the superblock,
+    which h5py rewrites, beyond the bytes the journal looked at) it still did."""
     inp, expected = make_inputs(t.d)
     out = os.path.join(t.d, "target.h5")
     make_existing(out)
+    if user_block:
+        with e2e.h5py.File(out, "w", userblock_size=user_block) as f:
+            f["/b"] = np.arange(100, dtype=np.int64)
+        with open(out, "r+b") as f:
+            f.write(b"a user block of another program's" * 16)
     kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), "in-place", 1)
     later = np.arange(50000, dtype=np.float64).reshape(-1, 2)
     with e2e.h5py.File(out, "a" if how == "added" else "w") as f:
@@ -1583,6 +1606,8 @@ def main():
             run_case("file_size_limit_%s_file" % kind, file_size_limit_case, kind)
         run_case("file_size_limit_output_fits", file_size_limit_fits)
         if args.np > 1:
+            run_case("file_size_limit_below_mpis_own_files", file_size_limit_below_mpis_own_files)
+        if args.np > 1:
             run_case("settings_differ_between_ranks", settings_differ_between_ranks)
         run_case("longest_file_name", longest_file_name)
         run_case("file_name_too_long", file_name_too_long)
@@ -1649,6 +1674,8 @@ def main():
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
         run_case("sigkill_then_dataset_added_by_h5py", killed_then_changed_by_another_program, "added")
         run_case("sigkill_then_file_made_anew_by_h5py", killed_then_changed_by_another_program, "made anew")
+        run_case("sigkill_then_dataset_added_by_h5py_past_a_user_block", killed_then_changed_by_another_program,
+                 "added", 65536)
         for how in ("renamed over", "removed"):
             run_case("target_%s_during_the_job" % how.replace(" ", "_"), target_replaced_during_the_job, how)
         if args.np > 1:

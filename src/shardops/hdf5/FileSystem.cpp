@@ -312,7 +312,7 @@ std::string descriptor_shortage_text() {
   struct rlimit limit {};
   static_cast<void>(::getrlimit(RLIMIT_NOFILE, &limit));
   return "; this process has " + (left > 0 ? "only " + std::to_string(left) : std::string("no")) +
-         " file descriptors left (too many open files: the limit, `ulimit -n`, is " + std::to_string(limit.rlim_cur) +
+         " file descriptors left (too many open files: its limit, `ulimit -n`, is " + std::to_string(limit.rlim_cur) +
          ")";
 }
 

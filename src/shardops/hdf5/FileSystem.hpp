@@ -102,7 +102,7 @@ long long descriptors_left() noexcept;
 /// this left, an open fails for want of them.
 constexpr long long kDescriptorsPerOpen = 8;
 
-/// \brief "; this process has only K file descriptors left (too many open files: the limit,
+/// \brief "; this process has only K file descriptors left (too many open files: its limit,
 /// `ulimit -n`, is N)" when fewer than kDescriptorsPerOpen are left, else "": appended to a
 /// failed open, which HDF5 and MPI-IO report without the reason (EMFILE).
 std::string descriptor_shortage_text();

@@ -55,7 +55,7 @@ struct Header {
   std::uint64_t inode;
   std::uint64_t original_length;
   std::uint64_t head_length;  ///< min(original_length, kHeadBytes)
-  std::uint64_t head_hash;    ///< fnv1a of the file's first head_length bytes before the change
+  std::uint64_t head_hash;    ///< fingerprint() of the file before the change (its head, and its superblock past a user block)
   std::uint64_t checksum;
 };
 
@@ -107,14 +107,61 @@ void seal_record(std::vector<unsigned char>& record) {
 // The bytes of the file's head a journal fingerprints, of a file of \p length bytes.
 std::uint64_t head_length_of(std::uint64_t length) { return std::min<std::uint64_t>(length, kHeadBytes); }
 
-// fnv1a of the first \p length bytes of \p path (zeros past its end) into \p hash.
-bool head_fingerprint(const std::string& path, std::uint64_t length, std::uint64_t& hash) {
-  std::vector<unsigned char> head(static_cast<std::size_t>(length));
+// HDF5's signature, the first bytes of its superblock.
+constexpr unsigned char kHdf5Signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+// More than a superblock and its driver information take.
+constexpr std::uint64_t kSuperblockBytes = 1024;
+
+// Where the superblock of the file open as \p fd (\p length bytes) lies: where HDF5 looks for
+// it, at 0 or past a user block, at 512, 1024, 2048, …; 0 where it is found nowhere.
+std::uint64_t superblock_at(int fd, std::uint64_t length) {
+  for (std::uint64_t at = 0; at + sizeof kHdf5Signature <= length; at = at == 0 ? 512 : at * 2) {
+    unsigned char signature[sizeof kHdf5Signature];
+    if (!read_all(fd, signature, sizeof signature, static_cast<off_t>(at))) return 0;
+    if (std::memcmp(signature, kHdf5Signature, sizeof signature) == 0) return at;
+  }
+  return 0;
+}
+
+// A range of a file's bytes.
+struct Span {
+  std::uint64_t at, bytes;
+};
+
+// The bytes of a file of \p length bytes (open as \p fd) a journal fingerprints: its head,
+// where HDF5's superblock and the root group's metadata lie in the files h5py writes, and,
+// past a user block that reaches beyond the head (MATLAB's 512 bytes do not; 64 KiB and
+// more do), as many bytes from the superblock on: a program that changes the file through
+// HDF5 rewrites the superblock there, while the user block stays as it was.
+std::vector<Span> fingerprinted_spans(int fd, std::uint64_t length) {
+  std::vector<Span> spans{{0, head_length_of(length)}};
+  const std::uint64_t superblock = superblock_at(fd, length);
+  if (superblock > 0 && superblock + kSuperblockBytes > spans[0].bytes && superblock < length)
+    spans.push_back({superblock, std::min<std::uint64_t>(length - superblock, kHeadBytes)});
+  return spans;
+}
+
+// fnv1a of the fingerprinted spans of the file open as \p fd, for its length \p length, with
+// \p put_back applied to the bytes read (the journal's saved ranges), into \p hash.
+template <class PutBack>
+bool fingerprint(int fd, std::uint64_t length, std::uint64_t& hash, PutBack&& put_back) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const Span& span : fingerprinted_spans(fd, length)) {
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(span.bytes));
+    if (!read_all(fd, bytes.data(), bytes.size(), static_cast<off_t>(span.at))) return false;
+    put_back(span, bytes);
+    h = fnv1a(bytes.data(), bytes.size(), h);
+  }
+  hash = h;
+  return true;
+}
+
+// fingerprint() of the file \p path as it is, for a file of \p length bytes.
+bool file_fingerprint(const std::string& path, std::uint64_t length, std::uint64_t& hash) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  const bool ok = read_all(fd, head.data(), head.size(), 0);
+  const bool ok = fingerprint(fd, length, hash, [](const Span&, std::vector<unsigned char>&) {});
   ::close(fd);
-  if (ok) hash = fnv1a(head.data(), head.size());
   return ok;
 }
 
@@ -388,7 +435,7 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   h.inode = static_cast<std::uint64_t>(st.st_ino);
   h.original_length = s.original_length;
   h.head_length = head_length_of(s.original_length);
-  const bool head_read = head_fingerprint(target, h.head_length, h.head_hash);
+  const bool head_read = file_fingerprint(target, s.original_length, h.head_hash);
   const std::string head_failure = head_read ? "" : std::strerror(errno);
   h.checksum = header_checksum(h);
   if (!head_read || !write_all(s.journal_fd, &h, sizeof h, 0) || (durable && ::fsync(s.journal_fd) != 0)) {
@@ -431,7 +478,7 @@ void JournaledCommit::prepare() {
   // The change is complete: the journal ends with a fingerprint of the head as the change
   // left it, by which the next job tells this change from one another program made after it.
   std::uint64_t head_hash = 0;
-  if (!head_fingerprint(s.target, head_length_of(s.original_length), head_hash)) {
+  if (!file_fingerprint(s.target, s.original_length, head_hash)) {
     const std::string reason = std::strerror(errno);
     roll_back();
     throw IOError(s.what + ": cannot read '" + s.target + "' back (" + reason + "); it was restored as it was");
@@ -560,15 +607,19 @@ bool unchanged_since_the_job(int tfd, const Header& h, const std::vector<SavedRa
   struct stat st {};
   if (::fstat(tfd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < h.original_length) return false;
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return true;  // version 1: nothing to compare
-  std::vector<unsigned char> head(static_cast<std::size_t>(h.head_length));
-  if (!read_all(tfd, head.data(), head.size(), 0)) return false;
-  if (complete) return fnv1a(head.data(), head.size()) == head_after;
-  for (auto r = records.rbegin(); r != records.rend(); ++r) {
-    if (r->addr >= h.head_length) continue;
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(r->bytes.size(), h.head_length - r->addr));
-    std::memcpy(head.data() + r->addr, r->bytes.data(), n);
-  }
-  return fnv1a(head.data(), head.size()) == h.head_hash;
+  std::uint64_t hash = 0;
+  if (complete) return fingerprint(tfd, h.original_length, hash, [](const Span&, std::vector<unsigned char>&) {}) &&
+                       hash == head_after;
+  const auto put_back = [&](const Span& span, std::vector<unsigned char>& bytes) {
+    for (auto r = records.rbegin(); r != records.rend(); ++r) {
+      const std::uint64_t from = std::max(r->addr, span.at);
+      const std::uint64_t to = std::min<std::uint64_t>(r->addr + r->bytes.size(), span.at + span.bytes);
+      if (from < to)
+        std::memcpy(bytes.data() + (from - span.at), r->bytes.data() + (from - r->addr),
+                    static_cast<std::size_t>(to - from));
+    }
+  };
+  return fingerprint(tfd, h.original_length, hash, put_back) && hash == h.head_hash;
 }
 
 }  // namespace

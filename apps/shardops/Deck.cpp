@@ -89,7 +89,7 @@ class Loader {
     Deck deck;
     deck.path = path_;
     if (root["description"]) deck.description = scalar(root["description"], "description");
-    load_params(root["params"]);
+    deck.set = load_params(root["params"]);
     load_inputs(root["tensors"], deck);
     if (!root["steps"] || !root["steps"].IsSequence() || root["steps"].size() == 0) {
       fail(root["steps"] ? root["steps"] : root, "'steps' must be a non-empty list of steps");
@@ -209,12 +209,14 @@ class Loader {
     }
   }
 
-  void load_params(const YAML::Node& params) {
+  // The overrides as applied ("name=value", spaces dropped), for the outputs' provenance.
+  std::vector<std::string> load_params(const YAML::Node& params) {
     if (params) {
       if (!params.IsMap()) fail(params, "'params' must be a mapping of names to values");
       for (const auto& kv : params) params_[key_text(kv.first)] = scalar(kv.second, key_text(kv.first));
     }
     std::set<std::string> set;
+    std::vector<std::string> applied;
     for (const std::string& o : overrides_) {
       const std::size_t eq = o.find('=');
       // Spaces around the name and the value are the shell's, not the deck's.
@@ -223,7 +225,9 @@ class Loader {
       if (!params_.count(name)) throw InvalidArgument("--set " + name + ": the deck has no parameter '" + name + "'");
       if (!set.insert(name).second) throw InvalidArgument("--set " + name + ": given twice (set each parameter once)");
       params_[name] = trimmed(o.substr(eq + 1));
+      applied.push_back(name + "=" + params_[name]);
     }
+    return applied;
   }
 
   void define(const std::string& name, const YAML::Node& node) {

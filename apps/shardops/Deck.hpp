@@ -64,6 +64,7 @@ struct Deck {
   std::vector<DeckOutput> outputs;
   std::string bad_indices;  ///< from the deck's options (empty: not set)
   std::string schedule;
+  std::vector<std::string> set;  ///< the --set overrides as applied: "name=value", spaces around both dropped
 };
 
 /// \brief Parses and checks \p path; \p overrides ("name=value") replace params.

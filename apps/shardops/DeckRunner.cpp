@@ -235,7 +235,7 @@ void run_deck_command(const Comm& comm, const Request& r, RunRecord& record, Inp
                                {"tensor", o.name},
                                {"options", record.options},
                                {"inputs", std::vector<std::string>(from.begin(), from.end())},
-                               {"set", r.set}};
+                               {"set", deck.set}};
     try {
       out.write(targets[i], t, attrs, o.storage_given ? o.storage : r.storage);
     } catch (const Error& e) {

@@ -10,11 +10,11 @@ of ``indices``. A 0-d input is taken from rank 0; a 0-d output is returned on ra
 other ranks get an empty array).
 """
 
-import atexit
+import atexit as _atexit
 import builtins as _builtins
 import collections.abc as _abc
-import inspect
-import json
+import inspect as _inspect
+import json as _json
 import operator as _operator
 import os as _os
 import warnings as _warnings
@@ -30,16 +30,16 @@ from ._errors import (Error, InternalError, InvalidArgumentError, IOError, NotFo
 
 __version__ = _shardops.__version__
 
-atexit.register(_shardops._finalize)
+_atexit.register(_shardops._finalize)
 
-_REGISTRY = json.loads(_shardops.op_registry_json())
+_REGISTRY = _json.loads(_shardops.op_registry_json())
 
 
 def op_registry():
     """Every op shardops has (its deck, command-line, TensorFlow and Python names, inputs,
     attributes and the dtypes TensorFlow has kernels for), as ``shardops --list-ops``
     prints it: a list of dicts."""
-    return json.loads(json.dumps(_REGISTRY))
+    return _json.loads(_json.dumps(_REGISTRY))
 
 
 # The inputs of one dtype (TensorFlow's type attr T): the rest are indices or partition ids.
@@ -294,7 +294,7 @@ def _make_op(spec):
     that first (_agreed): a mistake on one rank is an error on all."""
     run = getattr(_shardops, spec["python"])
     lists = [i["name"] for i in spec["inputs"] if i["list"]]
-    P = inspect.Parameter
+    P = _inspect.Parameter
     params = [P(i["name"], P.POSITIONAL_OR_KEYWORD) for i in spec["inputs"]]
     params += [P(a["name"], P.POSITIONAL_OR_KEYWORD) for a in spec["attrs"]]
     trailing, keywords = _tf_trailing(spec)
@@ -303,7 +303,7 @@ def _make_op(spec):
     params += [P(t, P.KEYWORD_ONLY, default="") for t in keywords]
     if spec["bad_indices"]:
         params.append(P("bad_indices", P.KEYWORD_ONLY, default="error"))
-    signature = inspect.Signature(params)
+    signature = _inspect.Signature(params)
     # What the extension takes: not TensorFlow's name nor its policy (made bad_indices).
     passed = [p.name for p in params if p.name not in ("name", "bad_indices_policy")]
 
@@ -428,8 +428,8 @@ def _with_batch_dims(plain):
     TensorFlow builds from a plain GatherNd (_batch_dims.BatchPlan). On several ranks every
     call agrees on ``batch_dims`` first (one small allgather), so that no rank runs the plain
     op while another runs the batched one."""
-    P = inspect.Parameter
-    plain_signature = inspect.signature(plain)
+    P = _inspect.Parameter
+    plain_signature = _inspect.signature(plain)
     params = list(plain_signature.parameters.values())
     params.insert([p.name for p in params].index("name"), P("batch_dims", P.POSITIONAL_OR_KEYWORD, default=0))
     signature = plain_signature.replace(parameters=params)

@@ -519,16 +519,20 @@ def report_is_the_deck(suite, runner, tmp):
 
 
 def set_once_and_trimmed(suite, runner, tmp):
-    """--set of one name twice is refused; spaces around a value are dropped on both sides."""
+    """--set of one name twice is refused; spaces around a name and a value are dropped, in the
+    outputs' `set` attribute too (it kept 'n= 3 ')."""
     text = ("params:\n  n: 1\ntensors:\n  x: {value: [1, 2]}\nsteps:\n  - {op: add, x: x, y: '${n}', out: y}\n"
             "outputs:\n  y: set.h5:/y\n")
     r = run_deck(runner, tmp, "set", text, "--set", "n=3", "--set", "n=5")
     suite.check(r.rc == 2 and "--set n: given twice" in r.stderr, "--set twice: exit %s" % r.rc, r)
     for value in ("3 ", " 3", " 3 "):
-        r = run_deck(runner, tmp, "set", text, "--set", "n=" + value, "--overwrite")
+        r = run_deck(runner, tmp, "set", text, "--set", " n =" + value, "--overwrite")
         suite.require(r.rc == 0, "--set 'n=%s'" % value, r)
         e2e.same_array(suite, "n=%r" % value, e2e.read_h5(os.path.join(tmp, "set.h5"), "/y"),
                        np.array([4, 5], np.int32), r)
+        recorded = [v.decode() if isinstance(v, bytes) else str(v)
+                    for v in np.atleast_1d(e2e.read_attrs(os.path.join(tmp, "set.h5"), "/y")["set"])]
+        suite.check(recorded == ["n=3"], "--set 'n=%s': the set attribute is %r" % (value, recorded), r)
 
 
 def deck_not_a_file(suite, runner, tmp):

@@ -275,7 +275,7 @@ std::vector<OpInfo> make_registry() {
     op.python = "gather_nd";
     op.family = OpFamily::GatherNd;
     op.inputs = {input("params", InputRole::Params, "The tensor to gather from"),
-                 input("indices", InputRole::Indices, kIndexHelp)};
+                 input("indices", InputRole::Indices, "int16/int32/int64 indices [..., K]")};
     op.tindices = true;
     op.index_dtypes = {D::Int16, D::Int32, D::Int64};
     op.kernel_index = {D::Int16, D::Int32, D::Int64};

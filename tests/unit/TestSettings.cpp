@@ -31,6 +31,7 @@ class ScopedEnv {
   bool had_ = false;
 };
 
+// The words in any case (TRUE, On: job scripts write both), nothing else.
 TEST(Settings, SwitchTakesOnOffWordsAndNothingElse) {
   const char* name = "SHARDOPS_STREAM_OUTPUTS";
   {
@@ -41,11 +42,11 @@ TEST(Settings, SwitchTakesOnOffWordsAndNothingElse) {
     ScopedEnv empty(name, "");
     EXPECT_FALSE(shardops::switch_setting(name).has_value());
   }
-  for (const char* yes : {"1", "true", "yes", "on"}) {
+  for (const char* yes : {"1", "true", "yes", "on", "TRUE", "On", "Yes"}) {
     ScopedEnv set(name, yes);
     EXPECT_EQ(shardops::switch_setting(name), true) << yes;
   }
-  for (const char* no : {"0", "false", "no", "off"}) {
+  for (const char* no : {"0", "false", "no", "off", "FALSE", "Off", "NO"}) {
     ScopedEnv set(name, no);
     EXPECT_EQ(shardops::switch_setting(name), false) << no;
   }

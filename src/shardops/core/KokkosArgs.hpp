@@ -71,16 +71,18 @@ inline std::string kokkos_args_error(int argc, char** argv) {
           return bad + " takes true or false, or no value";
         break;
       case kx::ArgValue::Count:
-        if (!detail::is_number(value, 1)) return bad + " takes a whole number of at least 1: " + option + "=N";
+        if (!detail::is_number(value, 1))
+          return bad + " takes a whole number from 1 to 999999999: " + option + "=N";
         break;
       case kx::ArgValue::Index:
-        if (!detail::is_number(value, 0)) return bad + " takes a whole number: " + option + "=N";
+        if (!detail::is_number(value, 0))
+          return bad + " takes a whole number from 0 to 999999999: " + option + "=N";
         break;
       case kx::ArgValue::IndexPair: {
         const std::size_t comma = value.find(',');
         if (!detail::is_number(value.substr(0, comma), 0) ||
             (comma != std::string::npos && !detail::is_number(value.substr(comma + 1), 0)))
-          return bad + " takes a whole number or two: " + option + "=N[,M]";
+          return bad + " takes a whole number or two, each from 0 to 999999999: " + option + "=N[,M]";
         break;
       }
       case kx::ArgValue::Word:

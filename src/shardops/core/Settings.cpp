@@ -1,6 +1,7 @@
 #include "shardops/core/Settings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -97,13 +98,16 @@ std::optional<bool> switch_setting(const char* name) {
   static_cast<void>(setting(name));
   const std::optional<std::string> v = value_of(name);
   if (!v) return std::nullopt;
+  // In any case: TRUE, On and Yes are as common in job scripts as their lower-case forms.
+  std::string word = *v;
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
   for (const char* yes : {"1", "true", "yes", "on"}) {
-    if (*v == yes) return true;
+    if (word == yes) return true;
   }
   for (const char* no : {"0", "false", "no", "off"}) {
-    if (*v == no) return false;
+    if (word == no) return false;
   }
-  refuse(name, *v, "1 or 0 (true/false, yes/no, on/off)");
+  refuse(name, *v, "1 or 0 (true/false, yes/no, on/off, in any case)");
 }
 
 std::optional<std::string> word_setting(const char* name) {

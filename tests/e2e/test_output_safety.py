@@ -1013,7 +1013,9 @@ def input_reached_deeper_open_for_writing(t, sh):
 def input_of_a_killed_writer(t, sh):
     """A file whose h5py writer (libver='latest': the superblock that carries HDF5's write
     flag) was killed half way through a write is not read, as HDF5 refuses it: exit 3 saying
-    why (it read a mix of old and new rows and exited 0); an SWMR writer's file alike."""
+    why (it read a mix of old and new rows and exited 0); an SWMR writer's file alike. Nor is
+    either written into, saying why (it said "truncated or corrupt file, or open in another
+    program?"), the file left as it was."""
     inp, _ = make_inputs(t.d)
     out = os.path.join(t.d, "out.h5")
     script = ("import os, sys, h5py, numpy as np\n"
@@ -1041,7 +1043,36 @@ def input_of_a_killed_writer(t, sh):
             t.suite.check("marked as open for writing by an HDF5 program" in r.stderr, "the message does not say why",
                           r)
             t.suite.check(not os.path.exists(out), "an output was written", r)
+        before = e2e.file_state(crashed)
+        r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"), "--out",
+                    e2e.ref(crashed, "/g"), "-q"])
+        t.suite.check(r.rc == 3, "%s writer's file as the output: exit %s, expected 3" % (how, r.rc), r)
+        t.suite.check("the existing output file" in r.stderr and "marked as open for writing by an HDF5 program" in
+                      r.stderr, "%s writer's file as the output: the message does not say why" % how, r)
+        t.suite.check(e2e.file_state(crashed) == before, "%s writer's file changed" % how, r)
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def file_of_short_addresses(t, sh):
+    """An existing file made with 2-byte addresses (H5Pset_sizes: room for 64 KiB of file)
+    that the job's output would take past that: exit 3 saying so, the file as it was (the
+    message blamed damage done before the job)."""
+    out = os.path.join(t.d, "short.h5")
+    fcpl = e2e.h5py.h5p.create(e2e.h5py.h5p.FILE_CREATE)
+    fcpl.set_sizes(2, 2)
+    fid = e2e.h5py.h5f.create(out.encode(), e2e.h5py.h5f.ACC_TRUNC, fcpl=fcpl)
+    with e2e.h5py.File(fid) as f:
+        f["pad"] = np.zeros(7000)
+        f["idx"] = np.array([[0], [1]], np.int64)
+        f["upd"] = np.ones((2, 1))
+    before = e2e.file_state(out)
+    r = sh.run(["scatter-nd", "--indices", e2e.ref(out, "/idx"), "--updates", e2e.ref(out, "/upd"), "--shape",
+                "1000,1", "--out", e2e.ref(out, "/o"), "-q"])
+    t.suite.check(r.rc == 3, "exit %s, expected 3" % r.rc, r)
+    t.suite.check("stores its addresses in 2 bytes, room for 65536 bytes of file" in r.stderr,
+                  "the message does not name the short addresses", r)
+    t.suite.check(e2e.file_state(out) == before, "the file changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1645,6 +1676,7 @@ def main():
         run_case("input_open_for_writing", input_open_for_writing)
         run_case("input_reached_deeper_open_for_writing", input_reached_deeper_open_for_writing)
         run_case("input_of_a_killed_writer", input_of_a_killed_writer)
+        run_case("file_of_short_addresses", file_of_short_addresses)
         run_case("report_rules", report_rules)
         if os.geteuid() == 0 and can_mount():
             run_case("bind_mount_aliases", bind_mount_aliases)

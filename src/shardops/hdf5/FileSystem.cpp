@@ -50,23 +50,46 @@ namespace {
 constexpr int kWriteFlag = 0x01;      // HDF5's H5F_SUPER_WRITE_ACCESS
 constexpr int kSwmrWriteFlag = 0x04;  // H5F_SUPER_SWMR_WRITE_ACCESS
 
-// The HDF5 superblock of the open file \p fd of \p size bytes, found where H5Fis_hdf5 looks
-// for its signature (0, 512, 1024, 2048, ...: a user block before it): its write flags (0
-// where none are set, or the superblock is older than version 3, the one that carries them
-// in byte 11), or nullopt where there is no signature.
+// The write flags of the HDF5 superblock of the open file \p fd of \p size bytes (0 where
+// none are set, or the superblock is older than version 3, the one that carries them in byte
+// 11), or nullopt where there is no signature.
 std::optional<int> superblock_write_flags(int fd, long long size) {
+  const std::optional<long long> at = hdf5_superblock_at(fd, size);
+  if (!at) return std::nullopt;
+  unsigned char head[12] = {};
+  const ssize_t got = ::pread(fd, head, sizeof head, static_cast<off_t>(*at));
+  return got == sizeof head && head[8] >= 3 ? head[11] & (kWriteFlag | kSwmrWriteFlag) : 0;
+}
+
+// The error for a file whose superblock carries the write \p flags.
+IOError marked_open_for_writing(const std::string& file, int flags, const std::string& role, const std::string& what) {
+  return IOError(what + ": " + role + " '" + file + "' is marked as open for writing by an HDF5 program" +
+                 ((flags & kSwmrWriteFlag) != 0 ? " in SWMR mode" : "") +
+                 " (its superblock's write flag): that program still has it open, or was killed before it closed "
+                 "it, so what it holds may be half-written. Where no program has it open, `h5clear -s` clears "
+                 "the flag");
+}
+
+}  // namespace
+
+std::optional<long long> hdf5_superblock_at(int fd, long long size) {
   static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   for (long long at = 0; at + 8 <= size; at = at == 0 ? 512 : at * 2) {
-    unsigned char head[12] = {};
-    const ssize_t got = ::pread(fd, head, sizeof head, static_cast<off_t>(at));
-    if (got < 8) return std::nullopt;
-    if (std::memcmp(head, signature, sizeof signature) != 0) continue;
-    return got == sizeof head && head[8] >= 3 ? head[11] & (kWriteFlag | kSwmrWriteFlag) : 0;
+    unsigned char head[8] = {};
+    if (::pread(fd, head, sizeof head, static_cast<off_t>(at)) < static_cast<ssize_t>(sizeof head)) return std::nullopt;
+    if (std::memcmp(head, signature, sizeof signature) == 0) return at;
   }
   return std::nullopt;
 }
 
-}  // namespace
+void refuse_if_marked_open_for_writing(const std::string& file, const std::string& role, const std::string& what) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  const std::optional<int> flags = ::fstat(fd, &st) == 0 ? superblock_write_flags(fd, st.st_size) : std::nullopt;
+  ::close(fd);
+  if (flags && *flags != 0) throw marked_open_for_writing(file, *flags, role, what);
+}
 
 void check_input_file(const std::string& file, const std::string& what) {
   struct stat st {};
@@ -85,13 +108,7 @@ void check_input_file(const std::string& file, const std::string& what) {
   // HDF5 refuses such a file itself, with its file locking on or off (h5py does, with
   // HDF5_USE_FILE_LOCKING=FALSE too); inputs are opened through MPI-IO, which does not look,
   // so the flags are checked here.
-  if (*flags != 0) {
-    throw IOError(what + ": '" + file + "' is marked as open for writing by an HDF5 program" +
-                  ((*flags & kSwmrWriteFlag) != 0 ? " in SWMR mode" : "") +
-                  " (its superblock's write flag): that program still has it open, or was killed before it closed "
-                  "it, so what it holds may be half-written. Where no program has it open, `h5clear -s` clears "
-                  "the flag");
-  }
+  if (*flags != 0) throw marked_open_for_writing(file, *flags, "the input file", what);
 }
 
 std::string resolved_path(const std::string& file, const std::string& what) {

@@ -7,10 +7,22 @@
 /// run_agreed so every rank raises the same error. Errors: a missing input file is
 /// InvalidArgument (bad input, exit 2); everything the filesystem refuses is IOError (3).
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace shardops::io {
+
+/// \brief Where the HDF5 superblock of the open file \p fd of \p size bytes lies: where
+/// HDF5 looks for its signature, at 0 or past a user block at 512, 1024, 2048, …; nullopt
+/// where there is none.
+std::optional<long long> hdf5_superblock_at(int fd, long long size);
+
+/// \brief \throws IOError naming \p what (and \p role: "the input file", "the existing
+/// output file") if \p file's superblock says an HDF5 program has it open for writing (its
+/// write flags, SWMR's too): HDF5 refuses such a file, and what it holds may be half-written.
+/// Nothing for a file that cannot be read or has no superblock (its open says why).
+void refuse_if_marked_open_for_writing(const std::string& file, const std::string& role, const std::string& what);
 
 /// \brief Checks that \p file can be read as HDF5: it exists (else InvalidArgument),
 /// is a regular file, can be opened for reading and carries the HDF5 signature

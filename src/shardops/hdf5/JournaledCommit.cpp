@@ -107,21 +107,8 @@ void seal_record(std::vector<unsigned char>& record) {
 // The bytes of the file's head a journal fingerprints, of a file of \p length bytes.
 std::uint64_t head_length_of(std::uint64_t length) { return std::min<std::uint64_t>(length, kHeadBytes); }
 
-// HDF5's signature, the first bytes of its superblock.
-constexpr unsigned char kHdf5Signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 // More than a superblock and its driver information take.
 constexpr std::uint64_t kSuperblockBytes = 1024;
-
-// Where the superblock of the file open as \p fd (\p length bytes) lies: where HDF5 looks for
-// it, at 0 or past a user block, at 512, 1024, 2048, …; 0 where it is found nowhere.
-std::uint64_t superblock_at(int fd, std::uint64_t length) {
-  for (std::uint64_t at = 0; at + sizeof kHdf5Signature <= length; at = at == 0 ? 512 : at * 2) {
-    unsigned char signature[sizeof kHdf5Signature];
-    if (!read_all(fd, signature, sizeof signature, static_cast<off_t>(at))) return 0;
-    if (std::memcmp(signature, kHdf5Signature, sizeof signature) == 0) return at;
-  }
-  return 0;
-}
 
 // A range of a file's bytes.
 struct Span {
@@ -135,7 +122,8 @@ struct Span {
 // HDF5 rewrites the superblock there, while the user block stays as it was.
 std::vector<Span> fingerprinted_spans(int fd, std::uint64_t length) {
   std::vector<Span> spans{{0, head_length_of(length)}};
-  const std::uint64_t superblock = superblock_at(fd, length);
+  const auto superblock =
+      static_cast<std::uint64_t>(hdf5_superblock_at(fd, static_cast<long long>(length)).value_or(0));
   if (superblock > 0 && superblock + kSuperblockBytes > spans[0].bytes && superblock < length)
     spans.push_back({superblock, std::min<std::uint64_t>(length - superblock, kHeadBytes)});
   return spans;

@@ -48,6 +48,7 @@ struct OutputTransaction::PendingFile {
   std::unique_ptr<JournaledCommit> journal;  ///< rank 0, an existing target: from the first write to the commit
   CleanupPath journal_on_stop;               ///< rank 0
   long long original_length = 0;             ///< an existing target's length before the job (agreed)
+  std::size_t address_bytes = 8;             ///< rank 0: an existing target's size of addresses (H5Pset_sizes)
   int target_fd = -1;                        ///< every rank, an existing target: for the rows written in place
   CleanupTruncate target_on_stop;            ///< cuts the target back to original_length on a stop signal
   long long target_data_end = 0;             ///< where the data written in place ends
@@ -340,9 +341,17 @@ void check_reads_back(const OutputTransaction::PendingFile& f, const std::string
   added.insert(added.end(), f.written.begin(), f.written.end());
   if (added.size() > kChecked) added.erase(added.begin() + kChecked / 2, added.end() - kChecked / 2);
   const std::string damaged = what + ": HDF5 cannot read the file back after the change";
-  const std::string why =
+  std::string why =
       "; the file was damaged before this job (shardops ls shows what can still be read): "
       "nothing was committed, the file is as it was";
+  // A file made with short addresses (h5py's H5Pset_sizes of 2 or 4 bytes) ends where they
+  // end: HDF5 makes the change past that and cannot find it again.
+  const long long size = file_size(f.target);
+  if (f.address_bytes < 8 && size >= (1LL << (8 * f.address_bytes))) {
+    why = "; the file stores its addresses in " + std::to_string(f.address_bytes) + " bytes, room for " +
+          std::to_string(1LL << (8 * f.address_bytes)) + " bytes of file, and the change would make it " +
+          std::to_string(size) + ": nothing was committed, the file is as it was; write the outputs to a new file";
+  }
   FileHandle file;
   try {
     file = open_serial(f.target, H5F_ACC_RDONLY, damaged);
@@ -550,6 +559,8 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
       throw IOError(what + ": the existing output file '" + ref.file + "' is not an HDF5 file; refusing to replace it");
     }
     refuse_if_open_elsewhere(target, what);
+    // An SWMR writer holds no lock HDF5 sees; its file is marked in its superblock instead.
+    refuse_if_marked_open_for_writing(target, "the existing output file", what);
     // From here to the commit the target is open for writing through an undo journal:
     // nothing of it below its original length changes before the close at the commit,
     // and write() puts datasets that it can straight into it, past that length.
@@ -565,6 +576,10 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
       f->undo();  // the journal goes before the other ranks hear of the error
       throw;
     }
+    const PropListHandle fcpl(H5Fget_create_plist(f->existing.get()));
+    std::size_t address_bytes = 8, length_bytes = 8;
+    if (fcpl.valid() && H5Pget_sizes(fcpl.get(), &address_bytes, &length_bytes) >= 0) f->address_bytes = address_bytes;
+    hdf5_error_detail();  // clear the stack
     f->journal_on_stop = CleanupPath(f->journal->journal_path());
   });
   f->temp = comm_.broadcast(f->temp, 0);

@@ -55,7 +55,7 @@ struct Header {
   std::uint64_t inode;
   std::uint64_t original_length;
   std::uint64_t head_length;  ///< min(original_length, kHeadBytes)
-  std::uint64_t head_hash;    ///< fingerprint() of the file before the change (its head, and its superblock past a user block)
+  std::uint64_t head_hash;    ///< fingerprint() of the file before the change
   std::uint64_t checksum;
 };
 
@@ -596,8 +596,9 @@ bool unchanged_since_the_job(int tfd, const Header& h, const std::vector<SavedRa
   if (::fstat(tfd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < h.original_length) return false;
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return true;  // version 1: nothing to compare
   std::uint64_t hash = 0;
-  if (complete) return fingerprint(tfd, h.original_length, hash, [](const Span&, std::vector<unsigned char>&) {}) &&
-                       hash == head_after;
+  if (complete)
+    return fingerprint(tfd, h.original_length, hash, [](const Span&, std::vector<unsigned char>&) {}) &&
+           hash == head_after;
   const auto put_back = [&](const Span& span, std::vector<unsigned char>& bytes) {
     for (auto r = records.rbegin(); r != records.rend(); ++r) {
       const std::uint64_t from = std::max(r->addr, span.at);

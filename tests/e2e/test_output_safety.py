@@ -1540,6 +1540,39 @@ def two_files_killed_after_commit_point(t, sh):
     t.suite.check(leftovers(t.d) == [], "the next jobs left %s" % leftovers(t.d), r)
 
 
+def stale_lock_removed_by_a_reader(t, sh):
+    """The lock file of a job killed just after its commit (empty, held by no one) was left
+    until the next job that wrote the file; a job that reads it removes it now. A lock a live
+    job holds stays (a reader reads what was committed meanwhile, as before)."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "held.h5")
+    make_existing(out)
+    lock = os.path.join(t.d, ".held.h5.shardops-lock")
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [7]], dtype=np.int64)}, mode="w")
+    read = ["gather-nd", "--params", e2e.ref(out, "/b"), "--indices", e2e.ref(rows, "/i"), "--out",
+            e2e.ref(rows, "/r"), "--overwrite", "-q"]
+    open(lock, "w").close()
+    r = sh.run(read)
+    e2e.expect_success(t.suite, r, "a job reading the file")
+    t.suite.check(not os.path.exists(lock), "the stale lock file is still there", r)
+    # A live holder (a job writing the file, its commit not begun): the reader leaves its lock be.
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               "f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX)\n"
+                               "f.write('shardops pid %d on host test\\n' % os.getpid()); f.flush()\n"
+                               "print('locked', flush=True); time.sleep(60)\n", lock], stdout=subprocess.PIPE)
+    try:
+        holder.stdout.readline()
+        r = sh.run(read)
+        e2e.expect_success(t.suite, r, "a job reading the file while another holds its lock")
+        t.suite.check(os.path.exists(lock), "a held lock file was removed", r)
+    finally:
+        holder.kill()
+        holder.wait()
+    os.remove(lock)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
 # ---------------------------------------------------------------------------------------------
 # The report
 
@@ -1677,6 +1710,7 @@ def main():
         run_case("input_reached_deeper_open_for_writing", input_reached_deeper_open_for_writing)
         run_case("input_of_a_killed_writer", input_of_a_killed_writer)
         run_case("file_of_short_addresses", file_of_short_addresses)
+        run_case("stale_lock_removed_by_a_reader", stale_lock_removed_by_a_reader)
         run_case("report_rules", report_rules)
         if os.geteuid() == 0 and can_mount():
             run_case("bind_mount_aliases", bind_mount_aliases)

@@ -116,6 +116,22 @@ bool lock_held_elsewhere(const std::string& path, bool exclusive, std::string* h
   return held;
 }
 
+void remove_stale_lock(const std::string& target) noexcept {
+  try {
+    const std::string path = lock_path_of(target);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return;
+    int status;
+    do {
+      status = ::flock(fd, LOCK_EX | LOCK_NB);
+    } while (status != 0 && errno == EINTR);
+    if (status == 0 && still_named(fd, path)) static_cast<void>(::unlink(path.c_str()));
+    ::close(fd);
+  } catch (...) {
+    // a name that cannot be made: nothing to remove
+  }
+}
+
 std::string shardops_writer_of(const std::string& file) {
   std::string holder;
   try {

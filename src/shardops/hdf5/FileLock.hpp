@@ -60,6 +60,13 @@ std::string lock_path_of(const std::string& target);
 /// "shardops pid P on host H").
 bool lock_held_elsewhere(const std::string& path, bool exclusive, std::string* holder = nullptr);
 
+/// \brief Removes the lock file of \p target (resolved) where no job holds it: the one a job
+/// killed after its commit left behind, empty and harmless, which only the next job writing
+/// \p target removed until then. Locked first, without waiting, and removed while locked, as
+/// release() does: a job opening it meanwhile finds the name gone and takes a new one. Nothing
+/// where a job holds it, or where this user cannot remove it. Never throws.
+void remove_stale_lock(const std::string& target) noexcept;
+
 /// \brief "shardops pid P on host H" if a shardops job holds the write lock of \p file
 /// (as named, links resolved), else "". Takes no lock.
 std::string shardops_writer_of(const std::string& file);

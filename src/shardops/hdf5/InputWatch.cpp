@@ -140,6 +140,7 @@ void InputWatch::opening(const std::string& file, const std::string& what) {
   if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
   wait_for_writers(file, what, true);
   undo_uncommitted_change(file, what);
+  remove_stale_lock(resolved_path(file, what));
   Identity identity;
   if (identity_of(file, identity)) watched_.push_back(Watched{file, identity, {}});  // else the open reports why
 }

@@ -240,16 +240,9 @@ void write_block_serially(const std::string& temp, const std::string& path, hid_
   FileHandle file = open_serial(temp, H5F_ACC_RDWR, failure);
   DatasetHandle dataset(check_id(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), failure));
   const DataspaceHandle file_space(check_id(H5Dget_space(dataset.get()), failure));
-  if (shape.rank() > 0) {
-    std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
-    start[0] = static_cast<hsize_t>(first);
-    count[0] = static_cast<hsize_t>(rows);
-    for (int d = 1; d < shape.rank(); ++d) count[static_cast<std::size_t>(d)] = static_cast<hsize_t>(shape.dim(d));
-    check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-                 failure);
-  }
   const hsize_t n = static_cast<hsize_t>(elements);
-  const DataspaceHandle mem_space(check_id(H5Screate_simple(1, &n, nullptr), failure));
+  const DataspaceHandle mem_space(shape.rank() > 0 ? select_rows(file_space.get(), shape, first, rows, failure)
+                                                   : check_id(H5Screate_simple(1, &n, nullptr), failure));
   check_status(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer), failure);
   check_status(dataset.close(), failure);
   check_status(file.close(), failure);

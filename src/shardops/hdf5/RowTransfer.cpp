@@ -22,25 +22,35 @@ struct RoundSelection {
   DataspaceHandle mem_space;
 };
 
+}  // namespace
+
+hid_t select_rows(hid_t file_space, const Shape& shape, std::int64_t first, std::int64_t rows,
+                  const std::string& what) {
+  std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
+  start[0] = static_cast<hsize_t>(first);
+  count[0] = static_cast<hsize_t>(rows);
+  for (int d = 1; d < shape.rank(); ++d) count[static_cast<std::size_t>(d)] = static_cast<hsize_t>(shape.dim(d));
+  check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+               what + ": cannot select rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")");
+  return check_id(H5Screate_simple(shape.rank(), count.data(), nullptr), what + ": cannot create a dataspace");
+}
+
+namespace {
+
 RoundSelection select_round(hid_t dset, const Shape& shape, std::int64_t first, std::int64_t rows, bool whole_scalar,
                             const std::string& what) {
   RoundSelection sel;
   sel.file_space = DataspaceHandle(check_id(H5Dget_space(dset), what + ": cannot get the dataspace"));
   const std::int64_t elements = shape.rank() == 0 ? (whole_scalar ? 1 : 0) : rows * shape.product_from(1);
-  const hsize_t mem_dim = static_cast<hsize_t>(elements > 0 ? elements : 1);
-  sel.mem_space =
-      DataspaceHandle(check_id(H5Screate_simple(1, &mem_dim, nullptr), what + ": cannot create a dataspace"));
+  if (elements > 0 && shape.rank() > 0) {
+    sel.mem_space = DataspaceHandle(select_rows(sel.file_space.get(), shape, first, rows, what));
+    return sel;
+  }
+  const hsize_t one = 1;
+  sel.mem_space = DataspaceHandle(check_id(H5Screate_simple(1, &one, nullptr), what + ": cannot create a dataspace"));
   if (elements == 0) {
     check_status(H5Sselect_none(sel.file_space.get()), what + ": H5Sselect_none");
     check_status(H5Sselect_none(sel.mem_space.get()), what + ": H5Sselect_none");
-  } else if (shape.rank() > 0) {
-    std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
-    start[0] = static_cast<hsize_t>(first);
-    count[0] = static_cast<hsize_t>(rows);
-    for (int d = 1; d < shape.rank(); ++d) count[static_cast<std::size_t>(d)] = static_cast<hsize_t>(shape.dim(d));
-    check_status(
-        H5Sselect_hyperslab(sel.file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
-        what + ": cannot select rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")");
   }
   return sel;
 }

@@ -46,19 +46,14 @@ OwnedIndexRows list_owned_index_rows_as(const ExecSpace& space, const std::strin
   // Row i's target less first, as an unsigned integer: below count where this rank owns it.
   // A bad index (linear() gives -1; with one coordinate per row, the usual case, the index
   // is the target and a negative one wraps) is never below it: first + count <= dim.
+  // A plain ?: on OneCoordinate, not if constexpr: nvcc rejects an extended lambda whose
+  // first capture of a variable is inside an if constexpr branch.
   const auto offset_of = KOKKOS_LAMBDA(const std::int64_t i)->std::uint64_t {
-    if constexpr (OneCoordinate) {
-      return static_cast<std::uint64_t>(static_cast<std::int64_t>(idx[i])) - static_cast<std::uint64_t>(first);
-    } else {
-      return static_cast<std::uint64_t>(linear(i)) - static_cast<std::uint64_t>(first);
-    }
+    const std::int64_t target = OneCoordinate ? static_cast<std::int64_t>(idx[i]) : linear(i);
+    return static_cast<std::uint64_t>(target) - static_cast<std::uint64_t>(first);
   };
   const auto is_bad = KOKKOS_LAMBDA(const std::int64_t i)->bool {
-    if constexpr (OneCoordinate) {
-      return static_cast<std::uint64_t>(static_cast<std::int64_t>(idx[i])) >= dim;
-    } else {
-      return linear(i) < 0;
-    }
+    return OneCoordinate ? static_cast<std::uint64_t>(static_cast<std::int64_t>(idx[i])) >= dim : linear(i) < 0;
   };
   const auto owned_count = static_cast<std::uint64_t>(count);
   // A few chunks per thread for balance, large enough that a chunk's own work dominates.

@@ -68,35 +68,36 @@ print(time.perf_counter() - t0)
 """ % PARTS
 
 
+def write_once(path, data, chunks, parts, extra=None):
+    """An input of `data` stored in `chunks` with a partition id per row (and `extra`
+    datasets), written once: under another name first, so a run cut short leaves none."""
+    if not os.path.exists(path):
+        rng = np.random.default_rng(12)
+        with h5py.File(path + ".tmp", "w") as f:
+            f.create_dataset("data", data=data, chunks=chunks)
+            f["parts"] = rng.integers(0, parts, len(data)).astype(np.int32)
+            for name, value in (extra or {}).items():
+                f[name] = value
+        os.replace(path + ".tmp", path)
+    return path
+
+
 def make_inputs(work, frames):
-    """The three inputs, written once."""
+    """The three inputs (made anew only where missing)."""
     rng = np.random.default_rng(11)
     paths = {}
     stack = os.path.join(work, "stack-%d.h5" % frames)
     if not os.path.exists(stack):
-        with h5py.File(stack + ".tmp", "w") as f:
-            f.create_dataset("data", data=rng.integers(0, 4000, (frames, 256, 256), dtype=np.uint16),
-                             chunks=(1, 256, 256))
-            f["parts"] = rng.integers(0, PARTS, frames).astype(np.int32)
-            f["idx"] = rng.integers(0, frames, (10, 1)).astype(np.int64)
-        os.replace(stack + ".tmp", stack)
+        write_once(stack, rng.integers(0, 4000, (frames, 256, 256), dtype=np.uint16),
+                   (1, 256, 256), PARTS, {"idx": rng.integers(0, frames, (10, 1)).astype(np.int64)})
     paths["stack"] = stack
     fine = os.path.join(work, "fine.h5")
     if not os.path.exists(fine):
-        rows = 1 << 18
-        with h5py.File(fine + ".tmp", "w") as f:
-            f.create_dataset("data", data=rng.integers(-128, 127, (rows,) + (2,) * 8, dtype=np.int8),
-                             chunks=(1024,) + (2,) * 8)
-            f["parts"] = rng.integers(0, PARTS, rows).astype(np.int32)
-        os.replace(fine + ".tmp", fine)
+        write_once(fine, rng.integers(-128, 127, (1 << 18,) + (2,) * 8, dtype=np.int8), (1024,) + (2,) * 8, PARTS)
     paths["fine"] = fine
     columns = os.path.join(work, "columns.h5")
     if not os.path.exists(columns):
-        rows = 1 << 20
-        with h5py.File(columns + ".tmp", "w") as f:
-            f.create_dataset("data", data=rng.standard_normal((rows, 16), dtype=np.float32), chunks=(4096, 1))
-            f["parts"] = rng.integers(0, PARTS, rows).astype(np.int32)
-        os.replace(columns + ".tmp", columns)
+        write_once(columns, rng.standard_normal((1 << 20, 16), dtype=np.float32), (4096, 1), PARTS)
     paths["columns"] = columns
     return paths
 

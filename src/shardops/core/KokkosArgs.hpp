@@ -71,12 +71,10 @@ inline std::string kokkos_args_error(int argc, char** argv) {
           return bad + " takes true or false, or no value";
         break;
       case kx::ArgValue::Count:
-        if (!detail::is_number(value, 1))
-          return bad + " takes a whole number from 1 to 999999999: " + option + "=N";
+        if (!detail::is_number(value, 1)) return bad + " takes a whole number from 1 to 999999999: " + option + "=N";
         break;
       case kx::ArgValue::Index:
-        if (!detail::is_number(value, 0))
-          return bad + " takes a whole number from 0 to 999999999: " + option + "=N";
+        if (!detail::is_number(value, 0)) return bad + " takes a whole number from 0 to 999999999: " + option + "=N";
         break;
       case kx::ArgValue::IndexPair: {
         const std::size_t comma = value.find(',');

@@ -103,14 +103,20 @@ void FileLock::mark_committing() noexcept {
   static_cast<void>(::pwrite(fd_, marked.data(), marked.size(), 0));
 }
 
+namespace {
+// An flock of the open file \p fd, tried without waiting: 0, or flock's errno.
+int try_flock(int fd, bool exclusive) {
+  while (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
+}
+}  // namespace
+
 bool lock_held_elsewhere(const std::string& path, bool exclusive, std::string* holder) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
-  int status;
-  do {
-    status = ::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB);
-  } while (status != 0 && errno == EINTR);
-  const bool held = status != 0 && errno == EWOULDBLOCK;
+  const bool held = try_flock(fd, exclusive) == EWOULDBLOCK;
   if (held && holder != nullptr) *holder = holder_of(fd);
   ::close(fd);  // drops the lock, if it was taken
   return held;
@@ -121,11 +127,7 @@ void remove_stale_lock(const std::string& target) noexcept {
     const std::string path = lock_path_of(target);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return;
-    int status;
-    do {
-      status = ::flock(fd, LOCK_EX | LOCK_NB);
-    } while (status != 0 && errno == EINTR);
-    if (status == 0 && still_named(fd, path)) static_cast<void>(::unlink(path.c_str()));
+    if (try_flock(fd, true) == 0 && still_named(fd, path)) static_cast<void>(::unlink(path.c_str()));
     ::close(fd);
   } catch (...) {
     // a name that cannot be made: nothing to remove

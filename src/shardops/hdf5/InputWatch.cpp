@@ -104,9 +104,9 @@ void wait_for_writers(const std::string& file, const std::string& what, bool wai
 // A shardops job killed before its commit point can leave \p file changed, with the journal
 // or note that undoes the change beside it (docs/output-safety.md). That change was never
 // committed: it is undone before the file is read, as the next job writing the file would,
-// holding the file's lock (a job committing right now holds it too: this waits for it).
-void undo_uncommitted_change(const std::string& file, const std::string& what) {
-  const std::string target = resolved_path(file, what);
+// holding the file's lock (a job committing right now holds it too: this waits for it). \p target
+// is \p file resolved.
+void undo_uncommitted_change(const std::string& file, const std::string& target, const std::string& what) {
   const std::vector<std::string> found = uncommitted_change_of(target);
   if (found.empty()) return;
   std::string left;
@@ -139,8 +139,9 @@ void InputWatch::opening(const std::string& file, const std::string& what) {
   read_from(file);
   if (std::any_of(watched_.begin(), watched_.end(), [&](const Watched& w) { return w.file == file; })) return;
   wait_for_writers(file, what, true);
-  undo_uncommitted_change(file, what);
-  remove_stale_lock(resolved_path(file, what));
+  const std::string target = resolved_path(file, what);
+  undo_uncommitted_change(file, target, what);
+  remove_stale_lock(target);
   Identity identity;
   if (identity_of(file, identity)) watched_.push_back(Watched{file, identity, {}});  // else the open reports why
 }

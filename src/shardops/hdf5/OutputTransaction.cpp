@@ -241,8 +241,9 @@ void write_block_serially(const std::string& temp, const std::string& path, hid_
   DatasetHandle dataset(check_id(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), failure));
   const DataspaceHandle file_space(check_id(H5Dget_space(dataset.get()), failure));
   const hsize_t n = static_cast<hsize_t>(elements);
-  const DataspaceHandle mem_space(shape.rank() > 0 ? select_rows(file_space.get(), shape, first, rows, failure)
-                                                   : check_id(H5Screate_simple(1, &n, nullptr), failure));
+  const DataspaceHandle mem_space = shape.rank() > 0
+                                        ? select_rows(file_space.get(), shape, first, rows, failure)
+                                        : DataspaceHandle(check_id(H5Screate_simple(1, &n, nullptr), failure));
   check_status(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer), failure);
   check_status(dataset.close(), failure);
   check_status(file.close(), failure);
@@ -492,12 +493,16 @@ void OutputTransaction::open_in_lock_order(const std::vector<DatasetRef>& target
       files.push_back(t);
   }
   if (files.size() < 2) return;
-  // Rank 0 resolves the paths and sorts them; every rank opens the files in that order.
-  std::vector<std::string> resolved(files.size());
+  // Rank 0 resolves the paths (one broadcast of them all, NUL-separated: no path holds a
+  // NUL); every rank sorts them alike and opens the files in that order.
+  std::string joined;
   on_root_agreed(comm_, [&] {
-    for (std::size_t i = 0; i < files.size(); ++i) resolved[i] = resolve_output_path(files[i].file, files[i].str());
+    for (const DatasetRef& f : files) joined += resolve_output_path(f.file, f.str()) + '\0';
   });
-  for (std::string& path : resolved) path = comm_.broadcast(path, 0);
+  joined = comm_.broadcast(joined, 0);
+  std::vector<std::string> resolved;
+  for (std::size_t at = 0, end; (end = joined.find('\0', at)) != std::string::npos; at = end + 1)
+    resolved.push_back(joined.substr(at, end - at));
   std::vector<std::size_t> order(files.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return resolved[a] < resolved[b]; });

@@ -24,15 +24,16 @@ struct RoundSelection {
 
 }  // namespace
 
-hid_t select_rows(hid_t file_space, const Shape& shape, std::int64_t first, std::int64_t rows,
-                  const std::string& what) {
+DataspaceHandle select_rows(hid_t file_space, const Shape& shape, std::int64_t first, std::int64_t rows,
+                            const std::string& what) {
   std::vector<hsize_t> start(static_cast<std::size_t>(shape.rank()), 0), count(start.size());
   start[0] = static_cast<hsize_t>(first);
   count[0] = static_cast<hsize_t>(rows);
   for (int d = 1; d < shape.rank(); ++d) count[static_cast<std::size_t>(d)] = static_cast<hsize_t>(shape.dim(d));
   check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
                what + ": cannot select rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")");
-  return check_id(H5Screate_simple(shape.rank(), count.data(), nullptr), what + ": cannot create a dataspace");
+  return DataspaceHandle(
+      check_id(H5Screate_simple(shape.rank(), count.data(), nullptr), what + ": cannot create a dataspace"));
 }
 
 namespace {
@@ -43,7 +44,7 @@ RoundSelection select_round(hid_t dset, const Shape& shape, std::int64_t first, 
   sel.file_space = DataspaceHandle(check_id(H5Dget_space(dset), what + ": cannot get the dataspace"));
   const std::int64_t elements = shape.rank() == 0 ? (whole_scalar ? 1 : 0) : rows * shape.product_from(1);
   if (elements > 0 && shape.rank() > 0) {
-    sel.mem_space = DataspaceHandle(select_rows(sel.file_space.get(), shape, first, rows, what));
+    sel.mem_space = select_rows(sel.file_space.get(), shape, first, rows, what);
     return sel;
   }
   const hsize_t one = 1;

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "shardops/core/Shape.hpp"
+#include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/route/Comm.hpp"
 
 namespace shardops::io {
@@ -49,7 +50,8 @@ std::size_t max_transfer_bytes() noexcept;
 /// rank >= 1) and \returns the memory dataspace of those rows, of the same shape: rows, then
 /// the dataset's other dimensions. A flat memory space of as many elements would do, but
 /// HDF5 1.10 then maps chunked data element by element (10-40 times slower).
-hid_t select_rows(hid_t file_space, const Shape& shape, std::int64_t first, std::int64_t rows, const std::string& what);
+DataspaceHandle select_rows(hid_t file_space, const Shape& shape, std::int64_t first, std::int64_t rows,
+                            const std::string& what);
 /// Changes max_transfer_bytes() (tests use a tiny value to exercise the rounds).
 void set_max_transfer_bytes(std::size_t bytes) noexcept;
 

@@ -80,7 +80,8 @@ std::vector<std::string> replicated_inputs(const Comm& comm, io::InputFiles& fil
 // input is read in its index tensor's row layout, so no rows move afterwards.
 DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string& subject, const std::string& option,
                       const std::string& name, InputList& inputs, RunRecord& record,
-                      const DistTensor* pair_with = nullptr, bool replicate = false) {
+                      const DistTensor* pair_with = nullptr, bool replicate = false,
+                      const RowRuns* only_rows = nullptr) {
   inputs.add(subject, option, name);
   const io::DatasetRef ref = io::parse_dataset_ref(name);
   const RowLayout* layout = nullptr;
@@ -94,11 +95,29 @@ DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string
   }
   io::ReadOptions reading = input_reading();
   reading.replicate = replicate;
+  reading.only_rows = only_rows;
   DistTensor t = files.read(ref, layout, reading);
   inputs.describe(subject, describe(t));
   record.inputs.push_back(name);
   record.bytes_read += global_bytes(comm, t);
   return t;
+}
+
+// Collective: the rows of input \p in (dataset \p name) the op reads, of this rank's block
+// (OpInfo::rows_read), now that the input naming them is in \p args; std::nullopt for all,
+// and where the dataset cannot be inspected (reading it reports that, naming the input).
+std::optional<RowRuns> rows_to_read(const Comm& comm, io::InputFiles& files, const OpInfo& op, const OpInput& in,
+                                    const std::string& name, const OpArgs& args) {
+  if (!op.rows_read || in.is_list || in.rows_named_by.empty()) return std::nullopt;
+  io::DatasetInfo info;
+  try {
+    info = files.inspect(io::parse_dataset_ref(name));
+  } catch (const Error&) {
+    return std::nullopt;  // every rank throws alike (io::inspect)
+  }
+  if (info.shape.rank() == 0) return std::nullopt;
+  return op.rows_read(comm, args, in.name, InputSpec{info.shape, info.dtype},
+                      RowLayout::balanced(info.shape.dim(0), comm.size()));
 }
 
 struct Output {
@@ -126,21 +145,25 @@ void write_outputs(const Comm& comm, const Request& r, const std::vector<Output>
   file.commit();
 }
 
-// The order inputs are read in: the op's order, but an input read in another's row layout
-// (OpInput::paired_with) right after that one.
+// The input \p in is read after: the one whose row layout it is read in (OpInput::paired_with)
+// or whose values name the rows of it that are read (OpInput::rows_named_by); "" if none.
+const std::string& read_after(const OpInput& in) { return in.paired_with.empty() ? in.rows_named_by : in.paired_with; }
+
+// The order inputs are read in: the op's order, but an input read after another (read_after)
+// right after that one.
 std::vector<const OpInput*> read_order(const OpInfo& op) {
   std::vector<const OpInput*> order, waiting;
   auto placed = [&](const std::string& name) {
     return std::any_of(order.begin(), order.end(), [&](const OpInput* in) { return in->name == name; });
   };
   for (const OpInput& in : op.inputs) {
-    if (!in.paired_with.empty() && !placed(in.paired_with)) {
+    if (!read_after(in).empty() && !placed(read_after(in))) {
       waiting.push_back(&in);
       continue;
     }
     order.push_back(&in);
     for (auto it = waiting.begin(); it != waiting.end();) {
-      if (placed((*it)->paired_with)) {
+      if (placed(read_after(**it))) {
         order.push_back(*it);
         it = waiting.erase(it);
       } else {
@@ -256,6 +279,7 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
   io::InputWatch watch(comm);
   const io::DatasetRef out_ref = io::parse_dataset_ref(out);
   watch.will_write(out_ref.file, out_ref.path);
+  const std::size_t recorded_before = record.inputs.size();
   {
     ScopedPhase phase("read");
     io::InputFiles files(comm, &watch);  // closed before the op: an input's file may take an output
@@ -270,11 +294,18 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
           const std::vector<DistTensor>& with = args.tensors.at(in->paired_with);
           pair = in->is_list ? &with.at(m) : &with.front();
         }
+        const std::optional<RowRuns> rows = rows_to_read(comm, files, op, *in, datasets[m], args);
         tensors.push_back(read_input(comm, files, subject, option_name(in->name), datasets[m], inputs, record, pair,
-                                     std::find(whole.begin(), whole.end(), in->name) != whole.end()));
+                                     std::find(whole.begin(), whole.end(), in->name) != whole.end(),
+                                     rows ? &*rows : nullptr));
       }
     }
   }
+  // The inputs as the job records them (report, provenance): in the op's order, whatever
+  // order they were read in.
+  record.inputs.resize(recorded_before);
+  for (const OpInput& in : op.inputs)
+    record.inputs.insert(record.inputs.end(), r.inputs.at(in.name).begin(), r.inputs.at(in.name).end());
   if (record.report_file != nullptr) record.report_file->refuse_files_read(comm, watch.files_read());
   std::vector<LazyTensor> results;
   if (op.run_lazy && stream_outputs()) {

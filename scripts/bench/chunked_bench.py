@@ -3,7 +3,7 @@
 
 Inputs (made once in --work, with h5py):
   - stack: F frames of 256 x 256 uint16, one frame per chunk (a detector's image stack), and a
-    partition id per frame;
+    partition id per frame; stack_gzip: the same frames compressed (gzip level 1);
   - fine: 2^18 rows of shape [2,2,2,2,2,2,2,2] int8 in chunks of 1024 rows (many dimensions,
     short innermost runs);
   - columns: 2^20 rows of 16 float32 in chunks of 4096 rows x 1 column (chunks across rows).
@@ -14,11 +14,11 @@ script), interleaved over
 from its --report:
   - partition_stack: dynamic-partition of the stack into 4 partitions, written in frame chunks
     (--chunk-rows 1, as h5py writes a stack);
-  - gather_stack: gather-nd of 10 frames of the stack;
+  - gather_stack, gather_gzip_stack: gather-nd of 10 frames of the stack (of stack_gzip);
   - partition_fine, partition_columns: dynamic-partition into 4 partitions, written contiguous.
 The outputs of the first repetition are compared with the script's.
 
-Usage: chunked_bench.py [--frames 1000] [--ranks 1,2] [--reps 3] [--work DIR] [--markdown FILE]
+Usage: chunked_bench.py [--frames 1000] [--ranks 1,2] [--reps 3] [--jobs a,b] [--work DIR] [--markdown FILE]
 """
 
 import argparse
@@ -43,7 +43,7 @@ import h5py, numpy as np
 job, src, out = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
 with h5py.File(src, "r") as f:
-    if job == "gather_stack":
+    if job.startswith("gather"):
         idx = f["idx"][()]
         rows = f["data"][np.sort(np.unique(idx[:, 0]))]
         result = {"out": rows[np.searchsorted(np.sort(np.unique(idx[:, 0])), idx[:, 0])]}
@@ -68,13 +68,14 @@ print(time.perf_counter() - t0)
 """ % PARTS
 
 
-def write_once(path, data, chunks, parts, extra=None):
-    """An input of `data` stored in `chunks` with a partition id per row (and `extra`
-    datasets), written once: under another name first, so a run cut short leaves none."""
+def write_once(path, data, chunks, parts, extra=None, **storage):
+    """An input of `data` stored in `chunks` (with h5py's `storage` options) with a partition
+    id per row (and `extra` datasets), written once: under another name first, so a run cut
+    short leaves none."""
     if not os.path.exists(path):
         rng = np.random.default_rng(12)
         with h5py.File(path + ".tmp", "w") as f:
-            f.create_dataset("data", data=data, chunks=chunks)
+            f.create_dataset("data", data=data, chunks=chunks, **storage)
             f["parts"] = rng.integers(0, parts, len(data)).astype(np.int32)
             for name, value in (extra or {}).items():
                 f[name] = value
@@ -83,14 +84,18 @@ def write_once(path, data, chunks, parts, extra=None):
 
 
 def make_inputs(work, frames):
-    """The three inputs (made anew only where missing)."""
+    """The four inputs (made anew only where missing)."""
     rng = np.random.default_rng(11)
     paths = {}
     stack = os.path.join(work, "stack-%d.h5" % frames)
-    if not os.path.exists(stack):
-        write_once(stack, rng.integers(0, 4000, (frames, 256, 256), dtype=np.uint16),
-                   (1, 256, 256), PARTS, {"idx": rng.integers(0, frames, (10, 1)).astype(np.int64)})
+    stack_gzip = os.path.join(work, "stack-gzip-%d.h5" % frames)
+    if not os.path.exists(stack) or not os.path.exists(stack_gzip):
+        frames_data = rng.integers(0, 4000, (frames, 256, 256), dtype=np.uint16)
+        idx = {"idx": rng.integers(0, frames, (10, 1)).astype(np.int64)}
+        write_once(stack, frames_data, (1, 256, 256), PARTS, idx)
+        write_once(stack_gzip, frames_data, (1, 256, 256), PARTS, idx, compression="gzip", compression_opts=1)
     paths["stack"] = stack
+    paths["stack_gzip"] = stack_gzip
     fine = os.path.join(work, "fine.h5")
     if not os.path.exists(fine):
         write_once(fine, rng.integers(-128, 127, (1 << 18,) + (2,) * 8, dtype=np.int8), (1024,) + (2,) * 8, PARTS)
@@ -103,7 +108,7 @@ def make_inputs(work, frames):
 
 
 def shardops_argv(job, src, out):
-    if job == "gather_stack":
+    if job.startswith("gather"):
         return ["gather-nd", "--params", src + ":/data", "--indices", src + ":/idx", "--out", out + ":/out"]
     argv = ["dynamic-partition", "--data", src + ":/data", "--partitions", src + ":/parts", "--num-partitions",
             str(PARTS), "--out", out + ":/out"]
@@ -122,6 +127,7 @@ def main():
     p.add_argument("--frames", type=int, default=1000)
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--jobs", default=None, help="only these jobs, comma-separated")
     p.add_argument("--work", default=None)
     p.add_argument("--markdown", default=None)
     p.add_argument("--shardops", default=os.path.join(REPO, "build", "apps", "shardops", "shardops"))
@@ -129,8 +135,10 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="shardops-chunked-")
     os.makedirs(work, exist_ok=True)
     paths = make_inputs(work, args.frames)
-    jobs = [("partition_stack", "stack"), ("gather_stack", "stack"), ("partition_fine", "fine"),
-            ("partition_columns", "columns")]
+    jobs = [("partition_stack", "stack"), ("gather_stack", "stack"), ("gather_gzip_stack", "stack_gzip"),
+            ("partition_fine", "fine"), ("partition_columns", "columns")]
+    if args.jobs:
+        jobs = [(job, data) for job, data in jobs if job in args.jobs.split(",")]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_pml="ob1",
                OMPI_MCA_btl="self,vader")
     ranks = [int(r) for r in args.ranks.split(",")]

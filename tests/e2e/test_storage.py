@@ -132,6 +132,52 @@ def missing_filter_named(t, sh):
         e2e.same_array(t.suite, "/s", e2e.read_h5(out, "/s"), x[[0, 1]], r)
 
 
+def damage_chunks(path, dataset, chunks):
+    """Overwrites the middle of each of \p chunks (their indices in h5py's chunk order) with bytes
+    that no zlib stream holds: reading one of those chunks fails."""
+    with e2e.h5py.File(path, "r") as f:
+        where = [f[dataset].id.get_chunk_info(k) for k in chunks]
+    with open(path, "r+b") as raw:
+        for info in where:
+            raw.seek(info.byte_offset + info.size // 4)
+            raw.write(b"\xff" * (info.size // 2))
+
+
+def gather_reads_named_rows(t, sh):
+    """GatherNd reads just the params rows its indices name from a compressed stack, as an h5py
+    script would: frames it does not name are never read (here they are damaged), and a frame
+    it names that is damaged fails the job naming the dataset."""
+    d = t.d
+    path = os.path.join(d, "stack.h5")
+    frames = np.random.default_rng(11).integers(0, 60000, size=(200, 32, 32)).astype(np.uint16)
+    e2e.write_h5(path, {"/stack": frames}, mode="w", compression="gzip", chunks=(1, 32, 32))
+    cases = {"/i": np.array([[3], [150], [3], [0]], np.int32),      # frames
+             "/one": np.array([150], np.int64),                    # a rank-1 index: one frame
+             "/rc": np.array([[150, 5], [3, 31], [0, 0]], np.int64),  # rows of frames
+             "/bad": np.array([[3], [500]], np.int32),
+             "/hurt": np.array([[3], [80]], np.int32)}
+    e2e.write_h5(path, cases)
+    damage_chunks(path, "/stack", list(range(40, 140)) + list(range(160, 200)))
+    out = os.path.join(d, "frames.h5")
+    for name, want in (("/i", frames[[3, 150, 3, 0]]), ("/one", frames[150]),
+                       ("/rc", frames[[150, 3, 0], [5, 31, 0]])):
+        r = sh.run(["gather-nd", "--params", e2e.ref(path, "/stack"), "--indices", e2e.ref(path, name), "--out",
+                    e2e.ref(out, name), "-q"])
+        e2e.expect_success(t.suite, r, "gather of the frames " + name + " names")
+        if r.rc == 0:
+            e2e.same_array(t.suite, name, e2e.read_h5(out, name), want, r)
+    r = sh.run(["gather-nd", "--params", e2e.ref(path, "/stack"), "--indices", e2e.ref(path, "/bad"), "--out",
+                e2e.ref(out, "/bad"), "-q"])
+    t.suite.check(r.rc == 2 and "indices[1] = [500] does not index into param shape [200,32,32]" in r.stderr,
+                  "an index past the stack: exit %s, TensorFlow's message expected" % r.rc, r)
+    r = sh.run(["gather-nd", "--params", e2e.ref(path, "/stack"), "--indices", e2e.ref(path, "/hurt"), "--out",
+                e2e.ref(out, "/hurt"), "-q"])
+    t.suite.check(r.rc == 3 and "stack.h5:/stack" in r.stderr,
+                  "a damaged frame named: exit %s, the dataset should be named" % r.rc, r)
+    with e2e.h5py.File(out, "r") as f:
+        t.suite.check(sorted(f.keys()) == ["i", "one", "rc"], "outputs %r" % sorted(f.keys()))
+
+
 def listing(t, sh):
     """shardops ls: every dataset with shape, dtype, chunks, filters; attributes with -a; errors."""
     path = os.path.join(t.d, "ls.h5")
@@ -226,6 +272,7 @@ def main():
     cases = [("layouts", layouts),
              ("edge_shapes", edge_shapes),
              ("lzf_input", lzf_input),
+             ("gather_reads_named_rows", gather_reads_named_rows),
              ("missing_filter_named", missing_filter_named),
              ("listing", listing),
              ("deck_outputs", deck_outputs),

@@ -3,6 +3,9 @@
 // independently. Output layout: the layout of the indices (docs/design.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "DistTestUtil.hpp"
 #include "shardops/ops/DistOps.hpp"
 
@@ -282,6 +285,62 @@ TEST(DistGatherNd, ReplicaIsReadInsteadOfCopies) {
   }
   EXPECT_FALSE(gather_nd_replicates_params(Shape{rows, 3}, Shape{rows * p, 3}, p));  // K > rank: refused
   EXPECT_THROW(shard(params, pl).with_replica(params.slice_rows(0, rows - 1)), InternalError);
+}
+
+// gather_nd_params_rows: each rank's runs hold every params row an index row on any rank
+// names in its block and begin and end at named rows; a bad index names none; many index
+// rows, index depth 0 and strings read everything.
+TEST(DistGatherNd, ParamsRowsReadAreTheRowsNamed) {
+  const int p = world().size();
+  Rng rng(77);
+  const Shape params{1000, 64, 64};  // rows of 16 KiB: runs are joined across up to 4 rows
+  const RowLayout layout = RowLayout::balanced(1000, p);
+  const std::int64_t first = layout.offset(world().rank()), rows = layout.count(world().rank());
+  std::vector<std::int64_t> named;
+  for (int i = 0; i < 60; ++i) named.push_back(static_cast<std::int64_t>(rng() % 1000));
+  std::vector<std::int64_t> values = named;
+  values.push_back(-1);    // bad: names no row
+  values.push_back(1000);  // bad
+  const Tensor depth1 = Tensor::from_vector(DType::Int64, Shape{62, 1}, values);
+  std::vector<std::int32_t> pairs;
+  for (const std::int64_t v : values) {
+    pairs.push_back(static_cast<std::int32_t>(v));
+    pairs.push_back(7);
+  }
+  const Tensor depth2 = Tensor::from_vector(DType::Int32, Shape{62, 2}, pairs);
+  for (const Tensor& indices : {depth1, depth2}) {
+    const RowLayout index_layout = RowLayout::on_rank(62, p, p - 1);  // every index row on one rank
+    const std::optional<RowRuns> runs =
+        gather_nd_params_rows(world(), params, DType::Float32, shard(indices, index_layout), layout);
+    ASSERT_TRUE(runs.has_value());
+    std::int64_t end = -1;
+    for (const RowRun& run : *runs) {
+      EXPECT_GT(run.first, end);
+      EXPECT_LT(run.first, run.end);
+      EXPECT_LE(run.end, rows);
+      end = run.end;
+      EXPECT_NE(std::find(named.begin(), named.end(), first + run.first), named.end()) << run.first;
+      EXPECT_NE(std::find(named.begin(), named.end(), first + run.end - 1), named.end()) << run.end - 1;
+    }
+    for (const std::int64_t row : named) {
+      if (row < first || row >= first + rows) continue;
+      EXPECT_TRUE(std::any_of(runs->begin(), runs->end(),
+                              [&](const RowRun& run) { return row - first >= run.first && row - first < run.end; }))
+          << "row " << row << " not read";
+    }
+  }
+  // A rank-1 index is one index row.
+  const std::optional<RowRuns> one = gather_nd_params_rows(
+      world(), params, DType::Float32,
+      shard(Tensor::from_vector(DType::Int64, Shape{2}, std::vector<std::int64_t>{999, 3})), layout);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(rows_in(*one), layout.owner(999) == world().rank() ? 1 : 0);
+  // Index rows for a quarter of params or more, index depth 0, strings: all of params.
+  const Tensor many = Tensor::from_vector(DType::Int64, Shape{250, 1}, std::vector<std::int64_t>(250, 5));
+  EXPECT_FALSE(gather_nd_params_rows(world(), params, DType::Float32, shard(many), layout).has_value());
+  EXPECT_FALSE(gather_nd_params_rows(world(), params, DType::Float32, shard(Tensor(DType::Int64, Shape{4, 0})), layout)
+                   .has_value());
+  EXPECT_FALSE(gather_nd_params_rows(world(), params, DType::String, shard(depth1), layout).has_value());
 }
 
 }  // namespace

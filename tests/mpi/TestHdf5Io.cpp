@@ -3,6 +3,7 @@
 // datasets; inspect(); transfers split into rounds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "DistTestUtil.hpp"
@@ -141,6 +142,59 @@ TEST(Hdf5RoundTrip, TransfersSplitIntoRounds) {
     }
     for (const auto& [ref, full, layout] : written) {
       expect_same_tensor(io::read_dataset(world(), ref, &layout), full, ref.str());
+    }
+  }
+  io::set_max_transfer_bytes(saved);
+}
+
+// ReadOptions::only_rows: the rows asked for, each rank its own runs (none on one rank),
+// read from contiguous, chunked and compressed datasets, in one round or many; the rows
+// not asked for are zeros.
+TEST(Hdf5RoundTrip, ReadsOnlyTheRowsAsked) {
+  const std::string dir = io_test_dir();
+  Rng rng(13);
+  const Tensor full = random_tensor(rng, DType::Int32, Shape{1000, 3, 2});
+  const std::string file = dir + "/runs.h5";
+  std::vector<std::pair<std::string, io::StorageOptions>> layouts{{"/contiguous", {}}, {"/chunked", {}}, {"/gzip", {}}};
+  layouts[1].second.chunk_rows = 4;
+  layouts[2].second.chunk_rows = 5;
+  layouts[2].second.compression = io::Compression::Gzip;
+  for (const auto& [path, storage] : layouts) {
+    io::OutputTransaction out(world(), io::OutputOptions{false, false, storage, nullptr});
+    out.write(io::DatasetRef{file, path}, shard(full), {});
+    out.commit();
+  }
+  const int me = world().size() > 1 ? world().rank() : 0;
+  const RowLayout layout = RowLayout::balanced(1000, world().size());
+  const std::int64_t rows = layout.count(world().rank());
+  // Rank 1 asks for nothing; the others for a lone row, a run, the block's last row, and
+  // every third row of a stretch (more runs than one round takes).
+  RowRuns runs;
+  if (me != 1 && rows > 0) {
+    std::vector<std::int64_t> asked{0, rows - 1, rows / 2, rows / 2 + 1, rows / 2 + 2};
+    for (std::int64_t r = 10; r < rows / 2 - 10; r += 3) asked.push_back(r);
+    runs = runs_of_rows(asked, 0);
+  }
+  const std::size_t saved = io::max_transfer_bytes();
+  for (const std::size_t limit : {std::size_t(1), std::size_t(50), saved}) {
+    io::set_max_transfer_bytes(limit);
+    for (const auto& layout_path : layouts) {
+      const std::string& path = layout_path.first;
+      io::ReadOptions options;
+      options.only_rows = &runs;
+      const DistTensor got = io::read_dataset(world(), io::DatasetRef{file, path}, &layout, options);
+      const std::vector<std::int32_t> values = got.local().to_vector<std::int32_t>(),
+                                      want = full.to_vector<std::int32_t>();
+      const std::int64_t first = layout.offset(world().rank());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const bool asked =
+            std::any_of(runs.begin(), runs.end(), [r](const RowRun& run) { return r >= run.first && r < run.end; });
+        for (std::int64_t e = 0; e < 6; ++e) {
+          const std::int32_t expected = asked ? want[static_cast<std::size_t>((first + r) * 6 + e)] : 0;
+          ASSERT_EQ(values[static_cast<std::size_t>(r * 6 + e)], expected)
+              << path << " row " << first + r << " (limit " << limit << ")";
+        }
+      }
     }
   }
   io::set_max_transfer_bytes(saved);

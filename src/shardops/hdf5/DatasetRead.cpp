@@ -434,7 +434,9 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     const std::int64_t rows = chosen.count(rank);
     const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
     if (host_memory) {
-      local = Tensor(d.info.dtype, local_shape, Init::Uninitialized, "reading " + what + ": block");
+      // Rows left unread are zeros: fresh pages, never touched.
+      local = Tensor(d.info.dtype, local_shape, options.only_rows ? Init::Zero : Init::Uninitialized,
+                     "reading " + what + ": block");
       buffer = local.data();
     } else {
       check_allocation(static_cast<std::size_t>(local_shape.num_elements()) * dtype_size(d.info.dtype),
@@ -446,8 +448,13 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
       fill_before_reading(buffer, local_shape.num_elements(), fill_value_as(d.dataset.get(), mem_type.get(), what));
   });
   const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
-  transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,
-                Transfer::Read, what);
+  if (options.only_rows != nullptr && shape.rank() > 0) {
+    transfer_row_runs(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, *options.only_rows, buffer,
+                      Transfer::Read, what);
+  } else {
+    transfer_rows(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, chosen.count(rank), buffer,
+                  Transfer::Read, what);
+  }
   if (d.info.dtype == DType::Bool) {
     auto* bytes = static_cast<unsigned char*>(buffer);
     const auto n = static_cast<std::size_t>(chosen.count(rank) * (shape.rank() == 0 ? 1 : shape.product_from(1)));

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "shardops/core/DType.hpp"
+#include "shardops/core/RowRuns.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/core/StringPool.hpp"
 #include "shardops/hdf5/DatasetRef.hpp"
@@ -53,6 +54,11 @@ struct ReadOptions {
   /// then share the file's cached pages instead of each receiving a copy. Nothing is
   /// attached where the dataset is read rather than mapped.
   bool replicate = false;
+  /// Where set, only these rows of the rank's block (counted from its first row) are read
+  /// where the rows are copied (not mapped; strings are read whole): an op that needs few
+  /// rows of a large dataset (GatherNd's params, OpInfo::rows_read). The block's other rows
+  /// are zeros, or the dataset's fill value where it has one.
+  const RowRuns* only_rows = nullptr;
 };
 
 /// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows

@@ -29,6 +29,7 @@
 #include <functional>
 #include <string>
 
+#include "shardops/core/RowRuns.hpp"
 #include "shardops/core/Shape.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 #include "shardops/route/Comm.hpp"
@@ -63,6 +64,13 @@ void set_max_transfer_bytes(std::size_t bytes) noexcept;
 /// \throws IOError (agreed on all ranks) if HDF5 fails.
 void transfer_rows(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
                    std::int64_t count, void* buffer, Transfer direction, const std::string& what);
+
+/// \brief Collective: transfer_rows() of only the rows \p runs of this rank's block (rows
+/// counted from its first, global row \p first); \p buffer holds the whole block, and its
+/// other rows are left as they are. A round takes up to 128 runs at once (one HDF5 selection
+/// of all of them), so that a chunk several runs touch is read, and decompressed, once.
+void transfer_row_runs(const Comm& comm, hid_t dset, hid_t mem_type, const Shape& shape, std::int64_t first,
+                       const RowRuns& runs, void* buffer, Transfer direction, const std::string& what);
 
 /// \brief The hooks of transfer_rows_staged(). Elements are counted in this rank's
 /// block, row-major: a round covers elements [first, first + n) of the block.

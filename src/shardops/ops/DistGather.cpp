@@ -130,6 +130,62 @@ bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int 
 
 namespace {
 
+/// Index rows against params' bytes below which working out the rows an index names pays
+/// (routing each index row to its owner costs about as much as reading this many bytes).
+constexpr std::int64_t kBytesPerRoutedIndexRow = 256;
+/// Rows between two wanted rows that are read rather than skipped (a piece of a read
+/// selection costs about as much as reading this many bytes).
+constexpr std::int64_t kBytesReadOverGap = std::int64_t(64) << 10;
+
+}  // namespace
+
+std::optional<RowRuns> gather_nd_params_rows(const Comm& comm, const Shape& params, DType dtype,
+                                             const DistTensor& indices, const RowLayout& layout,
+                                             const OpOptions& options) {
+  const DType index = indices.dtype();
+  if (is_string(dtype) || (index != DType::Int16 && index != DType::Int32 && index != DType::Int64))
+    return std::nullopt;
+  GatherGeometry g;
+  try {
+    g = check_gather_nd(params, indices.shape(), index);
+  } catch (const InvalidArgument&) {
+    return std::nullopt;  // gather_nd reports these
+  }
+  if (g.index_depth == 0 || params.num_elements() == 0 || g.slice_size == 0) return std::nullopt;
+  // In doubles: a shape the read refuses as too large may still come here.
+  const double dim0_bytes = static_cast<double>(params.product_from(1)) * static_cast<double>(dtype_size(dtype));
+  const double params_bytes = static_cast<double>(params.dim(0)) * dim0_bytes;
+  if (g.num_slices >= (params.dim(0) + 3) / 4 ||
+      static_cast<double>(g.num_slices) * 4 * kBytesPerRoutedIndexRow > params_bytes)
+    return std::nullopt;
+  // A rank-1 index is one index row: on rank 0, as gather_nd has it.
+  const bool one_row = indices.shape().rank() == 1;
+  const DistTensor idx =
+      one_row ? indices.redistribute(comm, RowLayout::on_rank(indices.shape().dim(0), comm.size(), 0), options.route)
+              : indices;
+  const int me = comm.rank();
+  const std::int64_t n = one_row ? (me == 0 ? 1 : 0) : idx.layout().count(me) * g.batch.product_from(1);
+  const kernels::IndexBounds bounds = kernels::IndexBounds::from(g.dims);
+  const std::int64_t rows_per_dim0 = bounds.strides[0];
+  std::vector<std::int64_t> wanted;
+  dispatch_index<IndexDTypes::WithInt16>(index, [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const kernels::IndexRowTarget<I, MemSpace> linear{reinterpret_cast<const I*>(idx.local().data()), g.index_depth,
+                                                      bounds, 0};
+    // Each index row goes to the rank whose block holds its row, as the op routes it; a bad
+    // one goes nowhere.
+    const Route route = route_by_first_coordinate(comm, ExecSpace(), "shardops::GatherNd::rows_read", n, linear, layout,
+                                                  rows_per_dim0, options.route, [](std::int64_t) {});
+    Tensor marks;
+    run_agreed(comm, [&] { marks = Tensor(DType::Int8, Shape{n, 1}, Init::Zero, "shardops::GatherNd::rows_read"); });
+    wanted = route.collect(marks, 1).targets.to_vector<std::int64_t>();
+  });
+  for (std::int64_t& row : wanted) row /= rows_per_dim0;
+  return runs_of_rows(std::move(wanted), static_cast<std::int64_t>(kBytesReadOverGap / dim0_bytes));
+}
+
+namespace {
+
 // Collective: every rank called GatherNd with the same arguments.
 void agree_on_gather(const Comm& comm, const DistTensor& params, const DistTensor& indices, const OpOptions& options) {
   agree_on_op(comm, "GatherNd", "params=" + call_text(comm, params) + " indices=" + call_text(comm, indices), options);

@@ -12,8 +12,10 @@
 /// first moved to its index tensor's layout if it differs.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "shardops/core/RowRuns.hpp"
 #include "shardops/core/Tensor.hpp"
 #include "shardops/ops/OpOptions.hpp"
 #include "shardops/route/Comm.hpp"
@@ -55,5 +57,18 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, const OpOptions& o
 /// for one rank and for shapes gather_nd refuses. Not collective.
 bool gather_nd_replicates_params(const Shape& params, const Shape& indices, int nranks,
                                  GatherParams choice = GatherParams::Auto);
+
+/// \brief Collective: the rows of params that gather_nd with \p indices reads, of this
+/// rank's block of params (global shape \p params, dtype \p dtype) in \p layout, counted
+/// from the block's first row: the dim-0 rows the index rows name on any rank (whichever
+/// rank the op brings them to). For a job that reads params from a file and needs only a
+/// few of its rows (a few frames of a compressed stack): io::ReadOptions::only_rows. Rows
+/// a bad index names are left out (the op reports it, or gives zeros). std::nullopt where
+/// the indices name so many rows that reading all of params costs no more than working
+/// out which, where every row is read (index depth 0), and for strings and shapes or
+/// dtypes gather_nd refuses (it reports them).
+std::optional<RowRuns> gather_nd_params_rows(const Comm& comm, const Shape& params, DType dtype,
+                                             const DistTensor& indices, const RowLayout& layout,
+                                             const OpOptions& options = {});
 
 }  // namespace shardops

@@ -25,10 +25,10 @@ bool contains(const std::vector<DType>& list, DType d) { return std::find(list.b
 
 // The inputs and attributes the ops share.
 OpInput input(std::string name, InputRole role, std::string help, std::string paired_with = "") {
-  return OpInput{std::move(name), role, false, std::move(paired_with), std::move(help)};
+  return OpInput{std::move(name), role, false, std::move(paired_with), std::move(help), {}};
 }
 OpInput list_input(std::string name, InputRole role, std::string help, std::string paired_with = "") {
-  return OpInput{std::move(name), role, true, std::move(paired_with), std::move(help)};
+  return OpInput{std::move(name), role, true, std::move(paired_with), std::move(help), {}};
 }
 OpAttr required(std::string name, AttrKind kind, std::string help) {
   return OpAttr{std::move(name), kind, true, "", std::move(help)};
@@ -276,6 +276,7 @@ std::vector<OpInfo> make_registry() {
     op.family = OpFamily::GatherNd;
     op.inputs = {input("params", InputRole::Params, "The tensor to gather from"),
                  input("indices", InputRole::Indices, "int16/int32/int64 indices [..., K]")};
+    op.inputs.front().rows_named_by = "indices";
     op.tindices = true;
     op.index_dtypes = {D::Int16, D::Int32, D::Int64};
     op.kernel_index = {D::Int16, D::Int32, D::Int64};
@@ -296,6 +297,10 @@ std::vector<OpInfo> make_registry() {
                                          options.gather_params)
                  ? std::vector<std::string>{"params"}
                  : std::vector<std::string>();
+    };
+    op.rows_read = [](const Comm& comm, const OpArgs& args, const std::string&, const InputSpec& spec,
+                      const RowLayout& layout) {
+      return gather_nd_params_rows(comm, spec.shape, spec.dtype, args.tensor("indices"), layout, args.options);
     };
     ops.push_back(op);
   }

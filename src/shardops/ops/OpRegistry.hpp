@@ -14,10 +14,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "shardops/core/DType.hpp"
+#include "shardops/core/RowRuns.hpp"
 #include "shardops/ops/Elementwise.hpp"
 #include "shardops/ops/Ops.hpp"
 #include "shardops/ops/Validation.hpp"
@@ -59,6 +61,10 @@ struct OpInput {
   bool is_list = false;     ///< several tensors (DynamicStitch's indices[m] and data[m])
   std::string paired_with;  ///< read in the row layout of this other input ("" if none)
   std::string help;         ///< the command-line option's help
+  /// The input whose values name the rows of this one that the op reads (GatherNd's
+  /// params: its indices); "" if none. The command line reads that one first and this one
+  /// through OpInfo::rows_read.
+  std::string rows_named_by;
 };
 
 /// The kind of value an attribute takes.
@@ -119,6 +125,12 @@ struct RankPlacement {
 using OpReplicatedInputs = std::function<std::vector<std::string>(
     const std::map<std::string, InputSpec>& inputs, const RankPlacement& placement, const OpOptions& options)>;
 
+/// The rows of input \p input (global \p spec) that the op reads, of this rank's block in
+/// \p layout, counted from the block's first row, given \p args with the input that names
+/// them (OpInput::rows_named_by) read; std::nullopt for all of them. Collective.
+using OpRowsRead = std::function<std::optional<RowRuns>(const Comm& comm, const OpArgs& args, const std::string& input,
+                                                        const InputSpec& spec, const RowLayout& layout)>;
+
 /// \brief One op and everything the command line, decks, the report, Python and the
 /// tests need to know of it.
 struct OpInfo {
@@ -161,6 +173,10 @@ struct OpInfo {
   /// io::ReadOptions::replicate, so the ranks read the file's shared pages instead of
   /// moving rows between them. Empty for the other ops.
   OpReplicatedInputs replicated_inputs;
+  /// Set where the op may read only a few rows of an input (OpInput::rows_named_by): the
+  /// command line then reads just those of a dataset it copies rather than maps
+  /// (io::ReadOptions::only_rows). Empty for the other ops.
+  OpRowsRead rows_read;
 
   /// Whether \p dtype has a CPU kernel of this op with index dtype \p index (TF's table).
   bool has_kernel(DType dtype, DType index) const;

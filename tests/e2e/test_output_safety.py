@@ -59,8 +59,8 @@ def make_existing(path, size_rows=1024):
 class Job:
     """A shardops job started in the background (its own process group)."""
 
-    def __init__(self, sh, argv, np_, env=None):
-        self.cmd = [sh.mpiexec, "-n", str(np_)] + sh.flags + [sh.binary] + [str(a) for a in argv]
+    def __init__(self, sh, argv, np_, env=None, prefix=()):
+        self.cmd = list(prefix) + [sh.mpiexec, "-n", str(np_)] + sh.flags + [sh.binary] + [str(a) for a in argv]
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=dict(sh.env, **(env or {})), start_new_session=True)
         self.err = b""
@@ -1345,6 +1345,122 @@ def killed_then_cleaned_by_another_user(t, sh):
     t.suite.check(leftovers(t.d) == [], "the job of another user left %s" % leftovers(t.d))
 
 
+def as_user(user, group):
+    """The command prefix that runs a job as `user` with `group` alone."""
+    return ["setpriv", "--reuid=" + user, "--regid=" + group, "--clear-groups"]
+
+
+def run_as(t, sh, prefix, argv):
+    p = subprocess.run(prefix + [sh.mpiexec, "-n", str(sh.np)] + sh.flags + [sh.binary] + argv, capture_output=True,
+                       text=True, timeout=sh.timeout, cwd=t.d, env=dict(sh.env, HOME=t.d))
+    return p
+
+
+def lock_and_side_file_modes(t, sh):
+    """While a job writes into an existing file: its lock file is readable by every user whatever
+    the umask (under umask 077 it was 0600: every other user's job failed at once, "cannot create
+    the lock file: Permission denied", and readers took it for unheld), and its side file of new
+    datasets is its own alone (it was 0666 less the umask: under umask 0, world-readable beside a
+    0640 target). The target keeps its mode; the job completes."""
+    inp, expected = make_inputs(t.d)
+    out = os.path.join(t.d, "kept.h5")
+    make_existing(out)
+    os.chmod(out, 0o640)
+    lock = os.path.join(t.d, ".kept.h5.shardops-lock")
+    for umask, name in (("077", "/g1"), ("000", "/g2")):
+        job = Job(sh, gather_args(inp, e2e.ref(out, name)) + ["--compression", "gzip"], sh.np,
+                  env={"SHARDOPS_TEST_PAUSE": "journaled:2"}, prefix=["sh", "-c", 'umask %s; exec "$@"' % umask, "sh"])
+        reached = job.wait_for("test pause at journaled")
+        modes = {n: os.stat(os.path.join(t.d, n)).st_mode & 0o777 for n in leftovers(t.d)}
+        rc = job.finish()
+        r = job.result(rc)
+        t.suite.check(reached, "umask %s: the job never paused" % umask, r)
+        e2e.expect_success(t.suite, r, "the job under umask " + umask)
+        t.suite.check(oct(modes.get(os.path.basename(lock), 0) & 0o444) == oct(0o444),
+                      "umask %s: lock file mode %s" % (umask, oct(modes.get(os.path.basename(lock), 0))), r)
+        side = [m for n, m in modes.items() if ".shardops-tmp." in n]
+        t.suite.check(side != [] and all(m == 0o600 for m in side), "umask %s: side file modes %s" %
+                      (umask, [oct(m) for m in side]), r)
+        e2e.same_array(t.suite, name, e2e.read_h5(out, name), expected, r)
+        t.suite.check(os.stat(out).st_mode & 0o777 == 0o640, "the target's mode changed", r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def killed_root_job_on_a_users_file(t, sh):
+    """root's job killed mid-commit on a user's private file (0600, in a folder every user may
+    write): the journal was root's own (0600), which that user's jobs could not open. They
+    passed it over: a read gave the killed job's uncommitted change, exit 0. The journal is now
+    the file's owner's: the user's next job undoes the change."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        t.suite.skip("killed_root_job_on_a_users_file", "needs root and setpriv to run a job as nobody")
+        return
+    os.chmod(t.d, 0o777)
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "private.h5")
+    before = make_existing(out)
+    os.chown(out, 65534, 65534)
+    os.chmod(out, 0o600)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/b")) + ["--overwrite"], "journaled", 1)
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [7]], dtype=np.int64)}, mode="w")
+    os.chmod(rows, 0o666)
+    p = run_as(t, sh, as_user("nobody", "nogroup"), ["gather-nd", "--params", e2e.ref(out, "/b"), "--indices",
+                                                     e2e.ref(rows, "/i"), "--out", e2e.ref(rows, "/r"), "-q"])
+    t.suite.check(p.returncode == 0, "the owner's job reading the file: exit %s: %s" % (p.returncode, p.stderr[-600:]))
+    if p.returncode == 0:
+        e2e.same_array(t.suite, "/r", e2e.read_h5(rows, "/r"), np.array([0, 7], dtype=np.int64))
+    t.suite.check(e2e.file_state(out) == before, "the file is not as it was before the killed job")
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
+
+
+def unreadable_journal_of_another_user(t, sh):
+    """A job of one user (daemon, writing through the file's group) killed mid-commit on a file
+    of another (nobody), who is not in that group: the journal is daemon's and the file's group's
+    (0640), and nobody may not read it. nobody's jobs passed it over: a read gave the killed job's
+    change (exit 0), and a write made it permanent. Now both fail (exit 3) naming daemon, and
+    change nothing; daemon's next job undoes the change."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        t.suite.skip("unreadable_journal_of_another_user", "needs root and setpriv to run jobs as other users")
+        return
+    os.chmod(t.d, 0o777)
+    inp, _ = make_inputs(t.d)
+    for name in os.listdir(t.d):
+        os.chmod(os.path.join(t.d, name), 0o644)
+    out = os.path.join(t.d, "shared.h5")
+    before = make_existing(out)
+    os.chown(out, 65534, 2)  # nobody:bin
+    os.chmod(out, 0o660)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/b")) + ["--overwrite"], "journaled", 1,
+            prefix=as_user("daemon", "bin"))
+    changed = e2e.file_state(out)
+    outs = os.path.join(t.d, "outs")
+    os.mkdir(outs)
+    os.chmod(outs, 0o777)
+    rows = os.path.join(outs, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [7]], dtype=np.int64), "/j": np.array([[1]], dtype=np.int64)}, mode="w")
+    os.chmod(rows, 0o666)
+    nobody = as_user("nobody", "nogroup")
+    for argv in (["gather-nd", "--params", e2e.ref(out, "/b"), "--indices", e2e.ref(rows, "/i"), "--out",
+                  e2e.ref(rows, "/r"), "-q"],
+                 ["gather-nd", "--params", e2e.ref(rows, "/i"), "--indices", e2e.ref(rows, "/j"), "--out",
+                  e2e.ref(out, "/next"), "-q"]):
+        p = run_as(t, sh, nobody, argv)
+        t.suite.check(p.returncode == 3 and "cannot undo" in p.stderr and "daemon" in p.stderr,
+                      "nobody's job %s: exit %s, expected 3 naming daemon: %s" % (argv[-2], p.returncode,
+                                                                                  p.stderr[-600:]))
+        t.suite.check(e2e.file_state(out) == changed, "nobody's job changed the file")
+    with e2e.h5py.File(rows, "r") as f:
+        t.suite.check("r" not in f, "nobody's job read the uncommitted change")
+    p = run_as(t, sh, as_user("daemon", "bin"), ["gather-nd", "--params", e2e.ref(out, "/b"), "--indices",
+                                                 e2e.ref(rows, "/i"), "--out", e2e.ref(os.path.join(outs, "d.h5"), "/r"),
+                                                 "-q"])
+    t.suite.check(p.returncode == 0, "daemon's job reading the file: exit %s: %s" % (p.returncode, p.stderr[-600:]))
+    t.suite.check(e2e.file_state(out) == before, "daemon's job did not undo the change")
+    p = run_as(t, sh, nobody, ["gather-nd", "--params", e2e.ref(rows, "/i"), "--indices", e2e.ref(rows, "/j"),
+                               "--out", e2e.ref(out, "/next"), "-q"])
+    t.suite.check(p.returncode == 0, "nobody's job writing after that: exit %s: %s" % (p.returncode, p.stderr[-600:]))
+
+
 # ---------------------------------------------------------------------------------------------
 # One job, several files: all or none (JobCommit)
 
@@ -1409,10 +1525,11 @@ def two_existing_files_stopped_in_place(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
-def signal_at(t, sh, argv, where, count, sig):
-    """`sig` to every rank of a job running argv at the count-th pause at `where`; returns its
-    exit code and result, after checking that it did not exit 0."""
-    job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where})
+def signal_at(t, sh, argv, where, count, sig, prefix=()):
+    """`sig` to every rank of a job running argv (after `prefix`: another user's) at the
+    count-th pause at `where`; returns its exit code and result, after checking that it did
+    not exit 0."""
+    job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "%s:5" % where}, prefix=prefix)
     if not job.wait_for("test pause at " + where, count=count):
         rc = job.finish()
         t.suite.require(False, "the job never reached %s" % where, job.result(rc))
@@ -1425,9 +1542,9 @@ def signal_at(t, sh, argv, where, count, sig):
     return rc, r
 
 
-def kill_at(t, sh, argv, where, count):
+def kill_at(t, sh, argv, where, count, prefix=()):
     """SIGKILL of every rank of a job running argv at the count-th pause at `where`."""
-    signal_at(t, sh, argv, where, count, signal.SIGKILL)
+    signal_at(t, sh, argv, where, count, signal.SIGKILL, prefix)
     t.suite.check(leftovers(t.d) != [], "nothing was left to clean (the test did not kill at %s)" % where)
 
 
@@ -1747,6 +1864,9 @@ def main():
         if args.np > 1:
             run_case("rank_stopped_late_after_the_next_job", stopped_late_after_the_next_job)
         run_case("sigkill_then_cleaned_by_another_user", killed_then_cleaned_by_another_user)
+        run_case("lock_and_side_file_modes", lock_and_side_file_modes)
+        run_case("killed_root_job_on_a_users_file", killed_root_job_on_a_users_file)
+        run_case("unreadable_journal_of_another_user", unreadable_journal_of_another_user)
         run_case("long_file_names", long_file_names)
         run_case("two_existing_files_stopped_in_place", two_existing_files_stopped_in_place)
         run_case("two_files_killed_before_commit_point", two_files_killed_before_commit_point)

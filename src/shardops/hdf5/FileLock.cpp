@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/core/NumberText.hpp"
 #include "shardops/core/Progress.hpp"
 #include "shardops/core/Settings.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
@@ -24,9 +25,8 @@ namespace shardops::io {
 double lock_timeout_seconds() { return seconds_setting("SHARDOPS_LOCK_TIMEOUT").value_or(300.0); }
 
 std::string gave_up_text(double waited) {
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, waited < 10 ? "%.1f" : "%.0f", waited);  // 0.5, 300
-  return std::string("gave up after ") + seconds + " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)";
+  return "gave up after " + fixed_text(waited, waited < 10 ? 1 : 0) +  // 0.5, 300
+         " s (SHARDOPS_LOCK_TIMEOUT sets how long to wait)";
 }
 
 std::string lock_path_of(const std::string& target) { return hidden_path_beside(target, ".shardops-lock"); }
@@ -56,8 +56,19 @@ FileLock::FileLock(const std::string& target, double timeout_seconds, const std:
     // user could not write the target until the first user ran a job there again.
     int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    // Readable by every user whatever this one's umask, so that their jobs can open it to wait
+    // their turn, and readers see it held (it holds a process's name, nothing of the target).
+    struct stat st {};
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() && (st.st_mode & 0444) != 0444)
+      static_cast<void>(::fchmod(fd, (st.st_mode & 07777) | 0444));
     if (fd < 0) {
       const int err = errno;
+      const std::string owner = err == EACCES ? other_owner_of_unreadable(path_) : "";
+      if (!owner.empty()) {
+        throw IOError(what + ": the lock file '" + path_ + "' was left by a job of " + owner +
+                      " and is not readable for this user (an earlier shardops made it so under a umask like 077); " +
+                      owner + " or root can remove it, when no job of theirs is writing '" + target + "'");
+      }
       throw IOError(what + ": cannot create the lock file '" + path_ + "': " + std::strerror(err) +
                     (err == EMFILE ? descriptor_shortage_text() : ""));
     }
@@ -150,7 +161,10 @@ bool hdf5_file_locking() {
 }
 
 FileLock::FileLock(FileLock&& other) noexcept
-    : path_(std::move(other.path_)), text_(std::move(other.text_)), fd_(std::exchange(other.fd_, -1)) {}
+    : path_(std::move(other.path_)),
+      text_(std::move(other.text_)),
+      fd_(std::exchange(other.fd_, -1)),
+      keep_file_(other.keep_file_) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {
@@ -158,6 +172,7 @@ FileLock& FileLock::operator=(FileLock&& other) noexcept {
     path_ = std::move(other.path_);
     text_ = std::move(other.text_);
     fd_ = std::exchange(other.fd_, -1);
+    keep_file_ = other.keep_file_;
   }
   return *this;
 }
@@ -165,7 +180,7 @@ FileLock& FileLock::operator=(FileLock&& other) noexcept {
 void FileLock::release() noexcept {
   if (fd_ < 0) return;
   // Unlink while holding the lock: a waiter then finds the name gone and starts again.
-  ::unlink(path_.c_str());
+  if (!keep_file_) ::unlink(path_.c_str());
   ::close(fd_);
   fd_ = -1;
 }

@@ -43,11 +43,15 @@ class FileLock {
   void mark_committing() noexcept;
   /// Removes the lock file and drops the lock; never throws.
   void release() noexcept;
+  /// \brief Makes release() leave the lock file: beside a change a dead job left that this
+  /// job could not undo, it tells every later reader to look for it (uncommitted_change_of).
+  void keep_file() noexcept { keep_file_ = true; }
 
  private:
   std::string path_;
   std::string text_;
   int fd_ = -1;
+  bool keep_file_ = false;
 };
 
 /// The lock file of \p target: "DIR/.NAME.shardops-lock".

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <linux/falloc.h>
+#include <pwd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -198,6 +199,13 @@ std::string unique_token() {
   const auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   return std::to_string(::getpid()) + "." + std::to_string(nanos) + "." + std::to_string(counter++);
+}
+
+std::string other_owner_of_unreadable(const std::string& path) {
+  struct stat st {};
+  if (::access(path.c_str(), R_OK) == 0 || ::stat(path.c_str(), &st) != 0 || st.st_uid == ::geteuid()) return "";
+  const passwd* pw = ::getpwuid(st.st_uid);
+  return pw != nullptr ? std::string(pw->pw_name) : "uid " + std::to_string(st.st_uid);
 }
 
 std::string this_process_text() {

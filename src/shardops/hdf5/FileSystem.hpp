@@ -55,6 +55,11 @@ std::string unique_token();
 /// "pid P on host H": this process, for messages and marks other processes read.
 std::string this_process_text();
 
+/// \brief The user name of the owner of \p path where that is not this user and this user
+/// may not read it ("uid N" without a name), else "": who can undo or remove a file another
+/// user's job left.
+std::string other_owner_of_unreadable(const std::string& path);
+
 /// \brief The start of the hidden names of the files a job keeps beside \p target (its
 /// new file, lock, journal, notes): "." + the target's name, or, for a name too long to take
 /// a suffix within the file system's 255 bytes, "." + its first 80 bytes + "~" + a hash of

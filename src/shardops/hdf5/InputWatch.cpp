@@ -114,17 +114,14 @@ void undo_uncommitted_change(const std::string& file, const std::string& target,
     FileLock lock(target, lock_timeout_seconds(), what);
     clean_up_after_dead_jobs(target);
     left = uncommitted_change_left(target);
+    if (!left.empty()) lock.keep_file();
   } catch (const Error& e) {
     throw IOError(what + ": '" + file + "' may hold a change that no shardops job committed ('" + found.front() +
                   "' beside it), which must be undone before the file is read, under the file's lock: " + e.what());
   }
   // The clean-up needs write access to the file and its folder; a reader without it would
   // read the change as if it had been committed.
-  if (!left.empty()) {
-    throw IOError(what + ": '" + file + "' holds a change that no shardops job committed ('" + left +
-                  "' beside it), which this user cannot undo (the file or its folder is not writable for it); a "
-                  "shardops job of a user who may write the file undoes it when it reads or writes the file");
-  }
+  if (!left.empty()) throw IOError(what + ": " + uncommitted_change_text(file, left));
 }
 
 }  // namespace

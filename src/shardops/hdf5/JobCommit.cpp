@@ -244,6 +244,19 @@ std::string uncommitted_change_left(const std::string& target) noexcept {
   return {};
 }
 
+std::string uncommitted_change_text(const std::string& file, const std::string& left) {
+  // A journal of another user's job that this user may not read: that user (or root) can
+  // undo it; otherwise any user who may write the file and its folder can.
+  const std::string maker = other_owner_of_unreadable(left);
+  return "'" + file + "' holds a change that no shardops job committed ('" + left +
+         "' beside it), which this user cannot undo (" +
+         (maker.empty() ? std::string("the file or its folder is not writable for it); a shardops job of a user who "
+                                      "may write the file undoes it")
+                        : "it was left by a job of " + maker + " and is not readable for this user); a shardops job " +
+                              "of " + maker + " or of root undoes it") +
+         " when it reads or writes the file";
+}
+
 std::vector<std::string> uncommitted_change_of(const std::string& target) {
   // A job writes journals and notes only while it holds the file's lock, and a job that
   // dies holding it leaves the lock file with them: where there is none, there is nothing to

@@ -91,4 +91,8 @@ std::vector<std::string> uncommitted_change_of(const std::string& target);
 /// journal whose file changed since its job is never applied. Never throws.
 std::string uncommitted_change_left(const std::string& target) noexcept;
 
+/// \brief Why a job must not read or write \p file (as the user gave it): \p left
+/// (uncommitted_change_left) holds a change this user cannot undo, and whose job can.
+std::string uncommitted_change_text(const std::string& file, const std::string& left);
+
 }  // namespace shardops::io

@@ -415,7 +415,11 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   if (s.journal_fd < 0)
     throw IOError(what + ": cannot create the journal '" + s.journal + "': " + std::strerror(errno));
   // Readable by whoever may read the target (it holds the target's bytes): a job of another
-  // user that may write the target can then undo the change of a job killed mid-commit.
+  // user that may write the target can then undo the change of a job killed mid-commit. So
+  // it takes the target's group (allowed where this user is in it) and, for root, its owner
+  // too: a job of root's killed writing a user's file leaves a journal that user can read
+  // and remove. A journal another user cannot read is never passed over (journal_still_applies).
+  static_cast<void>(::fchown(s.journal_fd, ::geteuid() == 0 ? st.st_uid : static_cast<uid_t>(-1), st.st_gid));
   static_cast<void>(::fchmod(s.journal_fd, (st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) | S_IWUSR));
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
@@ -636,7 +640,9 @@ std::optional<JournalOfTarget> read_journal_of(int jfd, const std::string& targe
 
 bool journal_still_applies(const std::string& target, const std::string& journal) noexcept {
   const int jfd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
-  if (jfd < 0) return false;
+  // One this user may not read (another user's) may hold a change still in the file: that
+  // cannot be told, so it counts as one.
+  if (jfd < 0) return errno != ENOENT;
   bool applies = false;
   if (const std::optional<JournalOfTarget> j = read_journal_of(jfd, target)) {
     const int tfd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC);

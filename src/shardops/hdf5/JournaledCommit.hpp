@@ -81,8 +81,10 @@ class JournaledCommit {
 bool roll_back_journal(const std::string& target, const std::string& journal, bool dead_job = true) noexcept;
 
 /// \brief Whether roll_back_journal(\p target, \p journal) would change \p target back: the
-/// journal is \p target's and the file is as its dead job left it. A reader that finds this
-/// after the clean-up (which a user without write access cannot do) must not read the file.
+/// journal is \p target's and the file is as its dead job left it, or the journal is there
+/// but this user may not read it (another user's job left it: that cannot be told). A job
+/// that finds this after the clean-up (which a user without write access to the file, or
+/// without read access to the journal, cannot do) must neither read nor write the file.
 /// Never throws.
 bool journal_still_applies(const std::string& target, const std::string& journal) noexcept;
 

@@ -539,6 +539,13 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     f->lock_on_stop = CleanupPath(f->lock.path());
     if (options_.inputs != nullptr) options_.inputs->writing(target);
     clean_up_after_dead_jobs(target);
+    // A change the clean-up could not undo (another user's journal this user may not read)
+    // would be made permanent by writing over it.
+    const std::string left = uncommitted_change_left(target);
+    if (!left.empty()) {
+      f->lock.keep_file();
+      throw IOError(what + ": " + uncommitted_change_text(ref.file, left));
+    }
     f->temp = temp_path_beside(target);
     f->existed = path_exists(target);
     // The new file and the undo journal of an existing target, and the two files Open MPI
@@ -598,6 +605,10 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
   files_.push_back(std::move(f));  // from here on abort() removes the new file and drops the lock
   added.file = create_output_file(comm_, added.temp, what);
   run_agreed(comm_, [&] {
+    // The side file of an existing target holds datasets bound for it, which the target's
+    // mode may keep from other users: only this job reads it. (A new file becomes the target
+    // and keeps the mode the umask gives it, as h5py's would.)
+    if (added.existed && comm_.rank() == 0) static_cast<void>(::chmod(added.temp.c_str(), S_IRUSR | S_IWUSR));
     added.reserve_fd = ::open(added.temp.c_str(), O_WRONLY | O_CLOEXEC);
     if (added.reserve_fd < 0) added.reserving = false;
   });

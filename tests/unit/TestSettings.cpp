@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <clocale>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/core/NumberText.hpp"
 #include "shardops/core/Settings.hpp"
 
 namespace {
@@ -86,6 +88,33 @@ TEST(Settings, WordsCountsAndSeconds) {
     ScopedEnv set("SHARDOPS_LOCK_TIMEOUT", bad);
     EXPECT_THROW(shardops::seconds_setting("SHARDOPS_LOCK_TIMEOUT"), shardops::InvalidArgument) << bad;
   }
+}
+
+// A program that loads the library may set a locale with a decimal comma (Python's
+// locale.setlocale): settings still read "0.5" and messages still write "0.15". Where the
+// machine has such a locale it is set for the test (Debian's `locales`); the rest holds anywhere.
+TEST(Settings, NumbersReadAndWrittenWithAPointInAnyLocale) {
+  bool comma = false;
+  for (const char* name : {"de_DE.UTF-8", "fr_FR.UTF-8", "ru_RU.UTF-8", "de_DE.utf8"}) {
+    if (std::setlocale(LC_ALL, name) != nullptr) {
+      comma = std::strtod("0.5", nullptr) == 0.0;
+      break;
+    }
+  }
+  {
+    ScopedEnv set("SHARDOPS_LOCK_TIMEOUT", "0.5");
+    EXPECT_EQ(shardops::seconds_setting("SHARDOPS_LOCK_TIMEOUT"), 0.5) << (comma ? "under a decimal comma" : "");
+  }
+  {
+    ScopedEnv set("SHARDOPS_LOCK_TIMEOUT", "0,5");
+    EXPECT_THROW(shardops::seconds_setting("SHARDOPS_LOCK_TIMEOUT"), shardops::InvalidArgument);
+  }
+  EXPECT_EQ(shardops::fixed_text(0.153, 2), "0.15");
+  EXPECT_EQ(shardops::fixed_text(300.4, 0), "300");
+  EXPECT_EQ(shardops::decimal_of("+1e3"), 1000.0);
+  EXPECT_FALSE(shardops::decimal_of("").has_value());
+  EXPECT_FALSE(shardops::decimal_of("1.5s").has_value());
+  std::setlocale(LC_ALL, "C");
 }
 
 TEST(Settings, CheckRefusesBadValuesAndNamesNearMisses) {

@@ -11,6 +11,7 @@
 #include "shardops/core/Error.hpp"
 #include "shardops/core/HostMemory.hpp"
 #include "shardops/core/Kokkos.hpp"
+#include "shardops/core/NumberText.hpp"
 
 namespace shardops {
 
@@ -30,9 +31,7 @@ BudgetState& budget_state() {
 
 std::string bytes_text(std::uint64_t bytes) {
   const double gib = static_cast<double>(bytes) / double(1ULL << 30);
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f GiB", gib);
-  return std::to_string(bytes) + " bytes (" + text + ")";
+  return std::to_string(bytes) + " bytes (" + fixed_text(gib, 2) + " GiB)";
 }
 
 [[noreturn]] void refuse(std::size_t nbytes, const std::string& what, const MemoryBudget& budget, std::uint64_t held,

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "shardops/core/Error.hpp"
+#include "shardops/core/NumberText.hpp"
 
 extern char** environ;
 
@@ -134,10 +135,8 @@ std::optional<double> seconds_setting(const char* name) {
   static_cast<void>(setting(name));
   const std::optional<std::string> v = value_of(name);
   if (!v) return std::nullopt;
-  char* end = nullptr;
-  const double seconds = std::strtod(v->c_str(), &end);
-  if (end == v->c_str() || *end != '\0' || !(seconds >= 0.0) || !std::isfinite(seconds))
-    refuse(name, *v, "a number of seconds >= 0");
+  const std::optional<double> seconds = decimal_of(*v);
+  if (!seconds || !(*seconds >= 0.0) || !std::isfinite(*seconds)) refuse(name, *v, "a number of seconds >= 0");
   return seconds;
 }
 

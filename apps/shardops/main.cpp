@@ -4,6 +4,8 @@
 // a job stopped by SIGHUP/SIGINT/SIGTERM. Errors are printed once, by rank 0, so a
 // job of N ranks does not print N copies.
 #include <mpi.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <Kokkos_Core.hpp>
 #include <cerrno>
@@ -11,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -94,6 +97,36 @@ bool launcher_rank_is_zero() {
   return true;
 }
 
+// Open MPI started without a launcher (`shardops ls`, or a one-rank job run bare) keeps its
+// session files under $TMPDIR: one that is not a folder this user may write (a stale
+// TMPDIR=/tmp/slurm_JOB in a login shell) fails MPI_Init with pages of Open MPI's text and exit
+// 1, as if shardops had a bug. Said here in one line instead, as a bad setting; "" if fine.
+std::string singleton_tmpdir_error() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "OMPI_MCA_orte_tmpdir_base"})
+    if (std::getenv(name) != nullptr) return "";  // a launcher made the session folder
+  const char* dir = std::getenv("TMPDIR");
+  if (dir == nullptr || *dir == '\0') return "";
+  struct stat st {};
+  std::string why;
+  if (::stat(dir, &st) != 0) {
+    why = std::strerror(errno);
+    // Open MPI makes missing folders (mkdir -p) where it may: in the nearest that is there.
+    std::filesystem::path up = std::filesystem::absolute(dir).lexically_normal();
+    while (errno == ENOENT && up.has_parent_path() && up != up.parent_path() && ::stat(up.c_str(), &st) != 0)
+      up = up.parent_path();
+    if (::stat(up.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::access(up.c_str(), W_OK | X_OK) == 0) return "";
+  } else if (!S_ISDIR(st.st_mode)) {
+    why = "not a folder";
+  } else if (::access(dir, W_OK | X_OK) != 0) {
+    why = "not writable for this user";
+  } else {
+    return "";
+  }
+  return std::string("TMPDIR is '") + dir + "' (" + why +
+         "): Open MPI keeps its session files there when shardops runs without mpirun; point TMPDIR at a folder "
+         "this user may write, or unset it (then /tmp)";
+}
+
 int main(int argc, char** argv) {
   if (only_help_or_version(argc, argv)) {
     std::vector<char*> args = shardops::split_kokkos_args(argc, argv, false);
@@ -114,6 +147,10 @@ int main(int argc, char** argv) {
   // with two or more ranks on a node) kills each rank there without a word (SIGXFSZ); the
   // stop handlers ignore it from then on anyway.
   static_cast<void>(std::signal(SIGXFSZ, SIG_IGN));
+  if (const std::string error = singleton_tmpdir_error(); !error.empty()) {
+    std::cerr << "shardops: error: " << shardops::app::one_line(error) << std::endl;
+    return static_cast<int>(shardops::ErrorKind::InvalidArgument);
+  }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher

@@ -363,6 +363,27 @@ def full_standard_output(suite, sh, d, links):
                 "the op's output is not in place")
 
 
+def unusable_tmpdir(suite, sh, d, links):
+    """Without mpiexec (one process), Open MPI keeps its session files under $TMPDIR: one that
+    cannot be made, is not a folder or is not writable made `ls` and every op exit 1 (a bug)
+    under pages of Open MPI's text, usage errors too. Now exit 2, one line naming TMPDIR; with a
+    good one the same commands work."""
+    plain = os.path.join(d, "plain_file")
+    with open(plain, "w") as f:
+        f.write("x")
+    for tmpdir in (os.path.join(plain, "under_a_file"), plain):
+        for argv in (["ls", links], ["gather-nd", "--params", ref(links, "/x")]):  # the latter a usage error
+            p = subprocess.run([sh.binary] + argv, capture_output=True, text=True, timeout=120,
+                               env=dict(sh.env, TMPDIR=tmpdir))
+            suite.check(p.returncode == 2 and "TMPDIR is '%s'" % tmpdir in p.stderr and
+                        len(p.stderr.strip().splitlines()) == 1,
+                        "%s with TMPDIR=%s: exit %s, %r" % (argv[0], tmpdir, p.returncode, p.stderr[-400:]))
+    for tmpdir in (d, os.path.join(d, "missing", "deeper")):  # Open MPI makes the missing folders
+        p = subprocess.run([sh.binary, "ls", links], capture_output=True, text=True, timeout=120,
+                           env=dict(sh.env, TMPDIR=tmpdir))
+        suite.check(p.returncode == 0, "ls with TMPDIR=%s: exit %s, %r" % (tmpdir, p.returncode, p.stderr[-400:]))
+
+
 NEWER_HDF5 = """
 import sys, h5py, numpy as np
 if h5py.version.hdf5_version_tuple < (1, 12):
@@ -451,6 +472,7 @@ def main():
         suite.case("soft_link_rows", gather_case, suite, sh, d, "soft_link_rows", links, "/soft", (1, 36))
         suite.case("listing_shows_links", listing_shows_links, suite, sh, d, links)
         suite.case("full_standard_output", full_standard_output, suite, sh, d, links)
+        suite.case("unusable_tmpdir", unusable_tmpdir, suite, sh, d, links)
         suite.case("link_past_a_file_that_is_not_hdf5", link_past_a_file_that_is_not_hdf5, suite, sh, d)
         python = newer_hdf5_python(os.path.dirname(os.path.dirname(HERE)))
         if python:

@@ -26,17 +26,19 @@ void run_list_command(const Comm& comm, const Request& r) {
     while (path.size() > 1 && path.back() == '/') path.pop_back();
   }
   std::vector<io::DatasetListing> found;
-  std::vector<std::string> uncommitted;
+  std::string uncommitted;
   run_agreed(comm, [&] {
     if (comm.rank() != 0) return;
     found = io::list_datasets(file, path, r.list_attributes);
-    uncommitted = io::uncommitted_change_of(io::resolved_path(file, r.listing));
+    // What a dead job left that still holds a change: not a journal its file no longer
+    // matches (rolled back by another user's job that could not remove it, say).
+    const std::string target = io::resolved_path(file, r.listing);
+    if (!io::uncommitted_change_of(target).empty()) uncommitted = io::uncommitted_change_left(target);
   });
   if (comm.rank() != 0 || r.verbosity == Verbosity::Quiet) return;
   // ls only reads: it says so rather than undo the change, as a job reading the file does.
   if (!uncommitted.empty()) {
-    std::cerr << "shardops: note: '" << file << "' may hold a change that no shardops job committed ('"
-              << uncommitted.front()
+    std::cerr << "shardops: note: '" << file << "' may hold a change that no shardops job committed ('" << uncommitted
               << "' beside it); the next shardops job that reads or writes the file undoes it first\n";
   }
   // Columns count characters, not bytes: a UTF-8 name's continuation bytes take no column

@@ -450,6 +450,27 @@ def message_cases(suite, sh, d):
 
     suite.case("read_only_target", read_only)
 
+    def append_only():
+        # chattr +a: no mode bit shows it, and root passes access(). The job failed opening
+        # the file ("truncated or corrupt file, or open in another program?") and left a
+        # journal beside it each time.
+        target = os.path.join(d, "append_only.h5")
+        write_h5(target, {"/o": np.arange(3)}, mode="w")
+        if subprocess.run(["chattr", "+a", target], capture_output=True).returncode != 0:
+            suite.skip("append_only_target", "the file system takes no chattr +a")
+            return
+        try:
+            before = file_state(target)
+            res = sh.run(scatter_add(ref(src, "/t"), ref(target, "/new")))
+            expect_error(suite, res, 3, ["append-only (chattr +a"])
+            suite.check(file_state(target) == before, "the append-only file changed", res)
+            left = [n for n in os.listdir(d) if n.startswith(".append_only.h5.")]
+            suite.check(left == [], "left %s" % left, res)
+        finally:
+            subprocess.run(["chattr", "-a", target], capture_output=True)
+
+    suite.case("append_only_target", append_only)
+
     def same_size_message():
         # 2^61 + 1 rows of 2 float32: the elements fit int64, the bytes do not; one
         # rank's block would fit, so only a check of the whole shape says the same always.

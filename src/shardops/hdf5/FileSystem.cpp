@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <linux/falloc.h>
+#include <linux/fs.h>
 #include <pwd.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -184,6 +186,19 @@ std::string resolve_output_path(const std::string& file, const std::string& what
     if (::access(target.c_str(), R_OK | W_OK) != 0) {
       throw IOError(what + ": cannot write '" + file +
                     "': the existing file is not readable and writable: " + errno_text(errno));
+    }
+    // Its inode's own flags (chattr), which no mode bit shows and root does not pass either:
+    // a file changed in place must take writes anywhere, and be cut back if the job fails.
+    int flags = 0;
+    const int fd = ::open(target.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+      if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) flags = 0;
+      ::close(fd);
+    }
+    if ((flags & (FS_APPEND_FL | FS_IMMUTABLE_FL)) != 0) {
+      throw IOError(what + ": cannot write '" + file + "': the existing file is " +
+                    ((flags & FS_IMMUTABLE_FL) != 0 ? "immutable (chattr +i" : "append-only (chattr +a") +
+                    "; lsattr shows it), and shardops changes a file in place");
     }
   }
   return target;

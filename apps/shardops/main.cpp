@@ -47,7 +47,8 @@ void print_summary(const shardops::app::RunRecord& record, int ranks, double sec
   errno = 0;
   std::cout << "shardops " << record.command << ": " << ranks << (ranks == 1 ? " rank, " : " ranks, ") << seconds
             << " s\n";
-  for (const std::string& o : record.outputs) std::cout << "  wrote " << o << "\n";
+  // One line each, whatever the names hold (a newline in a file name: one_line escapes it).
+  for (const std::string& o : record.outputs) std::cout << "  wrote " << shardops::app::one_line(o) << "\n";
   std::cout.flush();
   if (!std::cout && errno != EPIPE) {
     std::cerr << "shardops: warning: cannot write the summary to standard output"

@@ -471,6 +471,15 @@ def message_cases(suite, sh, d):
 
     suite.case("append_only_target", append_only)
 
+    def newline_in_the_output_name():
+        # The summary printed one "wrote" line per output; a newline in the file's name split it.
+        target = os.path.join(d, "two\nlines.h5")
+        res = sh.run(scatter_add(ref(src, "/t"), ref(target, "/o")))
+        suite.check(res.rc == 0 and "  wrote %s:/o " % os.path.join(d, "two\\nlines.h5") in res.stdout,
+                    "the summary of an output named with a newline: %r" % res.stdout, res)
+
+    suite.case("newline_in_the_output_name", newline_in_the_output_name)
+
     def same_size_message():
         # 2^61 + 1 rows of 2 float32: the elements fit int64, the bytes do not; one
         # rank's block would fit, so only a check of the whole shape says the same always.

@@ -1413,6 +1413,23 @@ def killed_root_job_on_a_users_file(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
+def killed_writing_through_the_group(t, sh, folder_mode, dataset, *flags):
+    """A job of daemon's, writing `dataset` into nobody's file shared.h5 (nobody:bin, 0660)
+    through the group bin, killed mid-commit in t.d (of `folder_mode`): the inputs, the target
+    and the target as it was."""
+    os.chmod(t.d, folder_mode)
+    inp, _ = make_inputs(t.d)
+    for name in os.listdir(t.d):
+        os.chmod(os.path.join(t.d, name), 0o644)
+    out = os.path.join(t.d, "shared.h5")
+    before = make_existing(out)
+    os.chown(out, 65534, 2)  # nobody:bin
+    os.chmod(out, 0o660)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, dataset)) + list(flags), "journaled", 1,
+            prefix=as_user("daemon", "bin"))
+    return inp, out, before
+
+
 def journal_left_in_a_sticky_folder(t, sh):
     """daemon's job (writing nobody's file through its group) killed mid-commit in a sticky folder:
     nobody's next job undoes the change but may not remove daemon's files, which stay. ls then
@@ -1421,15 +1438,7 @@ def journal_left_in_a_sticky_folder(t, sh):
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         t.suite.skip("journal_left_in_a_sticky_folder", "needs root and setpriv to run jobs as other users")
         return
-    os.chmod(t.d, 0o1777)
-    inp, expected = make_inputs(t.d)
-    for name in os.listdir(t.d):
-        os.chmod(os.path.join(t.d, name), 0o644)
-    out = os.path.join(t.d, "shared.h5")
-    before = make_existing(out)
-    os.chown(out, 65534, 2)  # nobody:bin
-    os.chmod(out, 0o660)
-    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), "journaled", 1, prefix=as_user("daemon", "bin"))
+    inp, out, _ = killed_writing_through_the_group(t, sh, 0o1777, "/g")
     r = sh.run(["ls", out])
     t.suite.check("no shardops job committed" in r.stderr, "ls does not say the file holds an uncommitted change", r)
     nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--groups=bin"]
@@ -1442,7 +1451,6 @@ def journal_left_in_a_sticky_folder(t, sh):
     r = sh.run(["ls", out])
     e2e.expect_success(t.suite, r, "ls after nobody's job")
     t.suite.check("no shardops job committed" not in r.stderr, "ls still speaks of an uncommitted change", r)
-    del before, expected
 
 
 def unreadable_journal_of_another_user(t, sh):
@@ -1454,16 +1462,7 @@ def unreadable_journal_of_another_user(t, sh):
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         t.suite.skip("unreadable_journal_of_another_user", "needs root and setpriv to run jobs as other users")
         return
-    os.chmod(t.d, 0o777)
-    inp, _ = make_inputs(t.d)
-    for name in os.listdir(t.d):
-        os.chmod(os.path.join(t.d, name), 0o644)
-    out = os.path.join(t.d, "shared.h5")
-    before = make_existing(out)
-    os.chown(out, 65534, 2)  # nobody:bin
-    os.chmod(out, 0o660)
-    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/b")) + ["--overwrite"], "journaled", 1,
-            prefix=as_user("daemon", "bin"))
+    _, out, before = killed_writing_through_the_group(t, sh, 0o777, "/b", "--overwrite")
     changed = e2e.file_state(out)
     outs = os.path.join(t.d, "outs")
     os.mkdir(outs)

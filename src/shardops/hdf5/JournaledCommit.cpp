@@ -19,6 +19,7 @@
 #include "shardops/core/Phases.hpp"
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
+#include "shardops/hdf5/StopSignals.hpp"
 
 namespace shardops::io {
 
@@ -172,6 +173,7 @@ struct JournaledCommit::Session {
   std::size_t held_bytes = 0;
   int target_fd = -1;   // while the driver has the file open
   PropListHandle fapl;  // opens the target through the driver
+  CleanupPath on_stop;  // the journal goes if a signal stops the job (held-back writes never reached the file)
   std::string failure;  // the first failed step, for finish()
   bool finished = false;
   bool early_apply = true;  // apply held-back writes once they pass kMaxHeldBack
@@ -411,6 +413,9 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   s.original_length = static_cast<std::uint64_t>(st.st_size);
   const fs::path p(target);
   s.journal = (p.parent_path() / (journal_prefix_of(target) + unique_token())).string();
+  // Watched before it exists: a stop signal between its making and the caller's next step
+  // would leave it behind.
+  s.on_stop = CleanupPath(s.journal);
   s.journal_fd = ::open(s.journal.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (s.journal_fd < 0)
     throw IOError(what + ": cannot create the journal '" + s.journal + "': " + std::strerror(errno));
@@ -421,6 +426,7 @@ JournaledCommit::JournaledCommit(const std::string& target, bool durable, const 
   // and remove. A journal another user cannot read is never passed over (journal_still_applies).
   static_cast<void>(::fchown(s.journal_fd, ::geteuid() == 0 ? st.st_uid : static_cast<uid_t>(-1), st.st_gid));
   static_cast<void>(::fchmod(s.journal_fd, (st.st_mode & (S_IRUSR | S_IRGRP | S_IROTH)) | S_IWUSR));
+  test_pause("journal made");
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.device = static_cast<std::uint64_t>(st.st_dev);

@@ -46,7 +46,6 @@ struct OutputTransaction::PendingFile {
   std::vector<std::string> in_place;         ///< dataset paths written straight into the existing target
   std::unordered_set<std::string> taken;     ///< written and in_place together: a job writes thousands (partitions)
   std::unique_ptr<JournaledCommit> journal;  ///< rank 0, an existing target: from the first write to the commit
-  CleanupPath journal_on_stop;               ///< rank 0
   long long original_length = 0;             ///< an existing target's length before the job (agreed)
   std::size_t address_bytes = 8;             ///< rank 0: an existing target's size of addresses (H5Pset_sizes)
   int target_fd = -1;                        ///< every rank, an existing target: for the rows written in place
@@ -80,7 +79,6 @@ struct OutputTransaction::PendingFile {
     journal->cancel();
     existing.reset();
     journal.reset();
-    journal_on_stop.reset();
   }
 };
 
@@ -585,7 +583,6 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
     std::size_t address_bytes = 8, length_bytes = 8;
     if (fcpl.valid() && H5Pget_sizes(fcpl.get(), &address_bytes, &length_bytes) >= 0) f->address_bytes = address_bytes;
     hdf5_error_detail();  // clear the stack
-    f->journal_on_stop = CleanupPath(f->journal->journal_path());
   });
   f->temp = comm_.broadcast(f->temp, 0);
   const std::string lock_text = comm_.broadcast(f->lock.text(), 0);

@@ -1,5 +1,7 @@
 #include "OpCommands.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -175,11 +177,44 @@ std::vector<const OpInput*> read_order(const OpInfo& op) {
   return order;
 }
 
+// A group of partitions read as a list input (with_partition_groups): what its file was when
+// its members were counted.
+struct ListedGroup {
+  std::string given;     ///< "--data F:/parts"
+  std::string file;      ///< as given
+  std::string identity;  ///< its inode, size and times then ("" if it could not be seen)
+};
+
+// \p file's inode, size and change times, as text ("" if it cannot be seen).
+std::string file_identity(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+// Rethrows \p e, as an IOError (exit 3: run again) where a group's file changed since its
+// members were counted: another job that wrote the group meanwhile (--overwrite with another
+// number of partitions) leaves members of two versions, or one fewer, which the op would take
+// for the user's mistake (exit 2). Every rank looks for itself (no collective in an error's path).
+[[noreturn]] void rethrow_if_group_changed(const Error& e, const std::vector<ListedGroup>& listed) {
+  if (e.kind() != ErrorKind::IO) {
+    for (const ListedGroup& g : listed) {
+      if (file_identity(g.file) != g.identity)
+        throw IOError(g.given + " was written by another job while this job read it (its partitions changed: " +
+                      std::string(e.what()) + "); run the job again");
+    }
+  }
+  throw;
+}
+
 // Collective: \p given with each list input given as one group (no row selection) replaced
 // by the group's datasets GROUP/0 … GROUP/N-1 (io::partition_group_size): dynamic-partition's
 // --out, stitched back with `--indices F:/positions --data F:/parts` (thousands of datasets
 // would not fit on a command line). Rank 0 looks; every rank gets its answer.
-Request with_partition_groups(const Comm& comm, const OpInfo& op, const Request& given) {
+Request with_partition_groups(const Comm& comm, const OpInfo& op, const Request& given,
+                              std::vector<ListedGroup>& listed) {
   Request r = given;
   std::string counted;  // "--indices F:/g (16 datasets)" of the lists so far, for a mismatch
   std::size_t count = 0;
@@ -190,13 +225,16 @@ Request with_partition_groups(const Comm& comm, const OpInfo& op, const Request&
     if (names.size() == 1) {
       const io::DatasetRef ref = io::parse_dataset_ref(names.front());
       std::int64_t n = -1;
+      std::string identity;
       if (ref.rows.empty()) {
         run_agreed(comm, [&] {
-          if (comm.rank() == 0)
-            n = io::partition_group_size(ref.file, ref.path, option + " " + names.front()).value_or(-1);
+          if (comm.rank() != 0) return;
+          identity = file_identity(ref.file);
+          n = io::partition_group_size(ref.file, ref.path, option + " " + names.front()).value_or(-1);
         });
         n = comm.max(n);
       }
+      if (n > 0) listed.push_back({option + " " + names.front(), ref.file, comm.broadcast(identity, 0)});
       if (n > 0) {
         check_tensor_count(comm, n, option + " " + names.front() + " (" + std::to_string(n) + " datasets)");
         std::vector<std::string> members;
@@ -222,7 +260,8 @@ Request with_partition_groups(const Comm& comm, const OpInfo& op, const Request&
 
 void run_op_command(const Comm& comm, const Request& given, RunRecord& record, InputList& inputs) {
   const OpInfo& op = op_for_command(given.command);
-  const Request r = with_partition_groups(comm, op, given);
+  std::vector<ListedGroup> listed;
+  const Request r = with_partition_groups(comm, op, given, listed);
   record.command = r.command;
   record.options = std::string("bad_indices=") + (r.options.bad_indices == BadIndices::Error ? "error" : "ignore");
   std::vector<Output> outputs;
@@ -280,7 +319,8 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
   const io::DatasetRef out_ref = io::parse_dataset_ref(out);
   watch.will_write(out_ref.file, out_ref.path);
   const std::size_t recorded_before = record.inputs.size();
-  {
+  std::vector<LazyTensor> results;
+  try {
     ScopedPhase phase("read");
     io::InputFiles files(comm, &watch);  // closed before the op: an input's file may take an output
     const std::vector<std::string> whole = replicated_inputs(comm, files, op, r, args.options);
@@ -300,6 +340,8 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
                                      rows ? &*rows : nullptr));
       }
     }
+  } catch (const Error& e) {
+    rethrow_if_group_changed(e, listed);
   }
   // The inputs as the job records them (report, provenance): in the op's order, whatever
   // order they were read in.
@@ -307,11 +349,14 @@ void run_op_command(const Comm& comm, const Request& given, RunRecord& record, I
   for (const OpInput& in : op.inputs)
     record.inputs.insert(record.inputs.end(), r.inputs.at(in.name).begin(), r.inputs.at(in.name).end());
   if (record.report_file != nullptr) record.report_file->refuse_files_read(comm, watch.files_read());
-  std::vector<LazyTensor> results;
-  if (op.run_lazy && stream_outputs()) {
-    results = op.run_lazy(comm, op, args);
-  } else {
-    for (DistTensor& t : op.run(comm, op, args)) results.emplace_back(std::move(t));
+  try {
+    if (op.run_lazy && stream_outputs()) {
+      results = op.run_lazy(comm, op, args);
+    } else {
+      for (DistTensor& t : op.run(comm, op, args)) results.emplace_back(std::move(t));
+    }
+  } catch (const Error& e) {
+    rethrow_if_group_changed(e, listed);
   }
   // Moved, not copied: a job may have millions of partitions (one output each).
   outputs.reserve(results.size());

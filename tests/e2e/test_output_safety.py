@@ -532,6 +532,41 @@ def overwrite_dimension_scale(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def group_rewritten_while_stitched(t, sh):
+    """A stitch of a partition group (--data F:/parts) paused after it counted the group's members,
+    while another job writes the group anew with twice the partitions: the stitch read members of
+    the new version against the old count and blamed the user (exit 2, "data[0].shape ... does
+    not start with indices[0].shape"). It is exit 3 now, saying another job wrote the group: a
+    retry reads one version."""
+    inp = os.path.join(t.d, "in.h5")
+    x = np.arange(64, dtype=np.float32).reshape(32, 2)
+    p4, p8 = np.arange(32, dtype=np.int32) % 4, np.arange(32, dtype=np.int32) % 8
+    pos = {"/pos4/%d" % k: np.flatnonzero(p4 == k).astype(np.int32) for k in range(4)}
+    e2e.write_h5(inp, dict({"/x": x, "/p4": p4, "/p8": p8}, **pos), mode="w")
+    groups = os.path.join(t.d, "g.h5")
+
+    def partition(by, n):
+        return sh.run(["dynamic-partition", "--data", e2e.ref(inp, "/x"), "--partitions", e2e.ref(inp, by),
+                       "--num-partitions", str(n), "--out", e2e.ref(groups, "/parts"), "--overwrite", "-q"])
+
+    e2e.expect_success(t.suite, partition("/p4", 4), "the 4 partitions")
+    out = os.path.join(t.d, "o.h5")
+    job = Job(sh, ["dynamic-stitch", "--indices", e2e.ref(inp, "/pos4"), "--data", e2e.ref(groups, "/parts"),
+                   "--out", e2e.ref(out, "/s"), "-q"], sh.np, env={"SHARDOPS_TEST_PAUSE": "read:2"})
+    reached = job.wait_for("test pause at read")
+    r = partition("/p8", 8)
+    rc = job.finish()
+    stitched = job.result(rc)
+    t.suite.require(reached, "the stitch never paused", stitched)
+    e2e.expect_success(t.suite, r, "the 8 partitions")
+    t.suite.check(rc == 3 and "was written by another job while this job read it" in stitched.stderr,
+                  "the stitch of a group written meanwhile: exit %s" % rc, stitched)
+    t.suite.check(not os.path.exists(out), "the stitch wrote its output", stitched)
+    r = sh.run(["dynamic-stitch", "--indices", e2e.ref(inp, "/pos4"), "--data", e2e.ref(groups, "/parts"), "--out",
+                e2e.ref(out, "/s"), "-q"])
+    t.suite.check(r.rc == 2 and "must name as many datasets" in r.stderr, "the retry: exit %s" % r.rc, r)
+
+
 def fewer_partitions_keep_dimension_scales(t, sh):
     """--overwrite of a partition group with fewer partitions deletes the partitions beyond the
     new number, but never one that dimension scales tie to others (a scale attached to a
@@ -1848,6 +1883,7 @@ def main():
             suite.skip("permissions_as_h5py_gives", "needs setfacl and getfacl (Debian's acl, scripts/setup.sh)")
         run_case("hard_linked_target", hard_linked_target)
         run_case("overwrite_partition_group", overwrite_partition_group)
+        run_case("group_rewritten_while_stitched", group_rewritten_while_stitched)
         run_case("overwrite_dimension_scale", overwrite_dimension_scale)
         run_case("fewer_partitions_keep_dimension_scales", fewer_partitions_keep_dimension_scales)
         run_case("damaged_existing_target", damaged_existing_target)

@@ -1622,6 +1622,25 @@ def stopped_as_the_journal_is_made(t, sh):
     t.suite.check(e2e.file_state(out) == before, "the target changed", r)
 
 
+def opened_by_h5py_as_the_job_opens_it(t, sh):
+    """An h5py reader that opens the existing target just after the job looked for one (an h5py
+    script polling the file): the job said the file "cannot be opened as HDF5 (truncated or
+    corrupt file, or open in another program?)". It says the file is open in another program,
+    as when the reader came first; nothing is left and the file is as it was."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    before = make_existing(out)
+    job = Job(sh, gather_args(inp, e2e.ref(out, "/g")), sh.np, env={"SHARDOPS_TEST_PAUSE": "journal made:2"})
+    reached = job.wait_for("test pause at journal made")
+    with e2e.h5py.File(out, "r"):
+        rc = job.finish()
+    r = job.result(rc)
+    t.suite.require(reached, "the job never paused", r)
+    t.suite.check(rc == 3 and "is open in another program" in r.stderr, "exit %s" % rc, r)
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
+    t.suite.check(e2e.file_state(out) == before, "the target changed", r)
+
+
 def kill_at(t, sh, argv, where, count, prefix=()):
     """SIGKILL of every rank of a job running argv at the count-th pause at `where`."""
     signal_at(t, sh, argv, where, count, signal.SIGKILL, prefix)
@@ -1920,6 +1939,7 @@ def main():
         # in-place: the new rows are in the existing target, past its end, before the commit.
         phases = ["read", "validate", "apply", "write", "in-place", "commit"] + (["route"] if args.np > 1 else [])
         run_case("sigterm_as_the_journal_is_made", stopped_as_the_journal_is_made)
+        run_case("opened_by_h5py_as_the_job_opens_it", opened_by_h5py_as_the_job_opens_it)
         for phase in phases:
             run_case("sigterm_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGTERM, "mpirun")
             run_case("sigint_to_mpirun_in_%s" % phase, stopped_in_phase, phase, signal.SIGINT, "mpirun")

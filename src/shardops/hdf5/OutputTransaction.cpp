@@ -577,6 +577,8 @@ OutputTransaction::PendingFile& OutputTransaction::pending_for(const DatasetRef&
                                             "another program?); it is left as it is"));
     } catch (...) {
       f->undo();  // the journal goes before the other ranks hear of the error
+      // A program that opened it since refuse_if_open_elsewhere looked (an h5py reader polling it).
+      refuse_if_open_elsewhere(target, what);
       throw;
     }
     const PropListHandle fcpl(H5Fget_create_plist(f->existing.get()));

@@ -98,10 +98,16 @@ DistTensor read_input(const Comm& comm, io::InputFiles& files, const std::string
   io::ReadOptions reading = input_reading();
   reading.replicate = replicate;
   reading.only_rows = only_rows;
+  std::int64_t rows_read = 0;
+  reading.rows_read = &rows_read;
   DistTensor t = files.read(ref, layout, reading);
   inputs.describe(subject, describe(t));
   record.inputs.push_back(name);
-  record.bytes_read += global_bytes(comm, t);
+  // Only the rows read where the op asked for a few (the same on every rank).
+  record.bytes_read +=
+      only_rows == nullptr || is_string(t.dtype())
+          ? global_bytes(comm, t)
+          : comm.sum(rows_read) * t.shape().product_from(1) * static_cast<std::int64_t>(dtype_size(t.dtype()));
   return t;
 }
 

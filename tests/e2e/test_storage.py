@@ -5,6 +5,7 @@ Every output must read back in plain h5py byte for byte, with the layout asked f
 named in the error.
 """
 
+import json
 import os
 import sys
 
@@ -151,21 +152,30 @@ def gather_reads_named_rows(t, sh):
     path = os.path.join(d, "stack.h5")
     frames = np.random.default_rng(11).integers(0, 60000, size=(200, 32, 32)).astype(np.uint16)
     e2e.write_h5(path, {"/stack": frames}, mode="w", compression="gzip", chunks=(1, 32, 32))
-    cases = {"/i": np.array([[3], [150], [3], [0]], np.int32),      # frames
+    cases = {"/i": np.array([[3], [150], [3], [0], [160], [170]], np.int32),  # frames
              "/one": np.array([150], np.int64),                    # a rank-1 index: one frame
              "/rc": np.array([[150, 5], [3, 31], [0, 0]], np.int64),  # rows of frames
              "/bad": np.array([[3], [500]], np.int32),
              "/hurt": np.array([[3], [80]], np.int32)}
     e2e.write_h5(path, cases)
-    damage_chunks(path, "/stack", list(range(40, 140)) + list(range(160, 200)))
+    # Damaged frames among the named ones too, 161-169 between 160 and 170: near rows are read
+    # one by one, not as one run through the frames between them.
+    damage_chunks(path, "/stack", list(range(40, 140)) + list(range(161, 170)) + list(range(180, 200)))
     out = os.path.join(d, "frames.h5")
-    for name, want in (("/i", frames[[3, 150, 3, 0]]), ("/one", frames[150]),
-                       ("/rc", frames[[150, 3, 0], [5, 31, 0]])):
+    frame_bytes = frames[0].nbytes
+    for name, want, read in (("/i", frames[[3, 150, 3, 0, 160, 170]], 5), ("/one", frames[150], 1),
+                             ("/rc", frames[[150, 3, 0], [5, 31, 0]], 3)):
+        report = os.path.join(d, "report%s.json" % name.replace("/", "_"))
         r = sh.run(["gather-nd", "--params", e2e.ref(path, "/stack"), "--indices", e2e.ref(path, name), "--out",
-                    e2e.ref(out, name), "-q"])
+                    e2e.ref(out, name), "-q", "--report", report])
         e2e.expect_success(t.suite, r, "gather of the frames " + name + " names")
         if r.rc == 0:
             e2e.same_array(t.suite, name, e2e.read_h5(out, name), want, r)
+            with open(report) as f:
+                got = json.load(f)["bytes"]["read"]
+            # The frames read and the indices, not the whole stack.
+            t.suite.check(got == read * frame_bytes + cases[name].nbytes, "%s: the report's bytes read %d" %
+                          (name, got), r)
     r = sh.run(["gather-nd", "--params", e2e.ref(path, "/stack"), "--indices", e2e.ref(path, "/bad"), "--out",
                 e2e.ref(out, "/bad"), "-q"])
     t.suite.check(r.rc == 2 and "indices[1] = [500] does not index into param shape [200,32,32]" in r.stderr,

@@ -384,6 +384,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     const std::int64_t rows = chosen.count(rank);
     const Shape local_shape = shape.rank() == 0 ? (rows > 0 ? Shape() : Shape{0}) : shape.with_dim0(rows);
     const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
+    if (options.rows_read != nullptr) *options.rows_read = rows;
     DistTensor t(read_string_block(comm, d, local_shape, first, rows, what), shape, chosen, rank);
     watch_->read_done(source.file, source.path);
     return t;
@@ -425,6 +426,7 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
     // Every rank maps or none does: the read below is collective.
     if (replicated || comm.min(mappable_at >= 0 && (rows == 0 || mapped) ? 1 : 0) == 1) {
       note_transfer_progress(rows, rows, row_bytes, rows, Transfer::Read, what);
+      if (options.rows_read != nullptr) *options.rows_read = rows;
       watch_->mapped(source.file, source.path);
       const DistTensor t(mapped ? *mapped : Tensor(d.info.dtype, shape.with_dim0(0)), shape, chosen, rank);
       return replicated ? t.with_replica(*all) : t;
@@ -448,7 +450,9 @@ DistTensor InputFiles::read(const DatasetRef& ref, const RowLayout* layout, cons
       fill_before_reading(buffer, local_shape.num_elements(), fill_value_as(d.dataset.get(), mem_type.get(), what));
   });
   const std::int64_t first = shape.rank() == 0 ? 0 : chosen.offset(rank);
+  if (options.rows_read != nullptr) *options.rows_read = chosen.count(rank);
   if (options.only_rows != nullptr && shape.rank() > 0) {
+    if (options.rows_read != nullptr) *options.rows_read = rows_in(*options.only_rows);
     transfer_row_runs(comm, d.dataset.get(), mem_type.get(), d.file_shape, d.first + first, *options.only_rows, buffer,
                       Transfer::Read, what);
   } else {

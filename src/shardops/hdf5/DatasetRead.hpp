@@ -59,6 +59,9 @@ struct ReadOptions {
   /// rows of a large dataset (GatherNd's params, OpInfo::rows_read). The block's other rows
   /// are zeros, or the dataset's fill value where it has one.
   const RowRuns* only_rows = nullptr;
+  /// Where given, set to how many rows of the rank's block were read: only_rows' where those
+  /// alone were read, else all of them (the job's report counts the bytes read).
+  std::int64_t* rows_read = nullptr;
 };
 
 /// \brief Collective: reads \p ref as a DistTensor, each rank its own block of rows

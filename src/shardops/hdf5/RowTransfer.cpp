@@ -86,15 +86,18 @@ RoundSelection select_round(hid_t dset, const Shape& shape, std::int64_t first, 
   return sel;
 }
 
+// \p rows from \p first: the span of the round's \p pieces.
 void transfer_round(hid_t dset, hid_t mem_type, hid_t dxpl, const RoundSelection& sel, const Shape& shape,
-                    std::int64_t first, std::int64_t rows, void* buffer, Transfer direction, const std::string& what) {
+                    std::int64_t first, std::int64_t rows, const RowRuns& pieces, void* buffer, Transfer direction,
+                    const std::string& what) {
   const herr_t status = direction == Transfer::Read
                             ? H5Dread(dset, mem_type, sel.mem_space.get(), sel.file_space.get(), dxpl, buffer)
                             : H5Dwrite(dset, mem_type, sel.mem_space.get(), sel.file_space.get(), dxpl, buffer);
   if (status < 0) {
-    const std::string rows_text = shape.rank() == 0
-                                      ? std::string("the scalar")
-                                      : "rows [" + std::to_string(first) + ", " + std::to_string(first + rows) + ")";
+    const std::string span = "[" + std::to_string(first) + ", " + std::to_string(first + rows) + ")";
+    const std::string rows_text = shape.rank() == 0    ? std::string("the scalar")
+                                  : pieces.size() <= 1 ? "rows " + span
+                                                       : std::to_string(rows_in(pieces)) + " of the rows " + span;
     if (direction == Transfer::Read) throw IOError(with_hdf5_detail(what + ": reading " + rows_text + " failed"));
     throw IOError(with_hdf5_detail(what + ": writing " + rows_text + " failed") + file_size_limit_text());
   }
@@ -114,7 +117,7 @@ void run_round(const Comm& comm, hid_t dset, hid_t mem_type, hid_t dxpl, const S
   const std::int64_t span = pieces.empty() ? 0 : pieces.back().end - base;
   auto select = [&] { sel = select_round(dset, shape, first, pieces, shape.rank() == 0 && span > 0, what); };
   auto transfer = [&] {
-    transfer_round(dset, mem_type, dxpl, sel, shape, first + base, span,
+    transfer_round(dset, mem_type, dxpl, sel, shape, first + base, span, pieces,
                    buffer + static_cast<std::size_t>(base) * row_bytes, direction, what);
   };
   if (direction == Transfer::Read) {

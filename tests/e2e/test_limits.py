@@ -480,6 +480,21 @@ def message_cases(suite, sh, d):
 
     suite.case("newline_in_the_output_name", newline_in_the_output_name)
 
+    def removed_current_folder():
+        # A relative output from a current folder that was removed: "cannot create the lock
+        # file '.rel.h5.shardops-lock': No such file or directory" did not say why. Without
+        # mpiexec (one process): Open MPI's mpirun itself stops there ("Unable to get the current
+        # working directory").
+        gone = os.path.join(d, "gone")
+        os.mkdir(gone)
+        argv = [sh.binary] + scatter_add(ref(src, "/t"), "rel.h5:/o")
+        p = subprocess.run(["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", gone] + argv,
+                           capture_output=True, text=True, timeout=sh.timeout, env=sh.env)
+        suite.check(p.returncode == 3 and "is a relative path, and the current folder cannot be found" in p.stderr,
+                    "a relative output from a removed folder: exit %s, %r" % (p.returncode, p.stderr[-500:]))
+
+    suite.case("removed_current_folder", removed_current_folder)
+
     def same_size_message():
         # 2^61 + 1 rows of 2 float32: the elements fit int64, the bytes do not; one
         # rank's block would fit, so only a check of the whole shape says the same always.

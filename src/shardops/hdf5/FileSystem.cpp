@@ -116,6 +116,13 @@ void check_input_file(const std::string& file, const std::string& what) {
 
 std::string resolved_path(const std::string& file, const std::string& what) {
   const auto loop = [&] { return InvalidArgument(what + ": '" + file + "' is a loop of symbolic links"); };
+  // A relative name in a current folder that was removed (or cannot be named) leads nowhere.
+  if (!file.empty() && file.front() != '/') {
+    std::vector<char> cwd(4096);
+    if (::getcwd(cwd.data(), cwd.size()) == nullptr && errno != ERANGE)
+      throw IOError(what + ": '" + file + "' is a relative path, and the current folder cannot be found (" +
+                    std::strerror(errno) + ": removed?); give an absolute path or run from a folder that exists");
+  }
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(fs::absolute(fs::path(file), ec), ec);
   if (ec == std::errc::too_many_symbolic_link_levels) throw loop();

@@ -1,9 +1,8 @@
 #include "OpCommands.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 
@@ -183,22 +182,14 @@ std::vector<const OpInput*> read_order(const OpInfo& op) {
   return order;
 }
 
-// A group of partitions read as a list input (with_partition_groups): what its file was when
-// its members were counted.
+// A group of partitions read as a list input (with_partition_groups): its file when its
+// members were counted.
 struct ListedGroup {
-  std::string given;     ///< "--data F:/parts"
-  std::string file;      ///< as given
-  std::string identity;  ///< its inode, size and times then ("" if it could not be seen)
+  std::string given;  ///< "--data F:/parts"
+  std::string file;   ///< as given
+  bool seen = false;  ///< rank 0 saw the file then
+  io::InputWatch::Identity identity;
 };
-
-// \p file's inode, size and change times, as text ("" if it cannot be seen).
-std::string file_identity(const std::string& file) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return "";
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
-}
 
 // Rethrows \p e, as an IOError (exit 3: run again) where a group's file changed since its
 // members were counted: another job that wrote the group meanwhile (--overwrite with another
@@ -207,7 +198,8 @@ std::string file_identity(const std::string& file) {
 [[noreturn]] void rethrow_if_group_changed(const Error& e, const std::vector<ListedGroup>& listed) {
   if (e.kind() != ErrorKind::IO) {
     for (const ListedGroup& g : listed) {
-      if (file_identity(g.file) != g.identity)
+      io::InputWatch::Identity now;
+      if (g.seen && (!io::InputWatch::identity_of(g.file, now) || !(now == g.identity)))
         throw IOError(g.given + " was written by another job while this job read it (its partitions changed: " +
                       std::string(e.what()) + "); run the job again");
     }
@@ -231,17 +223,22 @@ Request with_partition_groups(const Comm& comm, const OpInfo& op, const Request&
     if (names.size() == 1) {
       const io::DatasetRef ref = io::parse_dataset_ref(names.front());
       std::int64_t n = -1;
-      std::string identity;
+      ListedGroup group{option + " " + names.front(), ref.file, false, {}};
       if (ref.rows.empty()) {
         run_agreed(comm, [&] {
           if (comm.rank() != 0) return;
-          identity = file_identity(ref.file);
+          group.seen = io::InputWatch::identity_of(ref.file, group.identity);
           n = io::partition_group_size(ref.file, ref.path, option + " " + names.front()).value_or(-1);
         });
         n = comm.max(n);
       }
-      if (n > 0) listed.push_back({option + " " + names.front(), ref.file, comm.broadcast(identity, 0)});
       if (n > 0) {
+        // Rank 0's view, on every rank: their error paths (no collective there) decide alike.
+        std::string seen = comm.broadcast(
+            group.seen ? std::string(reinterpret_cast<const char*>(&group.identity), sizeof group.identity) : "", 0);
+        group.seen = seen.size() == sizeof group.identity;
+        if (group.seen) std::memcpy(&group.identity, seen.data(), sizeof group.identity);
+        listed.push_back(std::move(group));
         check_tensor_count(comm, n, option + " " + names.front() + " (" + std::to_string(n) + " datasets)");
         std::vector<std::string> members;
         members.reserve(static_cast<std::size_t>(n));

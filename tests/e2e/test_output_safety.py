@@ -1429,13 +1429,7 @@ def killed_root_job_on_a_users_file(t, sh):
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         t.suite.skip("killed_root_job_on_a_users_file", "needs root and setpriv to run a job as nobody")
         return
-    os.chmod(t.d, 0o777)
-    inp, _ = make_inputs(t.d)
-    out = os.path.join(t.d, "private.h5")
-    before = make_existing(out)
-    os.chown(out, 65534, 65534)
-    os.chmod(out, 0o600)
-    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/b")) + ["--overwrite"], "journaled", 1)
+    _, out, before = killed_writing_anothers_file(t, sh, 0o777, (65534, 65534, 0o600), "/b", "--overwrite")
     rows = os.path.join(t.d, "rows.h5")
     e2e.write_h5(rows, {"/i": np.array([[0], [7]], dtype=np.int64)}, mode="w")
     os.chmod(rows, 0o666)
@@ -1448,21 +1442,27 @@ def killed_root_job_on_a_users_file(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d))
 
 
-def killed_writing_through_the_group(t, sh, folder_mode, dataset, *flags):
-    """A job of daemon's, writing `dataset` into nobody's file shared.h5 (nobody:bin, 0660)
-    through the group bin, killed mid-commit in t.d (of `folder_mode`): the inputs, the target
-    and the target as it was."""
+def killed_writing_anothers_file(t, sh, folder_mode, owner, dataset, *flags, prefix=()):
+    """A job (of root's, or run after `prefix`: another user's) writing `dataset` into the file
+    target.h5 of `owner` (uid, gid, mode), killed mid-commit in t.d (of `folder_mode`): the
+    inputs, the target and the target as it was."""
     os.chmod(t.d, folder_mode)
     inp, _ = make_inputs(t.d)
     for name in os.listdir(t.d):
         os.chmod(os.path.join(t.d, name), 0o644)
-    out = os.path.join(t.d, "shared.h5")
+    out = os.path.join(t.d, "target.h5")
     before = make_existing(out)
-    os.chown(out, 65534, 2)  # nobody:bin
-    os.chmod(out, 0o660)
-    kill_at(t, sh, gather_args(inp, e2e.ref(out, dataset)) + list(flags), "journaled", 1,
-            prefix=as_user("daemon", "bin"))
+    os.chown(out, owner[0], owner[1])
+    os.chmod(out, owner[2])
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, dataset)) + list(flags), "journaled", 1, prefix=prefix)
     return inp, out, before
+
+
+def killed_writing_through_the_group(t, sh, folder_mode, dataset, *flags):
+    """A job of daemon's, writing `dataset` into nobody's file (nobody:bin, 0660) through the
+    group bin, killed mid-commit (killed_writing_anothers_file)."""
+    return killed_writing_anothers_file(t, sh, folder_mode, (65534, 2, 0o660), dataset, *flags,
+                                        prefix=as_user("daemon", "bin"))
 
 
 def journal_left_in_a_sticky_folder(t, sh):

@@ -97,6 +97,9 @@ class InputWatch {
              changed_ns == o.changed_ns;
     }
   };
+  /// \brief \p file's identity now into \p out; false if \p file cannot be seen. Any change to
+  /// the file's bytes changes it.
+  static bool identity_of(const std::string& file, Identity& out);
   struct Mark {
     std::string path;
     haddr_t object = HADDR_UNDEF, data = HADDR_UNDEF;  ///< its object header and (contiguous) data
@@ -141,8 +144,6 @@ class InputWatch {
   /// present identity as the one to compare with next. Nothing to do for a file none of whose
   /// datasets is still noted.
   static void check(Watched& w);
-  /// false if \p file cannot be read
-  static bool identity_of(const std::string& file, Identity& out);
   static Mark mark_of(const std::string& path, hid_t dataset);
 
   /// Whether the job writes over \p path of \p file (will_write).

@@ -23,7 +23,7 @@ PACKAGES=(
   python3 python3-numpy python3-h5py python3-venv python3-pip python3-matplotlib
   python3-dev pybind11-dev python3-mpi4py python3-pytest
   slurm-wlm munge iproute2 acl
-  hdf5-plugin-lzf liblzf1 nlohmann-json3-dev
+  hdf5-plugin-lzf liblzf1 nlohmann-json3-dev libxxhash-dev
 )
 
 missing=()

@@ -6,6 +6,9 @@
 - The write phase of a large output (its --report time) with the default durability
   (fsync before the commit) and with --no-fsync, against plain POSIX writes of the same
   bytes (dd, with and without conv=fsync) in the same run.
+- The write phase of the same output replacing its dataset in an existing file
+  (`--overwrite`, a job run again): the new file, the undo journal of the replaced bytes,
+  then the bytes in place.
 
 Usage: python3 scripts/bench/output_costs.py [--shardops build/apps/shardops/shardops] [--np 1]
        [--big-mb 512] [--out-mb 256] [--reps 5] [--dir DIR]
@@ -84,6 +87,17 @@ def main():
             os.remove(out)
             return seconds
 
+        rerun = os.path.join(d, "rerun.h5")
+        subprocess.run(gather("big_idx", rerun + ":/g"), check=True, env=ENV, stdout=subprocess.DEVNULL)
+
+        def overwrite_phase():
+            report = os.path.join(d, "r.json")
+            os.sync()
+            subprocess.run(gather("big_idx", rerun + ":/g", "--overwrite", "--report", report), check=True, env=ENV,
+                           stdout=subprocess.DEVNULL)
+            with open(report) as f:
+                return json.load(f)["seconds"]["write"]
+
         out_bytes = rows * 64
         dd_file = os.path.join(d, "dd.bin")
 
@@ -92,9 +106,10 @@ def main():
             os.remove(dd_file)
             return t
 
-        durable, fast, dd_sync, dd_plain = [], [], [], []
+        durable, fast, dd_sync, dd_plain, rewritten = [], [], [], [], []
         for _ in range(a.reps):
             durable.append(write_phase())
+            rewritten.append(overwrite_phase())
             fast.append(write_phase("--no-fsync"))
             dd_sync.append(dd("conv=fsync", "status=none"))
             dd_plain.append(dd("status=none"))
@@ -112,6 +127,8 @@ def main():
         print("| write phase with --no-fsync | %.3f |" % med(fast))
         print("| dd of the same bytes, no fsync | %.3f |" % med(dd_plain))
         print("| ratio (target <= 1.2) | %.2f |" % (med(fast) / med(dd_plain)))
+        print("| write phase, the same output replacing its dataset (--overwrite) | %.3f |" % med(rewritten))
+        print("| ratio to the new file's write phase | %.2f |" % (med(rewritten) / med(durable)))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -11,6 +11,7 @@ each rank sleep at the start of that phase (and print "shardops: test pause at P
 """
 
 import contextlib
+import ctypes
 import fcntl
 import json
 import os
@@ -20,6 +21,7 @@ import select
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -1244,6 +1246,89 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     del before
 
 
+FNV_OFFSET, FNV_PRIME = 1469598103934665603, 1099511628211
+
+
+def fnv1a(data, h=FNV_OFFSET):
+    for byte in data:
+        h = ((h ^ byte) * FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def xxh3_64(data):
+    """XXH3-64 of `data`, from the xxHash library that `scripts/setup.sh` installs."""
+    lib = ctypes.CDLL("libxxhash.so.0")
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return lib.XXH3_64bits(data, len(data))
+
+
+def journal_records(raw, at):
+    """[(address, body)] of a journal's records from offset `at`, each checked against the
+    XXH3-64 that version 3 seals it with (body: the address, the length and the bytes)."""
+    records = []
+    while at < len(raw):
+        addr, length = struct.unpack_from("<QQ", raw, at)
+        body = raw[at:at + 16 + length]
+        (sealed,) = struct.unpack_from("<Q", raw, at + 16 + length)
+        if sealed != xxh3_64(body):
+            raise AssertionError("record at %d: XXH3-64 %x, sealed %x" % (at, xxh3_64(body), sealed))
+        records.append((addr, body))
+        at += 16 + length + 8
+    return records
+
+
+def as_earlier_journal(raw, version):
+    """A journal of this shardops (version 3) written again as an earlier shardops wrote it:
+    version 2 (the same header, records sealed with FNV-1a) or version 1 (no fingerprint of
+    the file's head, so no record of a complete change either)."""
+    if raw[:8] != b"SHOPJRN3":
+        raise AssertionError("the journal starts with %r, not version 3's magic" % raw[:8])
+    device, inode, length, head_length, head_hash, checksum = struct.unpack_from("<6Q", raw, 8)
+    if checksum != fnv1a(raw[:48]):
+        raise AssertionError("the journal's header checksum does not match")
+    records = journal_records(raw, 56)
+    if version == 2:
+        head = b"SHOPJRN2" + struct.pack("<5Q", device, inode, length, head_length, head_hash)
+    else:
+        head = b"SHOPJRN1" + struct.pack("<3Q", device, inode, length)
+        records = [r for r in records if r[0] != 0xFFFFFFFFFFFFFFFF]
+    out = head + struct.pack("<Q", fnv1a(head))
+    for _, body in records:
+        out += body + struct.pack("<Q", fnv1a(body))
+    return out
+
+
+def killed_leaving_an_earlier_journal(t, sh, version):
+    """A job killed mid-commit under an earlier shardops left its journal in that version's
+    format: the next job still rolls the file back with it (a journal it could no longer read
+    would leave the killed job's half-made change in the file)."""
+    inp, _ = make_inputs(t.d)
+    out = os.path.join(t.d, "target.h5")
+    before = make_existing(out)
+    kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), "journaled", 1)
+    journals = [n for n in leftovers(t.d) if ".shardops-journal." in n]
+    t.suite.require(len(journals) == 1, "the killed job left journals %s" % journals)
+    path = os.path.join(t.d, journals[0])
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        earlier = as_earlier_journal(raw, version)
+    except AssertionError as e:
+        t.suite.require(False, "the journal is not as docs/output-safety.md describes: %s" % e)
+    t.suite.check(e2e.file_state(out) != before, "the killed job changed nothing (the test needs a change to undo)")
+    with open(path, "wb") as f:
+        f.write(earlier)
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array([[0], [5], [1023]], dtype=np.int64)}, mode="w")
+    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/keep/a"), "--indices", e2e.ref(rows, "/i"), "--out",
+                e2e.ref(rows, "/r"), "-q"])
+    e2e.expect_success(t.suite, r, "a job reading the file")
+    t.suite.check(e2e.file_state(out) == before,
+                  "the version-%d journal did not undo the killed job's change" % version, r)
+    t.suite.check(leftovers(t.d) == [], "the next job left %s" % leftovers(t.d), r)
+
+
 def alive(pid):
     """Whether the process runs (a zombie, which its stopped parent cannot reap, does not)."""
     try:
@@ -1956,6 +2041,8 @@ def main():
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
+        for version in (1, 2):
+            run_case("sigkill_leaving_a_version_%d_journal" % version, killed_leaving_an_earlier_journal, version)
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)
         run_case("sigkill_then_dataset_added_by_h5py", killed_then_changed_by_another_program, "added")
         run_case("sigkill_then_file_made_anew_by_h5py", killed_then_changed_by_another_program, "made anew")

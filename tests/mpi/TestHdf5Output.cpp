@@ -362,6 +362,71 @@ TEST(Hdf5Output, JournaledChangeRollsBackByteForByte) {
   EXPECT_TRUE(temp_files_in(dir).empty());
 }
 
+// A change below the original length larger than the journal holds back at once (64 MiB):
+// it is journaled and applied in rounds, a later write landing on bytes an earlier round
+// already changed. Within the change HDF5 reads what was written; rolled back, the file is
+// as it was byte for byte; finished, it holds the last values written.
+TEST(Hdf5Output, JournaledChangeInRoundsRollsBackByteForByte) {
+  const std::string dir = io_test_dir();
+  const std::string file = dir + "/rounds.h5";
+  constexpr hsize_t kRows = hsize_t(12) << 20;  // 96 MiB of int64, contiguous
+  if (world().rank() == 0) {
+    {
+      io::FileHandle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+      io::DataspaceHandle space(H5Screate_simple(1, &kRows, nullptr));
+      io::DatasetHandle d(
+          H5Dcreate2(f.get(), "/x", H5T_NATIVE_INT64, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+      std::vector<std::int64_t> values(kRows);
+      for (hsize_t i = 0; i < kRows; ++i) values[i] = static_cast<std::int64_t>(i);
+      ASSERT_GE(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), 0);
+    }
+    const std::vector<unsigned char> before = file_bytes(file);
+    // Written in pieces of 16 MiB (so rounds end between pieces), then the first piece again.
+    constexpr hsize_t kPiece = hsize_t(2) << 20;
+    std::vector<std::int64_t> expected(kRows);
+    for (const bool finish : {false, true}) {
+      SCOPED_TRACE(finish ? "finished" : "rolled back");
+      io::JournaledCommit journal(file, true, "test");
+      {
+        io::FileHandle f(H5Fopen(file.c_str(), H5F_ACC_RDWR, journal.file_access()));
+        ASSERT_TRUE(f.valid());
+        io::DatasetHandle d(H5Dopen2(f.get(), "/x", H5P_DEFAULT));
+        io::DataspaceHandle space(H5Dget_space(d.get()));
+        const auto write_piece = [&](hsize_t start, std::int64_t base) {
+          std::vector<std::int64_t> piece(kPiece);
+          for (hsize_t i = 0; i < kPiece; ++i) piece[i] = base - static_cast<std::int64_t>(start + i);
+          std::copy(piece.begin(), piece.end(), expected.begin() + static_cast<std::ptrdiff_t>(start));
+          io::DataspaceHandle mem(H5Screate_simple(1, &kPiece, nullptr));
+          const hsize_t count = 1;
+          ASSERT_GE(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &count, &kPiece), 0);
+          ASSERT_GE(H5Dwrite(d.get(), H5T_NATIVE_INT64, mem.get(), space.get(), H5P_DEFAULT, piece.data()), 0);
+        };
+        for (hsize_t start = 0; start < kRows; start += kPiece) write_piece(start, -1);
+        write_piece(0, -(std::int64_t(1) << 40));
+        std::vector<std::int64_t> read(kRows);
+        ASSERT_GE(H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, read.data()), 0);
+        EXPECT_TRUE(read == expected) << "the change read back within it is not what was written";
+        ASSERT_EQ(d.close(), 0);
+        ASSERT_EQ(f.close(), 0);
+      }
+      if (finish) {
+        journal.finish();
+        io::FileHandle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+        io::DatasetHandle d(H5Dopen2(f.get(), "/x", H5P_DEFAULT));
+        std::vector<std::int64_t> read(kRows);
+        ASSERT_GE(H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, read.data()), 0);
+        EXPECT_TRUE(read == expected) << "the finished change is not in the file";
+      } else {
+        journal.roll_back();
+        EXPECT_TRUE(file_bytes(file) == before) << "the roll-back did not restore the file";
+      }
+      EXPECT_FALSE(fs::exists(journal.journal_path()));
+    }
+  }
+  world().barrier();
+  EXPECT_TRUE(temp_files_in(dir).empty());
+}
+
 // Adds a dataset through the journal and prepares the change (complete on disk, the journal
 // kept, as a job that dies in its commit leaves them); returns a copy of that journal, and lets
 // the change stand. The copy is then what a dead job left.

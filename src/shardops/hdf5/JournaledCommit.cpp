@@ -12,8 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <optional>
 #include <vector>
+
+// xxHash's functions inlined here: nothing to link, nothing a consumer of the library needs.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "shardops/core/Error.hpp"
 #include "shardops/core/Phases.hpp"
@@ -28,8 +33,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // Version 2 adds what tells a dead job's change from one another program made after it:
-// a fingerprint of the file's head before the change.
-constexpr char kMagic[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '2'};
+// a fingerprint of the file's head before the change. Version 3 (the header of version 2)
+// seals each record with XXH3-64 (xxHash) instead of FNV-1a, which went a byte at a time:
+// every saved byte is checksummed, and a dataset replaced with --overwrite saves them all.
+constexpr char kMagic[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '3'};
+constexpr char kMagicV2[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '2'};
 constexpr char kMagicV1[8] = {'S', 'H', 'O', 'P', 'J', 'R', 'N', '1'};
 // The head of the file fingerprinted: HDF5's superblock and the root group's metadata lie
 // there in the files h5py writes, and any program that changes the file through HDF5
@@ -90,18 +98,21 @@ bool read_all(int fd, void* data, std::size_t n, off_t at) {
   return true;
 }
 
-// A journal record of \p n bytes at \p addr: the address, the length, the bytes (the caller
-// fills them at record.data() + 16), then seal_record()'s checksum of all that.
-std::vector<unsigned char> new_record(std::uint64_t addr, std::size_t n) {
-  std::vector<unsigned char> record(16 + n + 8);
+// Makes \p record a journal record of \p n bytes at \p addr: the address, the length, the
+// bytes (the caller fills them at record.data() + 16), then seal_record()'s checksum of all
+// that. The vector's memory is reused from record to record.
+void start_record(std::vector<unsigned char>& record, std::uint64_t addr, std::size_t n) {
+  record.resize(16 + n + 8);
   const std::uint64_t len = n;
   std::memcpy(record.data(), &addr, 8);
   std::memcpy(record.data() + 8, &len, 8);
-  return record;
 }
 
+// The checksum that seals a record of this version: the address, the length and the bytes.
+std::uint64_t record_checksum(const unsigned char* body, std::size_t n) { return XXH3_64bits(body, n); }
+
 void seal_record(std::vector<unsigned char>& record) {
-  const std::uint64_t sum = fnv1a(record.data(), record.size() - 8);
+  const std::uint64_t sum = record_checksum(record.data(), record.size() - 8);
   std::memcpy(record.data() + record.size() - 8, &sum, 8);
 }
 
@@ -167,10 +178,12 @@ struct JournaledCommit::Session {
   std::uint64_t original_length = 0;
   struct Held {
     haddr_t addr;
-    std::vector<unsigned char> bytes;
+    std::size_t at, size;  // its bytes in held_data
   };
   std::vector<Held> held;  // in write order: a later one wins where they overlap
-  std::size_t held_bytes = 0;
+  // The held-back bytes, one after another, and a journal record being made: their memory
+  // is kept from round to round, not faulted in afresh for every write HDF5 makes.
+  std::vector<unsigned char> held_data, record;
   int target_fd = -1;   // while the driver has the file open
   PropListHandle fapl;  // opens the target through the driver
   CleanupPath on_stop;  // the journal goes if a signal stops the job (held-back writes never reached the file)
@@ -184,26 +197,59 @@ struct JournaledCommit::Session {
     return false;
   }
 
-  // Journals the original bytes of every held-back range, then writes the ranges.
+  // Journals the original bytes of every held-back range, then writes the ranges. Only the
+  // journal is flushed before they are written: the target is flushed once, when the driver
+  // closes it. A round's saved bytes may be an earlier round's new bytes, not yet on disk;
+  // rolling back in reverse order puts back the original bytes whichever writes were made.
   bool apply_held() {
     if (held.empty()) return true;
-    if (durable && ::fsync(target_fd) != 0) return fail("flushing the new data to disk");
     for (const Held& h : held) {
-      std::vector<unsigned char> record = new_record(h.addr, h.bytes.size());  // the bytes there now
-      if (!read_all(target_fd, record.data() + 16, h.bytes.size(), static_cast<off_t>(h.addr)))
+      start_record(record, h.addr, h.size);  // the bytes there now
+      if (!read_all(target_fd, record.data() + 16, h.size, static_cast<off_t>(h.addr)))
         return fail("reading the bytes to save");
       seal_record(record);
-      if (!write_all(journal_fd, record.data(), record.size(), journal_end)) return fail("writing the journal");
+      const bool written = durable ? write_all_then_sync(journal_fd, record.data(), record.size(), journal_end)
+                                   : write_all(journal_fd, record.data(), record.size(), journal_end);
+      if (!written) return fail("writing the journal");
       journal_end += static_cast<off_t>(record.size());
     }
     if (durable && ::fsync(journal_fd) != 0) return fail("flushing the journal to disk");
     for (const Held& h : held) {
-      if (!write_all(target_fd, h.bytes.data(), h.bytes.size(), static_cast<off_t>(h.addr)))
-        return fail("writing into the file");
+      const unsigned char* bytes = held_data.data() + h.at;
+      const bool written =
+          durable ? write_all_then_sync(target_fd, bytes, h.size, h.addr) : write_all(target_fd, bytes, h.size, h.addr);
+      if (!written) return fail("writing into the file");
     }
-    held.clear();
-    held_bytes = 0;
+    drop_held();
     return true;
+  }
+
+  // Called from HDF5's C code: a failure is returned, never thrown.
+  bool hold(haddr_t addr, const unsigned char* bytes, std::size_t n) noexcept {
+    try {
+      // Room for a whole round at once, where more than a little metadata is held back:
+      // growing a step at a time would copy and fault in the bytes again at every step.
+      constexpr std::size_t kLittle = std::size_t(1) << 20;
+      const std::size_t needed = held_data.size() + n;
+      if (needed > held_data.capacity() && needed > kLittle)
+        held_data.reserve(std::max(needed, kMaxHeldBack + kLittle));
+      held.push_back({addr, held_data.size(), n});
+      held_data.insert(held_data.end(), bytes, bytes + n);
+      return true;
+    } catch (const std::bad_alloc&) {
+      if (!held.empty() && held.back().at + held.back().size > held_data.size()) held.pop_back();
+      errno = ENOMEM;
+      try {
+        fail("holding back a write");
+      } catch (const std::bad_alloc&) {
+      }
+      return false;
+    }
+  }
+
+  void drop_held() noexcept {
+    held.clear();
+    held_data.clear();
   }
 };
 
@@ -308,8 +354,8 @@ herr_t driver_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, v
   // What was written below the original length is still held back here.
   auto* out = static_cast<unsigned char*>(buffer);
   for (const auto& h : f->session->held) {
-    const haddr_t lo = std::max(addr, h.addr), hi = std::min<haddr_t>(addr + size, h.addr + h.bytes.size());
-    if (lo < hi) std::memcpy(out + (lo - addr), h.bytes.data() + (lo - h.addr), hi - lo);
+    const haddr_t lo = std::max(addr, h.addr), hi = std::min<haddr_t>(addr + size, h.addr + h.size);
+    if (lo < hi) std::memcpy(out + (lo - addr), f->session->held_data.data() + h.at + (lo - h.addr), hi - lo);
   }
   return 0;
 }
@@ -322,9 +368,8 @@ herr_t driver_write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, 
   const auto* in = static_cast<const unsigned char*>(buffer);
   const haddr_t split = std::min<haddr_t>(addr + size, std::max<haddr_t>(addr, s.original_length));
   if (split > addr) {  // below the original length: hold back
-    s.held.push_back({addr, std::vector<unsigned char>(in, in + (split - addr))});
-    s.held_bytes += split - addr;
-    if (s.early_apply && s.held_bytes > kMaxHeldBack && !s.apply_held()) return -1;
+    if (!s.hold(addr, in, split - addr)) return -1;
+    if (s.early_apply && s.held_data.size() > kMaxHeldBack && !s.apply_held()) return -1;
   }
   if (addr + size > split) {
     if (!write_all(f->fd, in + (split - addr), addr + size - split, static_cast<off_t>(split))) {
@@ -481,7 +526,8 @@ void JournaledCommit::prepare() {
     roll_back();
     throw IOError(s.what + ": cannot read '" + s.target + "' back (" + reason + "); it was restored as it was");
   }
-  std::vector<unsigned char> record = new_record(kCompleteMarker, sizeof head_hash);
+  std::vector<unsigned char> record;
+  start_record(record, kCompleteMarker, sizeof head_hash);
   std::memcpy(record.data() + 16, &head_hash, sizeof head_hash);
   seal_record(record);
   if (!write_all(s.journal_fd, record.data(), record.size(), s.journal_end) ||
@@ -502,8 +548,7 @@ void JournaledCommit::set_early_apply(bool allowed) noexcept { session_->early_a
 void JournaledCommit::cancel() noexcept {
   Session& s = *session_;
   s.cancelled = true;
-  s.held.clear();
-  s.held_bytes = 0;
+  s.drop_held();
 }
 
 void JournaledCommit::discard() noexcept {
@@ -528,7 +573,7 @@ void JournaledCommit::roll_back() noexcept {
     ::close(s.journal_fd);
     s.journal_fd = -1;
   }
-  s.held.clear();
+  s.drop_held();
   roll_back_journal(s.target, s.journal, false);
   s.finished = true;
 }
@@ -541,11 +586,12 @@ struct SavedRange {
   std::vector<unsigned char> bytes;
 };
 
-// The journal's header (either version) as version 2; false if it is not a journal's.
+// The journal's header (any version) as a Header, its magic saying which version; false if
+// it is not a journal's.
 bool read_header(int jfd, Header& h, off_t& records_at) {
   char magic[8];
   if (!read_all(jfd, magic, sizeof magic, 0)) return false;
-  if (std::memcmp(magic, kMagic, sizeof kMagic) == 0) {
+  if (std::memcmp(magic, kMagic, sizeof kMagic) == 0 || std::memcmp(magic, kMagicV2, sizeof kMagicV2) == 0) {
     records_at = sizeof(Header);
     return read_all(jfd, &h, sizeof h, 0) && h.checksum == header_checksum(h);
   }
@@ -566,8 +612,9 @@ bool read_header(int jfd, Header& h, off_t& records_at) {
 // The complete records from \p at, in the order they were written. A record cut short ends
 // the list: the journal is flushed before the writes it makes way for, so none was made.
 // \p complete: set where the journal ends with the record of a complete change, whose
-// fingerprint of the head as the change left it goes to \p head_after.
-std::vector<SavedRange> read_records(int jfd, off_t at, bool& complete, std::uint64_t& head_after) {
+// fingerprint of the head as the change left it goes to \p head_after. \p xxh3: the records are
+// sealed as version 3 seals them (else with FNV-1a, as versions 1 and 2 did).
+std::vector<SavedRange> read_records(int jfd, off_t at, bool xxh3, bool& complete, std::uint64_t& head_after) {
   complete = false;
   std::vector<SavedRange> records;
   struct stat js {};
@@ -580,7 +627,7 @@ std::vector<SavedRange> read_records(int jfd, off_t at, bool& complete, std::uin
     std::uint64_t sum = 0;
     if (!read_all(jfd, body.data(), body.size(), at) || !read_all(jfd, &sum, 8, at + static_cast<off_t>(body.size())))
       break;
-    if (sum != fnv1a(body.data(), body.size())) break;
+    if (sum != (xxh3 ? record_checksum(body.data(), body.size()) : fnv1a(body.data(), body.size()))) break;
     if (head[0] == kCompleteMarker && head[1] == 8) {
       complete = true;
       std::memcpy(&head_after, body.data() + 16, 8);
@@ -604,7 +651,7 @@ bool unchanged_since_the_job(int tfd, const Header& h, const std::vector<SavedRa
                              std::uint64_t head_after) {
   struct stat st {};
   if (::fstat(tfd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < h.original_length) return false;
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return true;  // version 1: nothing to compare
+  if (std::memcmp(h.magic, kMagicV1, sizeof kMagicV1) == 0) return true;  // version 1: nothing to compare
   std::uint64_t hash = 0;
   if (complete)
     return fingerprint(tfd, h.original_length, hash, [](const Span&, std::vector<unsigned char>&) {}) &&
@@ -639,7 +686,8 @@ std::optional<JournalOfTarget> read_journal_of(int jfd, const std::string& targe
   if (!read_header(jfd, j.h, records_at) || ::stat(target.c_str(), &st) != 0 ||
       static_cast<std::uint64_t>(st.st_dev) != j.h.device || static_cast<std::uint64_t>(st.st_ino) != j.h.inode)
     return std::nullopt;
-  j.records = read_records(jfd, records_at, j.complete, j.head_after);
+  const bool xxh3 = std::memcmp(j.h.magic, kMagic, sizeof kMagic) == 0;
+  j.records = read_records(jfd, records_at, xxh3, j.complete, j.head_after);
   return j;
 }
 }  // namespace

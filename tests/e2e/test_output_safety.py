@@ -1329,6 +1329,35 @@ def killed_leaving_an_earlier_journal(t, sh, version):
     t.suite.check(leftovers(t.d) == [], "the next job left %s" % leftovers(t.d), r)
 
 
+def killed_between_journal_rounds(t, sh):
+    """SIGKILL once the first 64 MiB round of a replaced dataset's old bytes was journaled and
+    the new bytes written over them, the rest not yet: the next job reading the file finds it
+    as it was, byte for byte, and the job run again replaces the dataset."""
+    rows = (96 << 20) // 64  # 96 MiB of float32 rows of 16: two rounds and more
+    rng = np.random.default_rng(11)
+    params = rng.standard_normal((rows, 16)).astype(np.float32)
+    inp = os.path.join(t.d, "in.h5")
+    e2e.write_h5(inp, {"/p": params, "/i": np.arange(rows, dtype=np.int64)[::-1].reshape(-1, 1).copy()}, mode="w")
+    out = os.path.join(t.d, "target.h5")
+    e2e.write_h5(out, {"/keep/a": np.arange(100, dtype=np.int64), "/big": params}, mode="w")
+    before = e2e.file_state(out)
+    argv = ["gather-nd", "--params", e2e.ref(inp, "/p"), "--indices", e2e.ref(inp, "/i"), "--out",
+            e2e.ref(out, "/big"), "--overwrite", "-q"]
+    kill_at(t, sh, argv, "journal round applied", 1)
+    t.suite.check(e2e.file_state(out) != before, "the killed job changed nothing (the test needs a change to undo)")
+    rows_h5 = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows_h5, {"/i": np.array([[0], [99]], dtype=np.int64)}, mode="w")
+    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/keep/a"), "--indices", e2e.ref(rows_h5, "/i"), "--out",
+                e2e.ref(rows_h5, "/r"), "-q"])
+    e2e.expect_success(t.suite, r, "a job reading the file")
+    t.suite.check(e2e.file_state(out) == before, "the file a job read is not as it was before the killed job", r)
+    r = sh.run(argv)
+    e2e.expect_success(t.suite, r, "the job run again")
+    e2e.same_array(t.suite, "/big", e2e.read_h5(out, "/big"), params[::-1], r)
+    e2e.same_array(t.suite, "/keep/a", e2e.read_h5(out, "/keep/a"), np.arange(100, dtype=np.int64), r)
+    t.suite.check(leftovers(t.d) == [], "the next job left %s" % leftovers(t.d), r)
+
+
 def alive(pid):
     """Whether the process runs (a zombie, which its stopped parent cannot reap, does not)."""
     try:
@@ -2041,6 +2070,7 @@ def main():
         run_case("sigkill_before_the_commit", killed_then_cleaned, "commit")
         run_case("sigkill_after_rows_written_in_place", killed_then_cleaned, "in-place")
         run_case("sigkill_after_journaled_changes", killed_then_cleaned, "journaled")
+        run_case("sigkill_between_journal_rounds", killed_between_journal_rounds)
         for version in (1, 2):
             run_case("sigkill_leaving_a_version_%d_journal" % version, killed_leaving_an_earlier_journal, version)
         run_case("sigkill_then_cleaned_longest_name", killed_then_cleaned, "in-place", LONGEST_NAME)

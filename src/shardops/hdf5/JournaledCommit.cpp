@@ -221,6 +221,7 @@ struct JournaledCommit::Session {
       if (!written) return fail("writing into the file");
     }
     drop_held();
+    test_pause("journal round applied");
     return true;
   }
 

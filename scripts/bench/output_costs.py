@@ -9,6 +9,9 @@
 - The write phase of the same output replacing its dataset in an existing file
   (`--overwrite`, a job run again): the new file, the undo journal of the replaced bytes,
   then the bytes in place.
+- A dynamic-partition of 2000 partitions of 64 KB each into an existing file against the
+  same into a new file (whole process): the rows go straight into the existing file, and
+  how often they are flushed decides what a busy disk costs.
 
 Usage: python3 scripts/bench/output_costs.py [--shardops build/apps/shardops/shardops] [--np 1]
        [--big-mb 512] [--out-mb 256] [--reps 5] [--dir DIR]
@@ -69,11 +72,29 @@ def main():
             return mpirun + ["gather-nd", "--params", inp + ":/params", "--indices", inp + ":/" + idx, "--out", out,
                              "-q"] + list(extra)
 
-        append, fresh = [], []
+        parts = 2000
+        with h5py.File(inp, "a") as f:
+            f["part_data"] = rng.standard_normal((parts * 1024, 16)).astype(np.float32)
+            f["part_ids"] = rng.integers(0, parts, size=parts * 1024).astype(np.int32)
+        small = os.path.join(d, "small.h5")
+        with h5py.File(small, "w") as f:
+            f["keep"] = np.arange(10)
+
+        def partition(out):
+            return mpirun + ["dynamic-partition", "--data", inp + ":/part_data", "--partitions", inp + ":/part_ids",
+                             "--num-partitions", str(parts), "--out", out + ":/g", "-q"]
+
+        append, fresh, parts_existing, parts_new = [], [], [], []
         for k in range(a.reps):  # interleaved
             append.append(timed(gather("small_idx", big + ":/added%d" % k)))
             new = os.path.join(d, "new%d.h5" % k)
             fresh.append(timed(gather("small_idx", new + ":/added")))
+            os.remove(new)
+            existing = os.path.join(d, "existing.h5")
+            shutil.copyfile(small, existing)
+            parts_existing.append(timed(partition(existing)))
+            os.remove(existing)
+            parts_new.append(timed(partition(new)))
             os.remove(new)
 
         def write_phase(*extra):
@@ -121,6 +142,8 @@ def main():
         print("| add a 4 KB dataset to a %d MB file (whole process) | %.3f |" % (a.big_mb, med(append)))
         print("| write the same 4 KB to a new file (whole process) | %.3f |" % med(fresh))
         print("| difference (target <= 0.1 s) | %.3f |" % (med(append) - med(fresh)))
+        print("| %d partitions of 64 KB into an existing file (whole process) | %.3f |" % (parts, med(parts_existing)))
+        print("| the same into a new file (whole process) | %.3f |" % med(parts_new))
         print("| write phase, %d MB output, default (fsync at commit) | %.3f |" % (out_bytes >> 20, med(durable)))
         print("| dd of the same bytes with conv=fsync | %.3f |" % med(dd_sync))
         print("| ratio (target <= 1.2) | %.2f |" % (med(durable) / med(dd_sync)))

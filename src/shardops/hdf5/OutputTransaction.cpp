@@ -49,6 +49,7 @@ struct OutputTransaction::PendingFile {
   long long original_length = 0;             ///< an existing target's length before the job (agreed)
   std::size_t address_bytes = 8;             ///< rank 0: an existing target's size of addresses (H5Pset_sizes)
   int target_fd = -1;                        ///< every rank, an existing target: for the rows written in place
+  long long in_place_unflushed = 0;          ///< this rank's bytes written there since it last flushed target_fd
   CleanupTruncate target_on_stop;            ///< cuts the target back to original_length on a stop signal
   long long target_data_end = 0;             ///< where the data written in place ends
   std::set<std::string> replaced;            ///< datasets of the existing target replaced at commit
@@ -690,6 +691,15 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
   });
 }
 
+void OutputTransaction::flush_in_place(PendingFile& f) {
+  run_agreed(comm_, [&] {
+    if (f.target_fd >= 0 && options_.durable && f.in_place_unflushed > 0 && ::fsync(f.target_fd) != 0)
+      throw IOError("output file '" + f.given + "': cannot flush the rows written into it: " + std::strerror(errno) +
+                    "; nothing was committed");
+    f.in_place_unflushed = 0;
+  });
+}
+
 void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long long offset, std::int64_t bytes,
                                       const std::string& file, const std::string& reserve_dir, bool flush_now,
                                       const std::string& what) {
@@ -797,10 +807,16 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   offset = comm_.max(offset);
   if (offset < 0) return false;
   bytes = comm_.max(bytes);
-  // Flushed now, not at the commit: a stop signal's handler cuts the file back, and
-  // cutting pages still being written back waits for them.
+  // Flushed every 32 MiB a rank writes, and before the commit (flush_in_place): a stop
+  // signal's handler cuts the file back, and cutting pages still being written back waits
+  // for them, so few are left in flight. Not a flush per dataset: a job of thousands of
+  // partitions would wait for the file system's journal thousands of times.
+  constexpr long long kFlushEvery = 32LL << 20;
+  const long long mine = bytes / total_rows * tensor.local_rows();
+  const bool flush_now = f.in_place_unflushed + mine >= kFlushEvery;
   write_rows_at(f.target_fd, tensor, offset, bytes, f.given, std::filesystem::path(f.target).parent_path().string(),
-                true, what);
+                flush_now, what);
+  f.in_place_unflushed = flush_now ? 0 : f.in_place_unflushed + mine;
   f.target_data_end = std::max<long long>(f.target_data_end, offset + bytes);
   f.in_place.push_back(target.path);
   f.taken.insert(target.path);
@@ -1060,7 +1076,10 @@ void OutputTransaction::commit() {
   if (committed_) return;
   if (failed_) throw InternalError("OutputTransaction::commit after a failed step");
   try {
-    for (const auto& f : files_) close_and_verify(*f);
+    for (const auto& f : files_) {
+      flush_in_place(*f);
+      close_and_verify(*f);
+    }
     // No stop signal cuts a commit short: each one is acted on after it.
     CommitWindow window;
     ScopedPhase phase("commit");

@@ -1220,6 +1220,17 @@ def long_file_names(t, sh):
     t.suite.check(leftovers(t.d) == [] and os.listdir(t.d) == [], "left %s" % os.listdir(t.d))
 
 
+def job_reading(t, sh, params, index_rows):
+    """A job that only reads rows `index_rows` of `params` (FILE:/dataset); its result, checked
+    to have exited 0."""
+    rows = os.path.join(t.d, "rows.h5")
+    e2e.write_h5(rows, {"/i": np.array(index_rows, dtype=np.int64).reshape(-1, 1)}, mode="w")
+    r = sh.run(["gather-nd", "--params", params, "--indices", e2e.ref(rows, "/i"), "--out", e2e.ref(rows, "/r"),
+                "-q"])
+    e2e.expect_success(t.suite, r, "a job reading the file")
+    return r
+
+
 def killed_then_cleaned(t, sh, where, name="target.h5"):
     """SIGKILL of a rank at the worst moments; the next job writing there cleans up."""
     inp, expected = make_inputs(t.d)
@@ -1228,11 +1239,7 @@ def killed_then_cleaned(t, sh, where, name="target.h5"):
     kill_at(t, sh, gather_args(inp, e2e.ref(out, "/g")), where, 1)
     # A job that only reads the file first: it reads the file as it was, the killed job's
     # change undone (a reader used to read it changed, or, mid-journal, not as HDF5 at all).
-    rows = os.path.join(t.d, "rows.h5")
-    e2e.write_h5(rows, {"/i": np.array([[0], [5], [1023]], dtype=np.int64)}, mode="w")
-    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/keep/a"), "--indices", e2e.ref(rows, "/i"), "--out",
-                e2e.ref(rows, "/r"), "-q"])
-    e2e.expect_success(t.suite, r, "a job reading the file")
+    r = job_reading(t, sh, e2e.ref(out, "/keep/a"), [0, 5, 1023])
     t.suite.check(e2e.file_state(out) == before, "the file a job read is not as it was before the killed job", r)
     r = sh.run(gather_args(inp, e2e.ref(out, "/next")))
     e2e.expect_success(t.suite, r, "the next job")
@@ -1255,12 +1262,17 @@ def fnv1a(data, h=FNV_OFFSET):
     return h
 
 
+_XXHASH = []
+
+
 def xxh3_64(data):
     """XXH3-64 of `data`, from the xxHash library that `scripts/setup.sh` installs."""
-    lib = ctypes.CDLL("libxxhash.so.0")
-    lib.XXH3_64bits.restype = ctypes.c_uint64
-    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-    return lib.XXH3_64bits(data, len(data))
+    if not _XXHASH:
+        lib = ctypes.CDLL("libxxhash.so.0")
+        lib.XXH3_64bits.restype = ctypes.c_uint64
+        lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        _XXHASH.append(lib.XXH3_64bits)
+    return _XXHASH[0](data, len(data))
 
 
 def journal_records(raw, at):
@@ -1319,11 +1331,7 @@ def killed_leaving_an_earlier_journal(t, sh, version):
     t.suite.check(e2e.file_state(out) != before, "the killed job changed nothing (the test needs a change to undo)")
     with open(path, "wb") as f:
         f.write(earlier)
-    rows = os.path.join(t.d, "rows.h5")
-    e2e.write_h5(rows, {"/i": np.array([[0], [5], [1023]], dtype=np.int64)}, mode="w")
-    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/keep/a"), "--indices", e2e.ref(rows, "/i"), "--out",
-                e2e.ref(rows, "/r"), "-q"])
-    e2e.expect_success(t.suite, r, "a job reading the file")
+    r = job_reading(t, sh, e2e.ref(out, "/keep/a"), [0, 5, 1023])
     t.suite.check(e2e.file_state(out) == before,
                   "the version-%d journal did not undo the killed job's change" % version, r)
     t.suite.check(leftovers(t.d) == [], "the next job left %s" % leftovers(t.d), r)
@@ -1345,11 +1353,7 @@ def killed_between_journal_rounds(t, sh):
             e2e.ref(out, "/big"), "--overwrite", "-q"]
     kill_at(t, sh, argv, "journal round applied", 1)
     t.suite.check(e2e.file_state(out) != before, "the killed job changed nothing (the test needs a change to undo)")
-    rows_h5 = os.path.join(t.d, "rows.h5")
-    e2e.write_h5(rows_h5, {"/i": np.array([[0], [99]], dtype=np.int64)}, mode="w")
-    r = sh.run(["gather-nd", "--params", e2e.ref(out, "/keep/a"), "--indices", e2e.ref(rows_h5, "/i"), "--out",
-                e2e.ref(rows_h5, "/r"), "-q"])
-    e2e.expect_success(t.suite, r, "a job reading the file")
+    r = job_reading(t, sh, e2e.ref(out, "/keep/a"), [0, 99])
     t.suite.check(e2e.file_state(out) == before, "the file a job read is not as it was before the killed job", r)
     r = sh.run(argv)
     e2e.expect_success(t.suite, r, "the job run again")

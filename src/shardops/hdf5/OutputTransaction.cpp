@@ -666,6 +666,14 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
     // if it could not.
     const int fd = f.reserve_fd;
     f.reserve_fd = -1;
+    // The rows this rank wrote into an existing target and has not flushed yet (write_in_place).
+    if (f.target_fd >= 0 && options_.durable && f.in_place_unflushed > 0 && ::fsync(f.target_fd) != 0) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      throw IOError(what + ": cannot flush the rows written into it: " + std::strerror(err) +
+                    "; nothing was committed");
+    }
+    f.in_place_unflushed = 0;
     // The rows this rank wrote directly (write_directly), flushed once for all datasets.
     if (fd >= 0 && options_.durable && ::fsync(fd) != 0) {
       const int err = errno;
@@ -688,15 +696,6 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
     // The room reserved past the end for HDF5's metadata is given back: a truncate to the
     // file's own size frees the blocks allocated past it. Failing, it costs only that room.
     if (f.reserving) static_cast<void>(::truncate(f.temp.c_str(), static_cast<off_t>(size)));
-  });
-}
-
-void OutputTransaction::flush_in_place(PendingFile& f) {
-  run_agreed(comm_, [&] {
-    if (f.target_fd >= 0 && options_.durable && f.in_place_unflushed > 0 && ::fsync(f.target_fd) != 0)
-      throw IOError("output file '" + f.given + "': cannot flush the rows written into it: " + std::strerror(errno) +
-                    "; nothing was committed");
-    f.in_place_unflushed = 0;
   });
 }
 
@@ -807,7 +806,7 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   offset = comm_.max(offset);
   if (offset < 0) return false;
   bytes = comm_.max(bytes);
-  // Flushed every 32 MiB a rank writes, and before the commit (flush_in_place): a stop
+  // Flushed every 32 MiB a rank writes, and before the commit (close_and_verify): a stop
   // signal's handler cuts the file back, and cutting pages still being written back waits
   // for them, so few are left in flight. Not a flush per dataset: a job of thousands of
   // partitions would wait for the file system's journal thousands of times.
@@ -1076,10 +1075,7 @@ void OutputTransaction::commit() {
   if (committed_) return;
   if (failed_) throw InternalError("OutputTransaction::commit after a failed step");
   try {
-    for (const auto& f : files_) {
-      flush_in_place(*f);
-      close_and_verify(*f);
-    }
+    for (const auto& f : files_) close_and_verify(*f);
     // No stop signal cuts a commit short: each one is acted on after it.
     CommitWindow window;
     ScopedPhase phase("commit");

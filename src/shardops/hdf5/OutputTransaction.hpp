@@ -157,9 +157,6 @@ class OutputTransaction {
                       const StorageOptions& storage);
   void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);
   void close_and_verify(PendingFile& f);
-  /// Collective: the rows this rank wrote into an existing target and has not flushed yet
-  /// (write_in_place) reach the disk before the commit.
-  void flush_in_place(PendingFile& f);
 
   /// Collective: the written_comment() of this transaction's datasets (rank 0's, on every rank).
   const std::string& comment();

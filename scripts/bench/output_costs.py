@@ -6,9 +6,14 @@
 - The write phase of a large output (its --report time) with the default durability
   (fsync before the commit) and with --no-fsync, against plain POSIX writes of the same
   bytes (dd, with and without conv=fsync) in the same run.
-- The write phase of the same output replacing its dataset in an existing file
-  (`--overwrite`, a job run again): the new file, the undo journal of the replaced bytes,
-  then the bytes in place.
+- The write phase of an output replacing its dataset in an existing file (`--overwrite`)
+  with other rows (every row differs: the new file, the undo journal of the replaced bytes,
+  then the bytes in place), and with the same rows (a job run again: the rows compared,
+  none written).
+- A few rows scattered into a large tensor written back over it (`tensor-scatter-update
+  --tensor F:/t ... --out F:/t --overwrite`, whole process): the rows that differ are
+  written into the dataset, journaled; against an h5py script writing the same rows into the
+  dataset and an fsync (timed after its imports).
 - A dynamic-partition of 2000 partitions of 64 KB each into an existing file against the
   same into a new file (whole process): the rows go straight into the existing file, and
   how often they are flushed decides what a busy disk costs.
@@ -64,6 +69,7 @@ def main():
             f["params"] = rng.standard_normal((rows, 16)).astype(np.float32)
             f["small_idx"] = rng.integers(0, rows, size=(64, 1)).astype(np.int32)
             f["big_idx"] = np.arange(rows, dtype=np.int32).reshape(-1, 1)[::-1].copy()
+            f["big_idx_forward"] = np.arange(rows, dtype=np.int32).reshape(-1, 1)
         big = os.path.join(d, "big.h5")
         with h5py.File(big, "w") as f:
             f["bulk"] = np.ones((a.big_mb * (1 << 20) // 64, 16), np.float32)
@@ -111,13 +117,44 @@ def main():
         rerun = os.path.join(d, "rerun.h5")
         subprocess.run(gather("big_idx", rerun + ":/g"), check=True, env=ENV, stdout=subprocess.DEVNULL)
 
-        def overwrite_phase():
+        def overwrite_phase(idx):
             report = os.path.join(d, "r.json")
             os.sync()
-            subprocess.run(gather("big_idx", rerun + ":/g", "--overwrite", "--report", report), check=True, env=ENV,
+            subprocess.run(gather(idx, rerun + ":/g", "--overwrite", "--report", report), check=True, env=ENV,
                            stdout=subprocess.DEVNULL)
             with open(report) as f:
                 return json.load(f)["seconds"]["write"]
+
+        # A few rows into a tensor of out-mb: one copy of it for shardops, one for h5py.
+        few = 100
+        tensors = {who: os.path.join(d, "tensor_%s.h5" % who) for who in ("shardops", "h5py")}
+        for path in tensors.values():
+            shutil.copyfile(inp, path)
+        few_rows = np.sort(rng.choice(rows, few, replace=False)).reshape(-1, 1).astype(np.int64)
+
+        def few_rows_inputs(k):
+            upd = os.path.join(d, "few.h5")
+            with h5py.File(upd, "w") as f:
+                f["idx"] = few_rows
+                f["upd"] = np.full((few, 16), k + 1, np.float32)
+            return upd
+
+        def few_rows_shardops(k):
+            upd = few_rows_inputs(k)
+            t = tensors["shardops"] + ":/params"
+            return timed(mpirun + ["tensor-scatter-update", "--tensor", t, "--indices", upd + ":/idx", "--updates",
+                                   upd + ":/upd", "--out", t, "--overwrite", "-q"])
+
+        def few_rows_h5py(k):
+            upd = few_rows_inputs(k)
+            script = ("import os, time, h5py\nt0 = time.monotonic()\n"
+                      "with h5py.File(%r, 'r') as u:\n    idx, val = u['idx'][:, 0], u['upd'][...]\n"
+                      "with h5py.File(%r, 'r+') as f:\n    f['params'][idx] = val\n"
+                      "fd = os.open(%r, os.O_RDONLY)\nos.fsync(fd)\nos.close(fd)\nprint(time.monotonic() - t0)\n"
+                      % (upd, tensors["h5py"], tensors["h5py"]))
+            os.sync()
+            done = subprocess.run(["python3", "-c", script], check=True, env=ENV, capture_output=True, text=True)
+            return float(done.stdout)
 
         out_bytes = rows * 64
         dd_file = os.path.join(d, "dd.bin")
@@ -127,10 +164,13 @@ def main():
             os.remove(dd_file)
             return t
 
-        durable, fast, dd_sync, dd_plain, rewritten = [], [], [], [], []
-        for _ in range(a.reps):
+        durable, fast, dd_sync, dd_plain, replaced, rerun_same, few_ours, few_h5py = [], [], [], [], [], [], [], []
+        for k in range(a.reps):
             durable.append(write_phase())
-            rewritten.append(overwrite_phase())
+            replaced.append(overwrite_phase("big_idx_forward" if k % 2 == 0 else "big_idx"))
+            rerun_same.append(overwrite_phase("big_idx_forward" if k % 2 == 0 else "big_idx"))
+            few_ours.append(few_rows_shardops(k))
+            few_h5py.append(few_rows_h5py(k))
             fast.append(write_phase("--no-fsync"))
             dd_sync.append(dd("conv=fsync", "status=none"))
             dd_plain.append(dd("status=none"))
@@ -150,8 +190,12 @@ def main():
         print("| write phase with --no-fsync | %.3f |" % med(fast))
         print("| dd of the same bytes, no fsync | %.3f |" % med(dd_plain))
         print("| ratio (target <= 1.2) | %.2f |" % (med(fast) / med(dd_plain)))
-        print("| write phase, the same output replacing its dataset (--overwrite) | %.3f |" % med(rewritten))
-        print("| ratio to the new file's write phase | %.2f |" % (med(rewritten) / med(durable)))
+        print("| write phase, an output replacing its dataset, every row other (--overwrite) | %.3f |" % med(replaced))
+        print("| ratio to the new file's write phase | %.2f |" % (med(replaced) / med(durable)))
+        print("| write phase, the same job run again (--overwrite, no row differs) | %.3f |" % med(rerun_same))
+        print("| %d rows scattered into a %d MB tensor, written back over it (whole process) | %.3f |"
+              % (few, out_bytes >> 20, med(few_ours)))
+        print("| h5py writing the same rows into the dataset, fsync (after its imports) | %.3f |" % med(few_h5py))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -392,6 +392,23 @@ std::vector<std::string> leftovers_of(const std::string& target, const std::stri
   return found;
 }
 
+bool read_all(int fd, void* data, std::size_t n, long long at) {
+  auto* p = static_cast<unsigned char*>(data);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(at));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return false;
+    if (r == 0) {
+      std::memset(p, 0, n);
+      return true;
+    }
+    p += r;
+    n -= static_cast<std::size_t>(r);
+    at += r;
+  }
+  return true;
+}
+
 bool write_all(int fd, const void* data, std::size_t n, long long at) {
   const auto* p = static_cast<const unsigned char*>(data);
   while (n > 0) {

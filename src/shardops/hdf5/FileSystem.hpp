@@ -137,6 +137,10 @@ bool still_named(int fd, const std::string& path) noexcept;
 /// target's name + \p suffix_prefix (such as ".shardops-tmp."): what earlier jobs left.
 std::vector<std::string> leftovers_of(const std::string& target, const std::string& suffix_prefix);
 
+/// Reads \p n bytes at \p at (pread, retried on EINTR and short reads); what lies past
+/// the end of the file reads as zeros. Returns false with errno set if it cannot.
+bool read_all(int fd, void* data, std::size_t n, long long at);
+
 /// Writes all \p n bytes at \p at (pwrite, retried on EINTR and short writes). Returns
 /// false with errno set (EIO for a write of 0 bytes) if it cannot.
 bool write_all(int fd, const void* data, std::size_t n, long long at);

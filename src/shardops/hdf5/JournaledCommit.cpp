@@ -80,40 +80,25 @@ std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 146959810
 std::uint64_t header_checksum(const Header& h) { return fnv1a(&h, offsetof(Header, checksum)); }
 std::uint64_t header_checksum(const HeaderV1& h) { return fnv1a(&h, offsetof(HeaderV1, checksum)); }
 
-// Reads up to n bytes; what lies past the end of the file reads as zeros.
-bool read_all(int fd, void* data, std::size_t n, off_t at) {
-  auto* p = static_cast<unsigned char*>(data);
-  while (n > 0) {
-    const ssize_t r = ::pread(fd, p, n, at);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) {
-      std::memset(p, 0, n);
-      return true;
-    }
-    p += r;
-    n -= static_cast<std::size_t>(r);
-    at += r;
-  }
-  return true;
-}
-
-// Makes \p record a journal record of \p n bytes at \p addr: the address, the length, the
-// bytes (the caller fills them at record.data() + 16), then seal_record()'s checksum of all
-// that. The vector's memory is reused from record to record.
-void start_record(std::vector<unsigned char>& record, std::uint64_t addr, std::size_t n) {
-  record.resize(16 + n + 8);
+// Appends to \p records a journal record of \p n bytes at \p addr: the address, the length,
+// the bytes (the caller fills them at the pointer returned), then seal_record()'s checksum
+// of all that. Records follow one another in a journal, so several are written at once.
+unsigned char* start_record(std::vector<unsigned char>& records, std::uint64_t addr, std::size_t n) {
+  const std::size_t at = records.size();
+  records.resize(at + 16 + n + 8);
   const std::uint64_t len = n;
-  std::memcpy(record.data(), &addr, 8);
-  std::memcpy(record.data() + 8, &len, 8);
+  std::memcpy(records.data() + at, &addr, 8);
+  std::memcpy(records.data() + at + 8, &len, 8);
+  return records.data() + at + 16;
 }
 
 // The checksum that seals a record of this version: the address, the length and the bytes.
 std::uint64_t record_checksum(const unsigned char* body, std::size_t n) { return XXH3_64bits(body, n); }
 
-void seal_record(std::vector<unsigned char>& record) {
-  const std::uint64_t sum = record_checksum(record.data(), record.size() - 8);
-  std::memcpy(record.data() + record.size() - 8, &sum, 8);
+// Seals the record that starts at byte \p at of \p records and ends them.
+void seal_record(std::vector<unsigned char>& records, std::size_t at) {
+  const std::uint64_t sum = record_checksum(records.data() + at, records.size() - at - 8);
+  std::memcpy(records.data() + records.size() - 8, &sum, 8);
 }
 
 // The bytes of the file's head a journal fingerprints, of a file of \p length bytes.
@@ -203,21 +188,33 @@ struct JournaledCommit::Session {
   // rolling back in reverse order puts back the original bytes whichever writes were made.
   bool apply_held() {
     if (held.empty()) return true;
-    for (const Held& h : held) {
-      start_record(record, h.addr, h.size);  // the bytes there now
-      if (!read_all(target_fd, record.data() + 16, h.size, static_cast<off_t>(h.addr)))
-        return fail("reading the bytes to save");
-      seal_record(record);
+    // The records go to the journal a few MiB at a time: HDF5 holds back many small writes
+    // (metadata), and a change in place of scattered rows one per run of rows.
+    constexpr std::size_t kRecordsAtOnce = std::size_t(4) << 20;
+    const auto write_records = [&] {
       const bool written = durable ? write_all_then_sync(journal_fd, record.data(), record.size(), journal_end)
                                    : write_all(journal_fd, record.data(), record.size(), journal_end);
-      if (!written) return fail("writing the journal");
       journal_end += static_cast<off_t>(record.size());
+      record.clear();
+      return written;
+    };
+    record.clear();
+    for (const Held& h : held) {
+      const std::size_t at = record.size();
+      if (!read_all(target_fd, start_record(record, h.addr, h.size), h.size, static_cast<long long>(h.addr)))
+        return fail("reading the bytes to save");  // the bytes there now
+      seal_record(record, at);
+      if (record.size() >= kRecordsAtOnce && !write_records()) return fail("writing the journal");
     }
+    if (!record.empty() && !write_records()) return fail("writing the journal");
     if (durable && ::fsync(journal_fd) != 0) return fail("flushing the journal to disk");
     for (const Held& h : held) {
       const unsigned char* bytes = held_data.data() + h.at;
-      const bool written =
-          durable ? write_all_then_sync(target_fd, bytes, h.size, h.addr) : write_all(target_fd, bytes, h.size, h.addr);
+      // Only writes of many pages start their disk writes at once: each start writes whole
+      // pages, and small writes side by side (metadata, rows) would write a page many times.
+      constexpr std::size_t kStartFrom = std::size_t(64) << 10;
+      const bool written = durable && h.size >= kStartFrom ? write_all_then_sync(target_fd, bytes, h.size, h.addr)
+                                                           : write_all(target_fd, bytes, h.size, h.addr);
       if (!written) return fail("writing into the file");
     }
     drop_held();
@@ -528,9 +525,8 @@ void JournaledCommit::prepare() {
     throw IOError(s.what + ": cannot read '" + s.target + "' back (" + reason + "); it was restored as it was");
   }
   std::vector<unsigned char> record;
-  start_record(record, kCompleteMarker, sizeof head_hash);
-  std::memcpy(record.data() + 16, &head_hash, sizeof head_hash);
-  seal_record(record);
+  std::memcpy(start_record(record, kCompleteMarker, sizeof head_hash), &head_hash, sizeof head_hash);
+  seal_record(record, 0);
   if (!write_all(s.journal_fd, record.data(), record.size(), s.journal_end) ||
       (s.durable && ::fsync(s.journal_fd) != 0)) {
     const std::string reason = std::strerror(errno);
@@ -542,6 +538,17 @@ void JournaledCommit::prepare() {
   ::close(s.journal_fd);
   s.journal_fd = -1;
   test_pause("journaled");
+}
+
+void JournaledCommit::change(long long address, const void* bytes, std::size_t n, const std::string& what) {
+  Session& s = *session_;
+  if (address < 0 || static_cast<std::uint64_t>(address) + n > s.original_length)
+    throw InternalError(what + ": a change in place at byte " + std::to_string(address) + " of " + std::to_string(n) +
+                        " bytes reaches past the file's original length " + std::to_string(s.original_length));
+  if (n == 0) return;
+  if (!s.hold(static_cast<haddr_t>(address), static_cast<const unsigned char*>(bytes), n) ||
+      (s.early_apply && s.held_data.size() > kMaxHeldBack && !s.apply_held()))
+    throw IOError(what + ": changing '" + s.target + "' in place failed (" + s.failure + ")");
 }
 
 void JournaledCommit::set_early_apply(bool allowed) noexcept { session_->early_apply = allowed; }

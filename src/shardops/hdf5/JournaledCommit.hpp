@@ -20,6 +20,7 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -58,6 +59,13 @@ class JournaledCommit {
   /// nothing below the original length changes before the close, and cutting the file
   /// back to that length undoes everything (what a stop signal's handler can do).
   void set_early_apply(bool allowed) noexcept;
+  /// \brief Changes the \p n bytes at \p address, below the original length, to \p bytes, as
+  /// a write HDF5 makes there through file_access() does: held back, then journaled and
+  /// applied with HDF5's own. For a dataset's raw data (the rows of a contiguous dataset
+  /// changed in place), which HDF5 does not cache: the handle must not read it after.
+  /// \throws IOError naming \p what if the range reaches past the original length, or the
+  /// bytes cannot be held.
+  void change(long long address, const void* bytes, std::size_t n, const std::string& what);
   /// Makes the driver drop every further write and apply nothing at close (which then
   /// succeeds): for closing an HDF5 handle of the file before a roll-back. Never throws.
   void cancel() noexcept;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -27,6 +28,7 @@
 #include "shardops/hdf5/JobCommit.hpp"
 #include "shardops/hdf5/JournaledCommit.hpp"
 #include "shardops/hdf5/PathLookup.hpp"
+#include "shardops/hdf5/RowChanges.hpp"
 #include "shardops/hdf5/RowTransfer.hpp"
 #include "shardops/hdf5/StopSignals.hpp"
 #include "shardops/hdf5/StorageLayout.hpp"
@@ -722,28 +724,15 @@ void OutputTransaction::write_rows_at(int fd, const LazyTensor& tensor, long lon
         1, static_cast<std::int64_t>(held ? max_transfer_bytes()
                                           : std::min(max_transfer_bytes(), LazyTensor::kPieceBytes)) /
                row_bytes);
-    const auto* data = held ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
-    Tensor piece_buffer;
-    if (!held) {
-      piece_buffer = Tensor(DType::UInt8, Shape{std::min(round, rows) * row_bytes}, Init::Uninitialized,
-                            "shardops::output rows made as written");
-      progress_inner_phase_start("apply", "the rows of the output, made as they are written");
-    }
-    for (std::int64_t done = 0; done < rows;) {
-      const std::int64_t now = std::min(round, rows - done);
-      const auto piece = static_cast<std::size_t>(now * row_bytes);
-      const unsigned char* from = held ? data + done * row_bytes : piece_buffer.data();
-      if (!held) {
-        Kokkos::Timer timer;
-        tensor.make_rows(done, now, piece_buffer.data());
-        making += timer.seconds();
-      }
-      if (!(options_.durable ? write_all_then_sync : write_all)(fd, from, piece, at + done * row_bytes))
+    if (!held) progress_inner_phase_start("apply", "the rows of the output, made as they are written");
+    making = tensor.for_each_run(round, [&](std::int64_t done, std::int64_t now, const unsigned char* from) {
+      if (!(options_.durable ? write_all_then_sync : write_all)(fd, from, static_cast<std::size_t>(now * row_bytes),
+                                                                at + done * row_bytes))
         throw IOError(what + ": writing its rows into '" + file + "' failed: " + std::strerror(errno) +
                       "; nothing was committed");
-      done += now;
-      note_transfer_progress(done, rows, static_cast<std::size_t>(row_bytes), now, Transfer::Write, what);
-    }
+      note_transfer_progress(done + now, rows, static_cast<std::size_t>(row_bytes), now, Transfer::Write, what);
+      return true;
+    });
     if (!held) progress_inner_phase_end("apply", making);
     if (options_.durable && flush_now && ::fsync(fd) != 0)
       throw IOError(what + ": cannot flush the rows written into '" + file + "': " + std::strerror(errno) +
@@ -820,6 +809,82 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   f.in_place.push_back(target.path);
   f.taken.insert(target.path);
   test_pause("in-place");
+  return true;
+}
+
+bool OutputTransaction::change_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor,
+                                        const Attributes& provenance, const StorageOptions& storage, bool replacing) {
+  if (!f.existed || !options_.overwrite || storage.chunked() || tensor.dtype() == DType::String || tensor.is_scalar() ||
+      tensor.shape().num_elements() == 0 || !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    return false;
+  const std::string what = target.str();
+  long long offset = -1;
+  on_root_agreed(comm_, [&] {
+    // A group lists its datasets in the order made: one replaced earlier in the job is made
+    // at the commit, so this one is too (write_in_place).
+    if (!replacing || f.groups_replaced_in.count(parent_group(target.path)) > 0) return;
+    offset = row_changeable_offset(f.existing.get(), target.path, tensor.shape(), tensor.dtype(), f.original_length);
+  });
+  offset = comm_.max(offset);
+  if (offset < 0) return false;
+  // The rows changed are held on rank 0 until the commit (nothing below the file's original
+  // length changes before it), so at most kMaxChanged of them; and a run costs a journal
+  // record and a write, so scattered rows are worth it only while they cost less than a
+  // replacement, which writes the dataset three times.
+  constexpr std::int64_t kMaxChanged = std::int64_t(64) << 20, kRunCost = std::int64_t(8) << 10;
+  const std::int64_t dataset_bytes =
+      tensor.shape().num_elements() * static_cast<std::int64_t>(dtype_size(tensor.dtype()));
+  const std::int64_t limit = dataset_bytes / 2;
+  const auto cost = [&](std::int64_t bytes, std::int64_t runs) {
+    return bytes + 16 * runs > kMaxChanged ? std::numeric_limits<std::int64_t>::max() : bytes + runs * kRunCost;
+  };
+  ChangedRows changes;
+  double making = 0;
+  run_agreed(comm_, [&] {
+    const int fd = ::open(f.target.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      throw IOError(what + ": cannot open '" + f.given + "' to read the dataset it replaces: " + std::strerror(errno));
+    try {
+      changes = find_changed_rows(tensor, fd, offset, cost, limit, making, what);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  });
+  PhaseClock::move("write", "apply", making);
+  const std::vector<std::int64_t> totals = comm_.sum(std::vector<std::int64_t>{
+      changes.over ? 1 : 0, changes.bytes, static_cast<std::int64_t>(changes.runs.size()), changes.differ});
+  if (totals[0] > 0 || cost(totals[1], totals[2]) > limit) return false;
+  if (comm_.rank() == 0) {
+    const std::string note = what + ": " + std::to_string(totals[3]) + " of its " +
+                             std::to_string(tensor.shape().dim(0)) +
+                             " rows differ from the dataset it replaces: written into it, in place";
+    progress_note(note.c_str());
+  }
+  std::string packed;
+  run_agreed(comm_, [&] { packed = pack_changed_rows(tensor, changes); });
+  const std::vector<std::string> all = comm_.gather(packed, 0);
+  packed = std::string();
+  on_root_agreed(comm_, [&] {
+    // The attributes first: HDF5 reads the dataset's header back, and each read looks through
+    // every change held back.
+    DatasetHandle dataset(check_id(H5Dopen2(f.existing.get(), target.path.c_str(), H5P_DEFAULT),
+                                   what + ": cannot open the dataset it replaces"));
+    remove_attributes(dataset.get(), what);
+    write_provenance(dataset.get(), provenance, what, comment_);
+    check_status(dataset.close(), what + ": cannot close the dataset");
+    const long long row_bytes = static_cast<long long>(tensor.row_bytes());
+    for (const std::string& from : all) {
+      for_each_changed_run(
+          from, tensor.row_bytes(), [&](std::int64_t first, std::int64_t rows, const unsigned char* bytes) {
+            f.journal->change(offset + first * row_bytes, bytes, static_cast<std::size_t>(rows * row_bytes), what);
+          });
+    }
+  });
+  f.in_place.push_back(target.path);
+  f.taken.insert(target.path);
+  test_pause("changed in place");
   return true;
 }
 
@@ -917,7 +982,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
                 "OutputTransaction::write(" + what + " " + dtype_name(output.dtype()) + output.shape().str() + ")");
   try {
     PendingFile& f = pending_for(target);
-    comment();  // collective: made here, where every rank comes
+    comment();               // collective: made here, where every rank comes
+    bool replacing = false;  // rank 0: the output replaces a dataset of the existing target
     run_agreed(comm_, [&] {
       if (output.layout().nranks() != comm_.size()) {
         throw InvalidArgument(what + ": the tensor is laid out over " + std::to_string(output.layout().nranks()) +
@@ -935,12 +1001,14 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
         // dataset's size is known once written: it counts for nothing here.
         plan_bytes(f, target, storage.compression == Compression::None ? bytes : 0, bytes, what);
       }
-      if (comm_.rank() == 0 && f.existing.valid() &&
-          check_target(f.existing.get(), target, options_.overwrite, what, false)) {
-        f.replaced.insert(target.path);
-        f.groups_replaced_in.insert(parent_group(target.path));
-      }
+      if (comm_.rank() == 0 && f.existing.valid())
+        replacing = check_target(f.existing.get(), target, options_.overwrite, what, false);
     });
+    if (change_in_place(f, target, output, provenance, storage, replacing)) return !output.held();
+    if (replacing) {
+      f.replaced.insert(target.path);
+      f.groups_replaced_in.insert(parent_group(target.path));
+    }
     if (write_in_place(f, target, output, provenance, storage)) return !output.held();
 
     const bool strings = output.dtype() == DType::String;

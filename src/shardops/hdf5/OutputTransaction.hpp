@@ -155,6 +155,15 @@ class OutputTransaction {
   // bytes are written once, not into the new file and copied again at the commit.
   bool write_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor, const Attributes& provenance,
                       const StorageOptions& storage);
+  // With --overwrite, where \p tensor replaces a dataset of the existing target (rank 0's
+  // \p replacing: check_target's answer) that it can
+  // change row by row (row_changeable_offset: contiguous, the same shape and file type):
+  // compares the rows, and if few differ (a few rows scattered into a large tensor, a job
+  // run again) writes those alone into it through the journal, and the new attributes, so
+  // the cost is the rows that changed, not the dataset three times (the new file, the
+  // journal of the old bytes, the file). False (nothing written) where it does not.
+  bool change_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor, const Attributes& provenance,
+                       const StorageOptions& storage, bool replacing);
   void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);
   void close_and_verify(PendingFile& f);
 

@@ -83,6 +83,29 @@ std::string Comm::broadcast(const std::string& text, int root) const {
   return out;
 }
 
+std::vector<std::string> Comm::gather(const std::string& bytes, int root) const {
+  if (size_ == 1) return {bytes};
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw InternalError("Comm::gather: " + std::to_string(bytes.size()) + " bytes from one rank, more than MPI counts");
+  int mine = static_cast<int>(bytes.size());
+  std::vector<int> counts(rank_ == root ? static_cast<std::size_t>(size_) : 0);
+  check_mpi(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, root, get()), "MPI_Gather");
+  std::vector<int> displs(counts.size());
+  long long total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > std::numeric_limits<int>::max())
+    throw InternalError("Comm::gather: " + std::to_string(total) + " bytes in all, more than MPI counts");
+  std::string all(static_cast<std::size_t>(total), '\0');
+  check_mpi(MPI_Gatherv(bytes.data(), mine, MPI_CHAR, &all[0], counts.data(), displs.data(), MPI_CHAR, root, get()),
+            "MPI_Gatherv");
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < counts.size(); ++r) out.push_back(all.substr(displs[r], counts[r]));
+  return out;
+}
+
 void Comm::barrier() const {
   if (size_ > 1) check_mpi(MPI_Barrier(get()), "MPI_Barrier");
 }

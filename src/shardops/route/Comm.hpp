@@ -54,6 +54,8 @@ class Comm {
   std::vector<std::int64_t> allgather(const std::vector<std::int64_t>& values) const;
   /// Collective: \p text from \p root on every rank.
   std::string broadcast(const std::string& text, int root) const;
+  /// Collective: every rank's \p bytes, in rank order, on \p root (elsewhere: empty).
+  std::vector<std::string> gather(const std::string& bytes, int root) const;
   void barrier() const;
 
  private:

@@ -1,5 +1,6 @@
 #include "shardops/route/LazyTensor.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -43,6 +44,33 @@ void LazyTensor::make_rows(std::int64_t first, std::int64_t count, unsigned char
   Tensor aligned(dtype_, shape_.with_dim0(count), Init::Uninitialized, "shardops::LazyTensor::aligned rows");
   make_(first, count, aligned.data());
   std::memcpy(out, aligned.data(), static_cast<std::size_t>(count) * row_bytes());
+}
+
+double LazyTensor::for_each_run(std::int64_t at_once,
+                                const std::function<bool(std::int64_t, std::int64_t, const unsigned char*)>& f) const {
+  if (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    throw InternalError("LazyTensor::for_each_run: the rows are not in host memory");
+  const std::int64_t rows = local_rows();
+  const auto bytes = static_cast<std::int64_t>(row_bytes());
+  at_once = std::max<std::int64_t>(at_once, 1);
+  double making = 0;
+  if (rows <= 0) return making;
+  const auto* data = held() ? static_cast<const unsigned char*>(held_.local().data()) : nullptr;
+  Tensor buffer;
+  if (!held())
+    buffer = Tensor(DType::UInt8, Shape{std::min(at_once, rows) * bytes}, Init::Uninitialized,
+                    "shardops::LazyTensor::rows made a run at a time");
+  for (std::int64_t done = 0; done < rows;) {
+    const std::int64_t now = std::min(at_once, rows - done);
+    if (!held()) {
+      Kokkos::Timer timer;
+      make_(done, now, buffer.data());  // a Tensor's memory is aligned for any word
+      making += timer.seconds();
+    }
+    if (!f(done, now, held() ? data + done * bytes : buffer.data())) break;
+    done += now;
+  }
+  return making;
 }
 
 DistTensor LazyTensor::whole() const {

@@ -65,6 +65,12 @@ class LazyTensor {
   /// address (one not aligned to kOutAlignment gets the rows made elsewhere first, and copied).
   /// \throws InternalError if the rows are held (read them from tensor()).
   void make_rows(std::int64_t first, std::int64_t count, unsigned char* out) const;
+  /// \brief Local: calls \p f(first, count, rows) for this rank's rows from row 0, \p at_once
+  /// at a time (the last run shorter): held rows where they lie, rows made on demand made into
+  /// one reused buffer, host memory either way (\throws InternalError where it is not). Stops
+  /// early where \p f returns false. Returns the seconds spent making rows (the op's work).
+  double for_each_run(std::int64_t at_once,
+                      const std::function<bool(std::int64_t, std::int64_t, const unsigned char*)>& f) const;
   /// Local, not collective: the tensor held whole (made now, into a new tensor, if its
   /// rows are made on demand).
   DistTensor whole() const;

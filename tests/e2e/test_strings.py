@@ -294,6 +294,52 @@ def widened_fixed_length(suite, sh, d):
         suite.check(os.path.getsize(out) < 64 << 20, "%s: a file of %d bytes" % (name, os.path.getsize(out)), res)
 
 
+def many_string_partitions(suite, sh, d):
+    """Variable-length strings into 300 partitions (some empty) at once, with a number output
+    of the same job beside them (a deck), into a new file and into an existing one (then run
+    again with --overwrite): every rank writes its rows of every string dataset in one turn at
+    the commit; each partition reads back as NumPy's, listed in order, beside the numbers."""
+    rng = rng_for("many")
+    n, parts = 3000, 300
+    texts = random_texts(rng, n, False)
+    p = [int(x) for x in rng.integers(0, parts - 20, n)]  # the last 20 partitions are empty
+    nums = np.arange(n, dtype=np.int64)
+    src = os.path.join(d, "many.in.h5")
+    write(src, {"/data": StringData(texts, (n,), False), "/p": np.array(p, np.int32), "/n": nums})
+    expected = ref_partition(texts, p, parts)
+    expected_nums = ref_partition(list(nums), p, parts)
+    deck = os.path.join(d, "many.yaml")
+    for target, extra in (("many.new.h5", []), ("many.existing.h5", []), ("many.existing.h5", ["--overwrite"])):
+        out = os.path.join(d, target)
+        if target == "many.new.h5" and os.path.exists(out):
+            os.remove(out)
+        if target == "many.existing.h5" and not extra:
+            write(out, {"/keep": np.arange(10, dtype=np.int32)})
+        with open(deck, "w") as f:
+            f.write("tensors:\n  s: %s:/data\n  p: %s:/p\n  n: %s:/n\nsteps:\n"
+                    "  - {op: dynamic_partition, data: s, partitions: p, num_partitions: %d, out: sp}\n"
+                    "  - {op: dynamic_partition, data: n, partitions: p, num_partitions: %d, out: np}\n"
+                    "outputs:\n" % (src, src, src, parts, parts))
+            for k in range(parts):
+                f.write("  sp/%d: %s:/strings/%d\n  np/%d: %s:/numbers/%d\n" % (k, out, k, k, out, k))
+        res = sh.run(["run", deck, "-q"] + extra)
+        expect_success(suite, res, "%s %s" % (target, " ".join(extra)))
+        with h5py.File(out, "r") as f:
+            suite.check(list(f["strings"]) == [str(k) for k in range(parts)], "the partitions are not listed in order",
+                        res)
+            for k in range(parts):
+                got = [bytes(v) for v in f["strings/%d" % k][()]]
+                if not suite.check(got == expected[k], "%s: partition %d holds %r, expected %r" %
+                                   (target, k, got[:3], expected[k][:3]), res):
+                    break
+                if not suite.check(list(f["numbers/%d" % k][()]) == expected_nums[k],
+                                   "%s: number partition %d differs" % (target, k), res):
+                    break
+            if target == "many.existing.h5":
+                suite.check(list(f["keep"][()]) == list(range(10)), "the existing file lost /keep", res)
+        suite.check(not [x for x in os.listdir(d) if ".shardops-" in x], "left %s" % os.listdir(d), res)
+
+
 def main():
     args = parse_args(__doc__.splitlines()[0], default_np=2)
     suite = Suite("e2e_strings_np_%d" % args.np, args)
@@ -305,6 +351,7 @@ def main():
         suite.case("deck_inline_strings", deck_with_inline_strings, suite, sh, d)
         suite.case("mixed_charsets", mixed_charsets, suite, sh, d)
         suite.case("widened_fixed_length", widened_fixed_length, suite, sh, d)
+        suite.case("many_string_partitions", many_string_partitions, suite, sh, d)
     return suite.finish(sh)
 
 

@@ -59,7 +59,18 @@ struct OutputTransaction::PendingFile {
   /// added at commit too, after it, so that the group lists them in the job's order.
   std::set<std::string> groups_replaced_in;
   std::set<std::string> dropped;  ///< datasets of the existing target deleted at commit
-  FileLock lock;                  ///< rank 0: held from the first write to the end of the commit
+  /// Variable-length string datasets of the new file, made there, whose rows are written once
+  /// it is closed (write_deferred_strings): parallel HDF5 1.10 cannot write them through
+  /// MPI-IO, so each rank writes its own with the serial driver, in turn, all of them in one
+  /// opening of the file instead of a close and a reopen of it for each (thousands of
+  /// string partitions).
+  struct DeferredStrings {
+    std::string path, what;
+    DistTensor tensor;  ///< its rows (held: string outputs always are)
+    StringFormat format;
+  };
+  std::vector<DeferredStrings> deferred_strings;
+  FileLock lock;  ///< rank 0: held from the first write to the end of the commit
   CleanupPath temp_on_stop, lock_on_stop;
   std::vector<CleanupPath> side_files_on_stop;  ///< this rank's mpi_io_side_files() of the new file
   int reserve_fd = -1;                          ///< the new file, for reserving space and writing rows directly
@@ -234,12 +245,10 @@ StringOutput prepare_strings(const Comm& comm, const DistTensor& tensor, const s
 // no file lock: the file is private to this job and some parallel file systems refuse
 // locks), writes its rows [first, first + rows) (\p elements of \p mem_type at \p buffer)
 // and closes it.
-void write_block_serially(const std::string& temp, const std::string& path, hid_t mem_type, const void* buffer,
-                          std::size_t elements, const Shape& shape, std::int64_t first, std::int64_t rows,
-                          const std::string& what) {
+void write_block_serially(hid_t file, const std::string& path, hid_t mem_type, const void* buffer, std::size_t elements,
+                          const Shape& shape, std::int64_t first, std::int64_t rows, const std::string& what) {
   const std::string failure = what + ": writing its rows failed";
-  FileHandle file = open_serial(temp, H5F_ACC_RDWR, failure);
-  DatasetHandle dataset(check_id(H5Dopen2(file.get(), path.c_str(), H5P_DEFAULT), failure));
+  DatasetHandle dataset(check_id(H5Dopen2(file, path.c_str(), H5P_DEFAULT), failure));
   const DataspaceHandle file_space(check_id(H5Dget_space(dataset.get()), failure));
   const hsize_t n = static_cast<hsize_t>(elements);
   const DataspaceHandle mem_space = shape.rank() > 0
@@ -247,7 +256,23 @@ void write_block_serially(const std::string& temp, const std::string& path, hid_
                                         : DataspaceHandle(check_id(H5Screate_simple(1, &n, nullptr), failure));
   check_status(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, buffer), failure);
   check_status(dataset.close(), failure);
-  check_status(file.close(), failure);
+}
+
+// This rank's rows of the variable-length string tensor \p tensor, written into \p path of
+// \p file (open with the serial driver).
+void write_strings_serially(hid_t file, const std::string& path, const DistTensor& tensor, const StringFormat& format,
+                            const std::string& what) {
+  const std::int64_t first = tensor.is_scalar() ? 0 : tensor.row_offset();
+  const std::int64_t rows = tensor.layout().count(tensor.rank());
+  const std::int64_t elements = rows * tensor.row_elements();
+  if (elements == 0) return;
+  const std::vector<std::string> values = string_values(tensor.local());
+  std::vector<const char*> pointers;
+  pointers.reserve(values.size());
+  for (const std::string& v : values) pointers.push_back(v.c_str());
+  const TypeHandle mem_type = string_file_type(format);
+  write_block_serially(file, path, mem_type.get(), pointers.data(), static_cast<std::size_t>(elements), tensor.shape(),
+                       first, rows, what);
 }
 
 constexpr const char* kOpenElsewhere =
@@ -650,6 +675,23 @@ void OutputTransaction::reserve(PendingFile& f, hid_t dataset, const LazyTensor&
   });
 }
 
+void OutputTransaction::write_deferred_strings(PendingFile& f) {
+  if (f.deferred_strings.empty()) return;  // the same on every rank: each write() added them
+  for (int turn = 0; turn < comm_.size(); ++turn) {
+    run_agreed(comm_, [&] {
+      if (turn != comm_.rank()) return;
+      FileHandle file;
+      for (const PendingFile::DeferredStrings& d : f.deferred_strings) {
+        if (d.tensor.layout().count(d.tensor.rank()) == 0) continue;
+        if (!file.valid()) file = open_serial(f.temp, H5F_ACC_RDWR, d.what + ": writing its rows failed");
+        write_strings_serially(file.get(), d.path, d.tensor, d.format, d.what);
+      }
+      if (file.valid()) check_status(file.close(), "output file '" + f.given + "': writing its string datasets failed");
+    });
+  }
+  f.deferred_strings.clear();
+}
+
 void OutputTransaction::close_and_verify(PendingFile& f) {
   const std::string what = "output file '" + f.given + "'";
   const std::string dir = std::filesystem::path(f.temp).parent_path().string();
@@ -662,6 +704,7 @@ void OutputTransaction::close_and_verify(PendingFile& f) {
       throw IOError(with_hdf5_detail(what + ": cannot close the temporary file '" + f.temp + "'") +
                     file_size_limit_text());
   });
+  write_deferred_strings(f);
   run_agreed(comm_, [&] {
     // Every rank's rows written with pwrite reach the file system before rank 0 looks at
     // the file: a network file system sends them at the latest on close, and says there
@@ -1040,7 +1083,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
     // lose the mark of a chunk an optional filter left as it was (LZF cannot shrink
     // random data), so h5py then fails to read it. Those datasets are made collectively;
     // then the ranks take turns, in rank order, each opening the file alone to write its
-    // own rows; then all reopen it.
+    // own rows: variable-length strings once the file is closed at the commit, all in one
+    // turn (write_deferred_strings); LZF now, the file reopened after.
     const bool vlen = strings && !string_output.format.fixed_length;
     const bool serial = vlen || storage.compression == Compression::Lzf;
     if (!serial && !strings && write_directly(f, dataset.get(), mem_type.get(), output, what)) {
@@ -1048,6 +1092,15 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       f.written.push_back(target.path);
       f.taken.insert(target.path);
       return !output.held();
+    }
+    if (vlen) {
+      run_agreed_collective_io(comm_, [&] { check_status(dataset.close(), what + ": cannot close the dataset"); });
+      run_agreed(comm_, [&] {
+        f.deferred_strings.push_back({target.path, what, output.tensor(), string_output.format});
+      });
+      f.written.push_back(target.path);
+      f.taken.insert(target.path);
+      return false;
     }
     // HDF5 writes the rest from memory: rows made on demand are made whole first.
     DistTensor tensor;
@@ -1093,19 +1146,17 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       for (int turn = 0; turn < comm_.size(); ++turn) {
         run_agreed(comm_, [&] {
           if (turn != rank || elements == 0) return;
-          std::vector<const char*> pointers;
           std::vector<unsigned char> padded;
           const void* buffer = data;
-          if (vlen) {
-            for (const std::string& v : string_output.values) pointers.push_back(v.c_str());
-            buffer = pointers.data();
-          } else if (strings) {
+          if (strings) {
             padded.resize(static_cast<std::size_t>(elements * string_output.format.width));
             pad_strings(string_output, 0, elements, padded.data());
             buffer = padded.data();
           }
-          write_block_serially(f.temp, target.path, mem_type.get(), buffer, static_cast<std::size_t>(elements),
+          FileHandle file = open_serial(f.temp, H5F_ACC_RDWR, what + ": writing its rows failed");
+          write_block_serially(file.get(), target.path, mem_type.get(), buffer, static_cast<std::size_t>(elements),
                                tensor.shape(), first, rows, what);
+          check_status(file.close(), what + ": writing its rows failed");
         });
       }
       f.file = open_output_file(comm_, f.temp, f.given, what);

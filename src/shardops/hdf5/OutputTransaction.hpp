@@ -77,10 +77,11 @@ class OutputTransaction {
   /// NULPAD, as wide as the format's width or the longest string, whichever is larger,
   /// collectively through a staging buffer of one round; variable-length strings with
   /// the format's charset. Parallel HDF5 1.10 cannot write variable-length data with
-  /// the MPI-IO driver, so for those the dataset is created collectively, the
-  /// temporary file closed, and the ranks take turns in rank order, each opening it
-  /// with the serial driver to write its own rows; then the file is reopened for the
-  /// rest of the transaction. Memory per rank: its own block's strings.
+  /// the MPI-IO driver, so for those the dataset is created collectively and its rows
+  /// are written by commit(), once the temporary file is closed: the ranks take turns in
+  /// rank order, each opening it once with the serial driver to write its own rows of
+  /// every such dataset. Until then the transaction keeps \p tensor (its strings); memory
+  /// per rank while writing: one dataset's block of strings copied.
   /// \throws InvalidArgument naming \p target if a variable-length string holds a NUL
   /// byte (nothing is written).
   /// \throws InvalidArgument also if \p target exists (without overwrite; the message
@@ -165,6 +166,9 @@ class OutputTransaction {
   bool change_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor, const Attributes& provenance,
                        const StorageOptions& storage, bool replacing);
   void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);
+  /// Collective, the new file closed: each rank in turn writes its rows of the file's
+  /// variable-length string datasets (PendingFile::deferred_strings), opening it once.
+  void write_deferred_strings(PendingFile& f);
   void close_and_verify(PendingFile& f);
 
   /// Collective: the written_comment() of this transaction's datasets (rank 0's, on every rank).

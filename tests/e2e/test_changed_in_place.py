@@ -15,6 +15,7 @@ layout), and that a kill or a stop signal at its worst moments leaves the file a
 
 import os
 import signal
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import e2e_common as e2e  # noqa: E402
-from test_output_safety import job_reading, kill_at, leftovers, signal_at  # noqa: E402
+from test_output_safety import Job, job_reading, kill_at, leftovers, signal_at, small_tmpfs  # noqa: E402
 
 NOTE = "rows differ from the dataset it replaces: written into it, in place"
 
@@ -213,6 +214,58 @@ def stopped_while_changing(t, sh):
     t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), r)
 
 
+def no_reader_before_the_commit_point(t, sh):
+    """Once HDF5 has closed the changed file, its journal complete but not yet removed (the
+    commit point), another program opening it with HDF5 read rows a kill would still undo: the
+    file keeps HDF5's exclusive lock until then, so h5py is refused (errno 11) at that moment,
+    and reads the new rows after the job."""
+    argv, path, expected = big_tensor_job(t)
+    job = Job(sh, argv, sh.np, env={"SHARDOPS_TEST_PAUSE": "journaled:3"})
+    if not job.wait_for("test pause at journaled"):
+        t.suite.require(False, "the job never reached journaled", job.result(job.finish()))
+    probe = subprocess.run([sys.executable, "-c", "import h5py, sys; h5py.File(sys.argv[1], 'r')['t'][0]", path],
+                           capture_output=True, text=True, timeout=60)
+    rc = job.finish()
+    t.suite.check(probe.returncode != 0 and "lock" in probe.stderr,
+                  "h5py opened the file before the commit point: exit %s, %s" % (probe.returncode,
+                                                                                  probe.stderr[-300:]), job.result(rc))
+    t.suite.check(rc == 0, "the job exited %s" % rc, job.result(rc))
+    e2e.same_array(t.suite, "/t", e2e.read_h5(path, "/t"), expected, job.result(rc))
+    t.suite.check(leftovers(t.d) == [], "left %s" % leftovers(t.d), job.result(rc))
+
+
+def on_a_nearly_full_disk(t, sh):
+    """A tensor on a disk with 2 MiB free: a few rows changed in place need room for their
+    journal only, so the job commits (it was refused: "the dataset needs 16777216 bytes");
+    a replacement (most rows differ) still needs room for the dataset: exit 3, the file as it
+    was, nothing left."""
+    with small_tmpfs(40) as fs:
+        if fs is None:
+            t.suite.skip("on_a_nearly_full_disk", "mounting a tmpfs needs root")
+            return
+        rng = np.random.default_rng(21)
+        tensor = rng.standard_normal((65536, 64)).astype(np.float32)  # 16 MiB
+        path = tensor_file(fs, tensor)
+        upd_path, upd = updates_file(t.d, 65536, [5, 60000], (64,), np.float32)
+        st = os.statvfs(fs)
+        with open(os.path.join(fs, "filler"), "wb") as f:
+            f.write(b"\0" * (st.f_bavail * st.f_frsize - (2 << 20)))
+        r = sh.run(scatter_argv("tensor-scatter-update", path, upd_path, path, "-q"))
+        e2e.expect_success(t.suite, r, "a few rows on a nearly full disk")
+        expected = tensor.copy()
+        expected[[5, 60000]] = upd
+        e2e.same_array(t.suite, "/t", e2e.read_h5(path, "/t"), expected, r)
+        before = e2e.file_state(path)
+        all_rows = os.path.join(t.d, "all.h5")
+        e2e.write_h5(all_rows, {"/i": np.arange(65536, dtype=np.int64).reshape(-1, 1),
+                                "/u": np.zeros((65536, 64), np.float32)}, mode="w")
+        r = sh.run(scatter_argv("tensor-scatter-update", path, all_rows, path, "-q"))
+        t.suite.require(not r.timed_out, "hung on a nearly full disk", r)
+        t.suite.check(r.rc == 3 and "no space" in r.stderr.lower(), "every row replaced: exit %s" % r.rc, r)
+        t.suite.check(e2e.file_state(path) == before, "the file changed", r)
+        t.suite.check(sorted(os.listdir(fs)) == ["filler", "t.h5"], "left %s" % os.listdir(fs), r)
+
+
 def main():
     args = e2e.parse_args(__doc__.splitlines()[0], 2)
     sh = e2e.Shardops(args)
@@ -229,6 +282,8 @@ def main():
         ("sigkill_with_the_rows_held_back", killed_while_changing, "changed in place"),
         ("sigkill_with_the_rows_written", killed_while_changing, "journal round applied"),
         ("sigterm_with_the_rows_held_back", stopped_while_changing),
+        ("no_reader_before_the_commit_point", no_reader_before_the_commit_point),
+        ("on_a_nearly_full_disk", on_a_nearly_full_disk),
     ]
     e2e.run_cases(suite, args, sh, "changed", cases)
     return suite.finish(sh)

@@ -169,7 +169,11 @@ struct JournaledCommit::Session {
   // The held-back bytes, one after another, and a journal record being made: their memory
   // is kept from round to round, not faulted in afresh for every write HDF5 makes.
   std::vector<unsigned char> held_data, record;
-  int target_fd = -1;   // while the driver has the file open
+  int target_fd = -1;  // while the driver has the file open
+  // The driver's descriptor once HDF5 closed the file, kept with HDF5's exclusive lock on it
+  // (flock) until the change is committed or rolled back: another program opening the file
+  // with HDF5 meanwhile would read a change that may still be undone.
+  int locked_fd = -1;
   PropListHandle fapl;  // opens the target through the driver
   CleanupPath on_stop;  // the journal goes if a signal stops the job (held-back writes never reached the file)
   std::string failure;  // the first failed step, for finish()
@@ -245,6 +249,11 @@ struct JournaledCommit::Session {
     }
   }
 
+  void end_lock() noexcept {
+    if (locked_fd >= 0) ::close(locked_fd);
+    locked_fd = -1;
+  }
+
   void drop_held() noexcept {
     held.clear();
     held_data.clear();
@@ -311,6 +320,11 @@ herr_t driver_close(H5FD_t* file) {
   bool ok = cancelled || (f->session->failure.empty() && f->session->apply_held());
   if (!cancelled && f->session->durable && ok && ::fsync(f->fd) != 0)
     ok = f->session->fail("flushing the file to disk");
+  // A copy of the descriptor holds the lock (it belongs to the open file, not to one
+  // descriptor) until the change stands or is undone (end_lock); the close still says
+  // whether the file system took the writes (NFS reports them there).
+  f->session->end_lock();
+  f->session->locked_fd = ::fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
   if (::close(f->fd) != 0 && ok) ok = f->session->fail("closing the file");
   f->session->target_fd = -1;
   std::free(f);
@@ -401,10 +415,9 @@ herr_t driver_lock(H5FD_t* file, hbool_t rw) {
   return errno == ENOSYS ? 0 : -1;
 }
 
-herr_t driver_unlock(H5FD_t* file) {
-  const int fd = reinterpret_cast<DriverFile*>(file)->fd;
-  return ::flock(fd, LOCK_UN) == 0 || errno == ENOSYS ? 0 : -1;
-}
+// HDF5 unlocks the file as it closes it: the lock stays until the change stands or is
+// undone (Session::locked_fd).
+herr_t driver_unlock(H5FD_t*) { return 0; }
 
 hid_t driver_id() {
   static const H5FD_class_t cls = [] {
@@ -567,6 +580,7 @@ void JournaledCommit::discard() noexcept {
   ::unlink(s.journal.c_str());
   if (s.durable) sync_dir_of(s.journal);
   s.finished = true;
+  s.end_lock();
 }
 
 void JournaledCommit::finish() {
@@ -584,6 +598,7 @@ void JournaledCommit::roll_back() noexcept {
   s.drop_held();
   roll_back_journal(s.target, s.journal, false);
   s.finished = true;
+  s.end_lock();
 }
 
 namespace {

@@ -146,7 +146,11 @@ DatasetHandle create_dataset(hid_t file, const std::string& path, const Shape& s
   const PropListHandle lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), failure, ErrorKind::Internal));
   check_status(H5Pset_create_intermediate_group(lcpl.get(), 1), failure, ErrorKind::Internal);
   const PropListHandle dcpl = dataset_creation(storage, shape, type, what);
-  if (allocate_now) check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), failure, ErrorKind::Internal);
+  // Contiguous data gets its place in the file now, so its rows can go there by pwrite: as
+  // the MPI-IO driver always places them, and HDF5's serial driver (a job of one rank without
+  // MPI, a dataset written into an existing file) only when asked.
+  if (allocate_now || !storage.chunked())
+    check_status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), failure, ErrorKind::Internal);
   // Creating it writes to the file (early allocation, metadata): past the file size limit too.
   return DatasetHandle(check_id(H5Dcreate2(file, path.c_str(), type, space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
                                 failure + file_size_limit_text()));
@@ -494,6 +498,17 @@ void plan_bytes(OutputTransaction::PendingFile& f, const DatasetRef& target, lon
   f.planned_bytes += planned;
   const long long file_end = (f.existed ? f.original_length : 0) + f.planned_bytes + kMetadataRoom;
   expect_room(std::filesystem::absolute(target.file).parent_path().string(), bytes, file_end, what);
+}
+
+// plan_bytes() for a fixed-size \p output written as \p storage says: an existing target grows
+// by every dataset the job adds (written in place, or copied in at the commit); a new file
+// holds them and HDF5's metadata. A compressed dataset's size is known once written: it counts
+// for nothing here. Strings are counted once their bytes are known.
+void plan_output_bytes(OutputTransaction::PendingFile& f, const DatasetRef& target, const LazyTensor& output,
+                       const StorageOptions& storage, const std::string& what) {
+  if (output.dtype() == DType::String) return;
+  const long long bytes = output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype()));
+  plan_bytes(f, target, storage.compression == Compression::None ? bytes : 0, bytes, what);
 }
 }  // namespace
 
@@ -855,11 +870,16 @@ bool OutputTransaction::write_in_place(PendingFile& f, const DatasetRef& target,
   return true;
 }
 
+bool OutputTransaction::may_change_in_place(const PendingFile& f, const LazyTensor& tensor,
+                                            const StorageOptions& storage) const {
+  return f.existed && options_.overwrite && !storage.chunked() && tensor.dtype() != DType::String &&
+         !tensor.is_scalar() && tensor.shape().num_elements() > 0 &&
+         Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+}
+
 bool OutputTransaction::change_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor,
                                         const Attributes& provenance, const StorageOptions& storage, bool replacing) {
-  if (!f.existed || !options_.overwrite || storage.chunked() || tensor.dtype() == DType::String || tensor.is_scalar() ||
-      tensor.shape().num_elements() == 0 || !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
-    return false;
+  if (!may_change_in_place(f, tensor, storage)) return false;
   const std::string what = target.str();
   long long offset = -1;
   on_root_agreed(comm_, [&] {
@@ -914,8 +934,12 @@ bool OutputTransaction::change_in_place(PendingFile& f, const DatasetRef& target
     // every change held back.
     DatasetHandle dataset(check_id(H5Dopen2(f.existing.get(), target.path.c_str(), H5P_DEFAULT),
                                    what + ": cannot open the dataset it replaces"));
-    remove_attributes(dataset.get(), what);
-    write_provenance(dataset.get(), provenance, what, comment_);
+    if (has_provenance(dataset.get(), provenance)) {
+      check_status(H5Oset_comment(dataset.get(), comment_.c_str()), what + ": cannot write the dataset's comment");
+    } else {
+      remove_attributes(dataset.get(), what);
+      write_provenance(dataset.get(), provenance, what, comment_);
+    }
     check_status(dataset.close(), what + ": cannot close the dataset");
     const long long row_bytes = static_cast<long long>(tensor.row_bytes());
     for (const std::string& from : all) {
@@ -1037,13 +1061,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       }
       if (f.taken.count(target.path) > 0) throw InvalidArgument(what + ": the dataset is written twice by this job");
       check_target(f.file.get(), target, false, what, true);
-      if (output.dtype() != DType::String) {
-        const long long bytes = output.shape().num_elements() * static_cast<long long>(dtype_size(output.dtype()));
-        // An existing target grows by every dataset the job adds (written in place, or
-        // copied in at the commit); a new file holds them and HDF5's metadata. A compressed
-        // dataset's size is known once written: it counts for nothing here.
-        plan_bytes(f, target, storage.compression == Compression::None ? bytes : 0, bytes, what);
-      }
+      // A dataset it may change row by row needs room for the rows that change only.
+      if (!may_change_in_place(f, output, storage)) plan_output_bytes(f, target, output, storage, what);
       if (comm_.rank() == 0 && f.existing.valid())
         replacing = check_target(f.existing.get(), target, options_.overwrite, what, false);
     });
@@ -1052,6 +1071,8 @@ bool OutputTransaction::write(const DatasetRef& target, const LazyTensor& output
       f.replaced.insert(target.path);
       f.groups_replaced_in.insert(parent_group(target.path));
     }
+    if (may_change_in_place(f, output, storage))
+      run_agreed(comm_, [&] { plan_output_bytes(f, target, output, storage, what); });
     if (write_in_place(f, target, output, provenance, storage)) return !output.held();
 
     const bool strings = output.dtype() == DType::String;

@@ -163,6 +163,9 @@ class OutputTransaction {
   // run again) writes those alone into it through the journal, and the new attributes, so
   // the cost is the rows that changed, not the dataset three times (the new file, the
   // journal of the old bytes, the file). False (nothing written) where it does not.
+  // Whether change_in_place may change the rows of the dataset \p tensor replaces (the same on
+  // every rank; whether it does depends on the dataset and on how many rows differ).
+  bool may_change_in_place(const PendingFile& f, const LazyTensor& tensor, const StorageOptions& storage) const;
   bool change_in_place(PendingFile& f, const DatasetRef& target, const LazyTensor& tensor, const Attributes& provenance,
                        const StorageOptions& storage, bool replacing);
   void reserve(PendingFile& f, hid_t dataset, const LazyTensor& tensor, const std::string& what);

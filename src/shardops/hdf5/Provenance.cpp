@@ -7,6 +7,7 @@
 #include "shardops/hdf5/FileSystem.hpp"
 #include "shardops/hdf5/Hdf5Handle.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace shardops::io {
@@ -71,6 +72,46 @@ std::string provenance_text(hid_t object, const char* name) {
   if (H5Aread(attr.get(), mem.get(), value.data()) < 0) return "";
   value.erase(value.find_last_not_of('\0') + 1);
   return value;
+}
+
+namespace {
+// The texts of the string attribute \p name of \p object as write_one() writes them (variable
+// length, a scalar or a 1-D list); nullopt for any other attribute.
+std::optional<AttributeValue> written_value(hid_t object, const std::string& name) {
+  const AttributeHandle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT));
+  const TypeHandle type(attr.valid() ? H5Aget_type(attr.get()) : H5I_INVALID_HID);
+  const DataspaceHandle space(attr.valid() ? H5Aget_space(attr.get()) : H5I_INVALID_HID);
+  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_STRING ||
+      H5Tis_variable_str(type.get()) <= 0 || H5Tget_cset(type.get()) != H5T_CSET_UTF8)
+    return std::nullopt;
+  const H5S_class_t shape = H5Sget_simple_extent_type(space.get());
+  if (shape != H5S_SCALAR && (shape != H5S_SIMPLE || H5Sget_simple_extent_ndims(space.get()) != 1)) return std::nullopt;
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n < 0) return std::nullopt;
+  const TypeHandle mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND));
+  std::vector<char*> texts(static_cast<std::size_t>(n), nullptr);
+  if (!mem.valid() || (n > 0 && H5Aread(attr.get(), mem.get(), texts.data()) < 0)) return std::nullopt;
+  std::vector<std::string> items;
+  for (char* text : texts) {
+    items.emplace_back(text != nullptr ? text : "");
+    H5free_memory(text);
+  }
+  if (shape == H5S_SCALAR) return items.empty() ? std::nullopt : std::optional<AttributeValue>(items.front());
+  return AttributeValue(std::move(items));
+}
+}  // namespace
+
+bool has_provenance(hid_t object, const Attributes& attributes) {
+  Attributes all = attributes;
+  all.insert_or_assign(kVersionAttribute, AttributeValue(SHARDOPS_VERSION_STRING));
+  H5O_info_t info;
+  bool same = H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS) >= 0 && info.num_attrs == all.size();
+  for (auto it = all.begin(); same && it != all.end(); ++it) {
+    const std::optional<AttributeValue> found = written_value(object, it->first);
+    same = found && found->is_list == it->second.is_list && found->items == it->second.items;
+  }
+  hdf5_error_detail();  // clear what a failed look left
+  return same;
 }
 
 void write_provenance(hid_t object, const Attributes& attributes, const std::string& what, const std::string& comment) {

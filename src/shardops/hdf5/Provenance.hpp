@@ -42,6 +42,11 @@ std::string comment_of(hid_t object);
 /// write_provenance wrote: "op", say); "" where it has none, or one of another kind.
 std::string provenance_text(hid_t object, const char* name);
 
+/// \brief Whether \p object has exactly the attributes write_provenance(\p attributes) writes,
+/// with the same values (and no other): a job run again need not write them anew (HDF5 1.10
+/// keeps, unused, the heap of variable-length strings it replaces). Never throws.
+bool has_provenance(hid_t object, const Attributes& attributes);
+
 /// \brief Writes every entry of \p attributes, plus shardops_version (always the
 /// running version, whatever \p attributes says), as a variable-length UTF-8 string
 /// attribute on \p object: a scalar for a text, 1-D for a list (h5py reads them as str

@@ -1,5 +1,7 @@
 #include "Report.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
@@ -31,6 +33,7 @@ namespace {
 
 // Collective: \p value of every rank (on rank 0; other ranks get an empty vector).
 std::vector<double> gather_doubles(const Comm& comm, const std::vector<double>& values) {
+  if (comm.size() == 1) return values;
   std::vector<double> all(comm.rank() == 0 ? values.size() * static_cast<std::size_t>(comm.size()) : 0);
   check_mpi(MPI_Gather(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, all.data(),
                        static_cast<int>(values.size()), MPI_DOUBLE, 0, comm.get()),
@@ -41,6 +44,10 @@ std::vector<double> gather_doubles(const Comm& comm, const std::vector<double>& 
 // Collective: each rank's host name (on rank 0).
 std::vector<std::string> gather_hosts(const Comm& comm) {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
+  if (comm.get() == MPI_COMM_NULL) {  // one rank without MPI: the name MPI gives, gethostname's
+    static_cast<void>(::gethostname(name, sizeof name - 1));
+    return {name};
+  }
   int length = 0;
   check_mpi(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
   std::vector<char> all(comm.rank() == 0 ? static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * comm.size() : 0);

@@ -3,6 +3,7 @@
 // success, 2 bad input or usage, 3 I/O failure, 1 internal error, 128 + the signal for
 // a job stopped by SIGHUP/SIGINT/SIGTERM. Errors are printed once, by rank 0, so a
 // job of N ranks does not print N copies.
+#include <hdf5.h>
 #include <mpi.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,24 +141,29 @@ int main(int argc, char** argv) {
     }
     // A request after all (--help given as a value): run it as usual.
   }
-  // Else Open MPI loads transport libraries for absent hardware (~0.1 s each).
-  const std::string mtl_set = shardops::skip_absent_mtls();
-  // Else an input whose path is longer than about 240 bytes aborts the process, or cannot be read.
-  const std::string sharedfp_set = shardops::skip_path_bound_sharedfp();
   // Else a `ulimit -f` below the shared-memory segment Open MPI makes in MPI_Init (a few MB,
   // with two or more ranks on a node) kills each rank there without a word (SIGXFSZ); the
   // stop handlers ignore it from then on anyway.
   static_cast<void>(std::signal(SIGXFSZ, SIG_IGN));
-  if (const std::string error = singleton_tmpdir_error(); !error.empty()) {
-    std::cerr << "shardops: error: " << shardops::app::one_line(error) << std::endl;
-    return static_cast<int>(shardops::ErrorKind::InvalidArgument);
-  }
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher
+  // A job of one rank runs without MPI (MpiStartup.hpp).
+  const bool mpi = shardops::mpi_needed();
+  std::string mtl_set, sharedfp_set;
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (mpi) {
+    // Else Open MPI loads transport libraries for absent hardware (~0.1 s each).
+    mtl_set = shardops::skip_absent_mtls();
+    // Else an input whose path is longer than about 240 bytes aborts the process, or cannot be read.
+    sharedfp_set = shardops::skip_path_bound_sharedfp();
+    if (const std::string error = singleton_tmpdir_error(); !error.empty()) {
+      std::cerr << "shardops: error: " << shardops::app::one_line(error) << std::endl;
+      return static_cast<int>(shardops::ErrorKind::InvalidArgument);
+    }
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    shardops::prompt_launcher_link();  // else MPI_Finalize waits ~40 ms on the launcher
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
   // SIGTERM/SIGINT/SIGHUP: remove what the job wrote so far and exit 128 + signal.
   shardops::io::install_stop_handlers(rank == 0);
   // Every rank has the same arguments and refuses them alike; after MPI started, so that
@@ -166,7 +172,7 @@ int main(int argc, char** argv) {
     const int code = static_cast<int>(shardops::ErrorKind::InvalidArgument);
     if (rank == 0) std::cerr << "shardops: error: " << shardops::app::one_line(error) << std::endl;
     shardops::io::exit_quietly_on_stop(code);  // mpirun stops the others once one has exited
-    MPI_Finalize();
+    if (mpi) MPI_Finalize();
     return code;
   }
   std::vector<char*> kokkos_args = shardops::split_kokkos_args(argc, argv, true);
@@ -184,7 +190,7 @@ int main(int argc, char** argv) {
     app::InputList inputs;
     std::string command;
     try {
-      const Comm comm(MPI_COMM_WORLD);
+      const Comm comm = mpi ? Comm(MPI_COMM_WORLD) : Comm::self();
       share_node_memory(comm);
       Kokkos::Timer timer;
       // A setting a rank does not take, or one its ranks see differently (a variable
@@ -246,6 +252,12 @@ int main(int argc, char** argv) {
     }
   }
   Kokkos::finalize();
-  MPI_Finalize();
+  if (mpi) {
+    MPI_Finalize();  // closes HDF5 too (parallel HDF5 hooks its end to MPI_Finalize)
+  } else {
+    // HDF5 closes itself at exit otherwise, after this program's statics are gone, which
+    // crashed after a failed open of a dataset it cannot read.
+    H5close();
+  }
   return code;
 }

@@ -364,23 +364,28 @@ def full_standard_output(suite, sh, d, links):
 
 
 def unusable_tmpdir(suite, sh, d, links):
-    """Without mpiexec (one process), Open MPI keeps its session files under $TMPDIR: one that
-    cannot be made, is not a folder or is not writable made `ls` and every op exit 1 (a bug)
-    under pages of Open MPI's text, usage errors too. Now exit 2, one line naming TMPDIR; with a
-    good one the same commands work."""
+    """Without mpiexec (one process) and with MPI asked for (SHARDOPS_ONE_RANK_MPI=1), Open MPI
+    keeps its session files under $TMPDIR: one that cannot be made, is not a folder or is not
+    writable made `ls` and every op exit 1 (a bug) under pages of Open MPI's text, usage errors
+    too. Now exit 2, one line naming TMPDIR; with a good one the same commands work. A job of
+    one rank that does not start MPI (the default) does not care."""
     plain = os.path.join(d, "plain_file")
     with open(plain, "w") as f:
         f.write("x")
     for tmpdir in (os.path.join(plain, "under_a_file"), plain):
+        p = subprocess.run([sh.binary, "ls", links], capture_output=True, text=True, timeout=120,
+                           env=dict(sh.env, TMPDIR=tmpdir))
+        suite.check(p.returncode == 0, "ls without MPI, TMPDIR=%s: exit %s, %r" % (tmpdir, p.returncode,
+                                                                                  p.stderr[-400:]))
         for argv in (["ls", links], ["gather-nd", "--params", ref(links, "/x")]):  # the latter a usage error
             p = subprocess.run([sh.binary] + argv, capture_output=True, text=True, timeout=120,
-                               env=dict(sh.env, TMPDIR=tmpdir))
+                               env=dict(sh.env, TMPDIR=tmpdir, SHARDOPS_ONE_RANK_MPI="1"))
             suite.check(p.returncode == 2 and "TMPDIR is '%s'" % tmpdir in p.stderr and
                         len(p.stderr.strip().splitlines()) == 1,
                         "%s with TMPDIR=%s: exit %s, %r" % (argv[0], tmpdir, p.returncode, p.stderr[-400:]))
     for tmpdir in (d, os.path.join(d, "missing", "deeper")):  # Open MPI makes the missing folders
         p = subprocess.run([sh.binary, "ls", links], capture_output=True, text=True, timeout=120,
-                           env=dict(sh.env, TMPDIR=tmpdir))
+                           env=dict(sh.env, TMPDIR=tmpdir, SHARDOPS_ONE_RANK_MPI="1"))
         suite.check(p.returncode == 0, "ls with TMPDIR=%s: exit %s, %r" % (tmpdir, p.returncode, p.stderr[-400:]))
 
 

@@ -171,7 +171,8 @@ def mpi_start(t, sh):
         def run(name, env):
             out, rep = os.path.join(t.d, name + ".h5"), os.path.join(t.d, name + ".json")
             r = sh.run(["gather-nd", "--params", e2e.ref(inp, "/params"), "--indices", e2e.ref(inp, "/idx"),
-                        "--out", e2e.ref(out, "/g"), "--report", rep, "-q"], env=dict({"HOME": t.d}, **env))
+                        "--out", e2e.ref(out, "/g"), "--report", rep, "-q"],
+                       env=dict({"HOME": t.d, "SHARDOPS_ONE_RANK_MPI": "1"}, **env))
             e2e.expect_success(t.suite, r)
             e2e.same_array(t.suite, name, e2e.read_h5(out, "/g"), np.array([[6, 7, 8], [0, 1, 2]], np.float32), r)
             with open(rep) as f:
@@ -204,6 +205,13 @@ def mpi_start(t, sh):
         t.suite.check(sharedfp == {"chosen_by_shardops": left_out, "switched_off": left_out, "user_mtl": left_out,
                                    "user_pml": left_out, "user_sharedfp": None},
                       "OMPI_MCA_sharedfp set: %r" % sharedfp, r)
+        if sh.np == 1:
+            # A job of one rank starts no MPI unless asked (SHARDOPS_ONE_RANK_MPI=1, as above):
+            # Open MPI loads no component, and shardops sets nothing for it.
+            r, settings = run("one_rank", dict(verbose, SHARDOPS_ONE_RANK_MPI=""))
+            t.suite.check(settings == {} and "found loaded component" not in r.stderr,
+                          "a job of one rank started MPI: mpi_settings = %r" % settings, r)
+            del sharedfp["one_rank"]
     finally:
         sh.env.clear()
         sh.env.update(saved)

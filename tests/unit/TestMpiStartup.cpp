@@ -180,4 +180,46 @@ TEST_F(SkipAbsentMtls, LeavesAloneWhatItCannotKnowOrMustNotChange) {
   EXPECT_EQ(run(), excluding(std::string("^ofi")));
 }
 
+// mpi_needed(): a job of one rank, as its launcher tells it (or no launcher at all), runs
+// without MPI; more ranks, a launcher that names no rank count, or the switch start it.
+TEST(MpiNeeded, OnlyWhereTheJobHasMoreThanOneRankOrCannotTell) {
+  constexpr const char* kLauncher[] = {
+      "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "PMIX_NAMESPACE",
+      "SLURM_STEP_NUM_TASKS", "SHARDOPS_ONE_RANK_MPI"};
+  std::vector<std::optional<std::string>> saved;
+  for (const char* name : kLauncher) {
+    const char* v = std::getenv(name);
+    saved.push_back(v ? std::optional<std::string>(v) : std::nullopt);
+    unsetenv(name);
+  }
+  EXPECT_FALSE(shardops::mpi_needed()) << "no launcher: a job of one rank";
+  setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+  setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  EXPECT_FALSE(shardops::mpi_needed()) << "mpirun -n 1";
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  EXPECT_TRUE(shardops::mpi_needed()) << "mpirun -n 2";
+  setenv("SLURM_STEP_NUM_TASKS", "1", 1);
+  EXPECT_TRUE(shardops::mpi_needed()) << "mpirun -n 2 inside a one-task Slurm step: mpirun's count comes first";
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  EXPECT_FALSE(shardops::mpi_needed()) << "srun -n 1";
+  setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+  EXPECT_TRUE(shardops::mpi_needed()) << "srun -n 4";
+  unsetenv("SLURM_STEP_NUM_TASKS");
+  setenv("PMI_SIZE", "1", 1);
+  EXPECT_FALSE(shardops::mpi_needed()) << "a PMI launcher of one rank";
+  unsetenv("PMI_SIZE");
+  setenv("PMIX_RANK", "0", 1);
+  EXPECT_TRUE(shardops::mpi_needed()) << "PMIx without a rank count: only MPI can tell";
+  unsetenv("PMIX_RANK");
+  setenv("SHARDOPS_ONE_RANK_MPI", "1", 1);
+  EXPECT_TRUE(shardops::mpi_needed()) << "asked for";
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    if (saved[i])
+      setenv(kLauncher[i], saved[i]->c_str(), 1);
+    else
+      unsetenv(kLauncher[i]);
+  }
+}
+
 }  // namespace

@@ -38,6 +38,7 @@ const std::vector<Setting>& settings() {
       {"SHARDOPS_MAP_INPUTS", Kind::Word, {"0", "1", "all"}, true},
       {"SHARDOPS_STREAM_OUTPUTS", Kind::Switch, {}, true},
       {"SHARDOPS_SKIP_ABSENT_MTLS", Kind::Switch, {}},
+      {"SHARDOPS_ONE_RANK_MPI", Kind::Switch, {}},
       {"SHARDOPS_TEST_PAUSE", Kind::Free, {}},  // the tests' hook (core/Phases.hpp)
   };
   return list;

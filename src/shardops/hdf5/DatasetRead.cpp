@@ -141,8 +141,14 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
   const std::string what = ref.str();
   OpenDataset d;
   run_agreed(comm, [&] {
-    check_external_links(file, ref.file, ref.path, what, &d.link_files);
-    const PathLookup found = lookup_path(file, ref.path, what);
+    LinkEnd end;
+    check_external_links(file, ref.file, ref.path, what, &d.link_files, &end);
+    // A job of one rank without MPI has the file open with the serial driver, without HDF5's
+    // lock: links out of it are followed with the same access (HDF5 refuses to open a file
+    // again, through an external link into itself, with its lock on where it is off).
+    const bool serial = comm.get() == MPI_COMM_NULL;
+    const PropListHandle access = serial ? serial_link_access() : PropListHandle();
+    const PathLookup found = lookup_path(file, ref.path, what, access.valid() ? access.get() : H5P_DEFAULT);
     if (found.blocked) {
       throw InvalidArgument(what + ": no such dataset: '" + found.stop + "' is " + object_kind_name(found.blocked_by) +
                             ", not a group");
@@ -163,8 +169,17 @@ OpenDataset open_dataset(const Comm& comm, hid_t file, const DatasetRef& ref) {
     if (found.kind != ObjectKind::Dataset) {
       throw InvalidArgument(what + ": '" + ref.path + "' is " + object_kind_name(found.kind) + ", not a dataset");
     }
-    d.dataset =
-        DatasetHandle(check_id(H5Dopen2(file, ref.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    if (serial && !d.link_files.empty()) {
+      // Opened where the links end, in the file opened as open_serial opens it: HDF5 1.10.8
+      // crashes at its close after a failed H5Dopen2 given an access list with a file access
+      // list for external links (serial_link_access), as for a dataset of a newer format.
+      const FileHandle target = open_serial(end.file, H5F_ACC_RDONLY, what + ": cannot open '" + end.file + "'");
+      d.dataset = DatasetHandle(
+          check_id(H5Dopen2(target.get(), end.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    } else {
+      d.dataset =
+          DatasetHandle(check_id(H5Dopen2(file, ref.path.c_str(), H5P_DEFAULT), what + ": cannot open the dataset"));
+    }
     const TypeHandle type(check_id(H5Dget_type(d.dataset.get()), what + ": cannot read the datatype"));
     d.info.dtype = dtype_from_hdf5(type.get(), what);
     if (d.info.dtype == DType::String) d.info.strings = string_format_of(type.get(), what);

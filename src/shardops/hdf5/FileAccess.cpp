@@ -14,8 +14,23 @@
 
 namespace shardops::io {
 
+namespace {
+// The serial driver without HDF5's own file lock (open_serial says why).
+PropListHandle serial_file_access(const std::string& failure) {
+  PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
+  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
+  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
+#endif
+  return fapl;
+}
+}  // namespace
+
 PropListHandle mpio_file_access(const Comm& comm, bool collective_reads) {
   quiet_hdf5();
+  // One rank without MPI (Comm::self()): the serial driver, without HDF5's file lock as
+  // MPI-IO takes none.
+  if (comm.get() == MPI_COMM_NULL) return serial_file_access("a file access property list");
   PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(H5P_FILE_ACCESS)", ErrorKind::Internal));
   check_status(H5Pset_fapl_mpio(fapl.get(), comm.get(), MPI_INFO_NULL), "H5Pset_fapl_mpio", ErrorKind::Internal);
   check_status(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write", ErrorKind::Internal);
@@ -79,18 +94,6 @@ FileHandle open_input_file(const Comm& comm, const std::string& file, const std:
   return open_agreed(comm, file, H5F_ACC_RDONLY, false, kCollectiveReadsOfExistingFiles, what,
                      "cannot open '" + file + "' as HDF5 (truncated or corrupt file?)");
 }
-
-namespace {
-// The serial driver without HDF5's own file lock (open_serial says why).
-PropListHandle serial_file_access(const std::string& failure) {
-  PropListHandle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), failure, ErrorKind::Internal));
-  check_status(H5Pset_fapl_sec2(fapl.get()), failure, ErrorKind::Internal);
-#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
-  check_status(H5Pset_file_locking(fapl.get(), false, true), failure, ErrorKind::Internal);
-#endif
-  return fapl;
-}
-}  // namespace
 
 FileHandle open_serial(const std::string& path, unsigned flags, const std::string& failure) {
   quiet_hdf5();

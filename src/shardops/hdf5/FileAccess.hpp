@@ -15,7 +15,8 @@
 namespace shardops::io {
 
 /// \brief A file access property list for the MPI-IO driver on \p comm, with
-/// collective metadata writes, and collective metadata reads if \p collective_reads.
+/// collective metadata writes, and collective metadata reads if \p collective_reads; for a
+/// Comm without MPI (Comm::self(), a job of one rank), HDF5's serial driver, as open_serial's.
 PropListHandle mpio_file_access(const Comm& comm, bool collective_reads);
 
 /// \brief Collective: opens an input file read-only (inputs are never opened for

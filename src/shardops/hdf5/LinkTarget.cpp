@@ -37,13 +37,14 @@ std::string join(const std::string& folder, const std::string& name) {
 
 // check_external_links() from \p file (open, named \p file_name), \p hops links deep.
 void follow_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
-                           int hops, std::vector<std::string>* passed) {
+                           int hops, std::vector<std::string>* passed, LinkEnd* end) {
   constexpr int kMaxHops = 16;  // HDF5's default limit of links followed in one lookup
   H5L_type_t type = H5L_TYPE_ERROR;
   std::string rest, target_file, target_path;
   const std::string link = first_link_on(file, path, type, rest);
   const bool external = type == H5L_TYPE_EXTERNAL && external_link_target(file, link, target_file, target_path);
   hdf5_error_detail();  // clears what the lookups left
+  if (end != nullptr) *end = LinkEnd{file_name, path};
   if (!external) return;
   if (hops >= kMaxHops) {
     throw InvalidArgument((what.empty() ? "" : what + ": ") + "'" + link + "' in '" + file_name +
@@ -55,7 +56,7 @@ void follow_external_links(hid_t file, const std::string& file_name, const std::
   if (passed != nullptr) passed->push_back(found);
   const FileHandle next =
       open_serial(found, H5F_ACC_RDONLY, what + " (through " + how + "): cannot open '" + found + "'");
-  follow_external_links(next.get(), found, target_path + rest, what, hops + 1, passed);
+  follow_external_links(next.get(), found, target_path + rest, what, hops + 1, passed, end);
 }
 
 // The name of the source file (\p get: H5Pget_virtual_filename) or dataset (H5Pget_virtual_dsetname)
@@ -202,8 +203,8 @@ std::vector<std::string> virtual_source_files(hid_t dataset, const std::string& 
 }
 
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
-                          std::vector<std::string>* passed) {
-  follow_external_links(file, file_name, path, what, 0, passed);
+                          std::vector<std::string>* passed, LinkEnd* end) {
+  follow_external_links(file, file_name, path, what, 0, passed, end);
 }
 
 }  // namespace shardops::io

@@ -39,8 +39,13 @@ std::string linked_file(const std::string& parent_file, const std::string& named
 /// file is missing (HDF5 says the link leads nowhere) and where every file opens. Soft links
 /// end the walk. \p passed, if given, gets each file the links lead through or to (inputs
 /// as much as the one named: another program writing one is an error).
+/// \p end, if given, gets where the walk ended: the file the last link led to (\p file_name
+/// where none did) and the path left to look up there.
+struct LinkEnd {
+  std::string file, path;
+};
 void check_external_links(hid_t file, const std::string& file_name, const std::string& path, const std::string& what,
-                          std::vector<std::string>* passed = nullptr);
+                          std::vector<std::string>* passed = nullptr, LinkEnd* end = nullptr);
 
 /// \brief The files of the sources of the virtual dataset \p dataset (\p path in
 /// \p vds_file), at any depth (sources that are virtual datasets themselves, in this file or

@@ -192,7 +192,10 @@ RoundPlan plan_rounds(const Comm& comm, hid_t mem_type, const Shape& shape, std:
   run_agreed(comm, [&] {
     plan.dxpl =
         PropListHandle(check_id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate(H5P_DATASET_XFER)", ErrorKind::Internal));
-    check_status(H5Pset_dxpl_mpio(plan.dxpl.get(), transfer_mode(direction)), "H5Pset_dxpl_mpio", ErrorKind::Internal);
+    // A file of one rank without MPI has the serial driver, which takes no MPI-IO mode.
+    if (comm.get() != MPI_COMM_NULL)
+      check_status(H5Pset_dxpl_mpio(plan.dxpl.get(), transfer_mode(direction)), "H5Pset_dxpl_mpio",
+                   ErrorKind::Internal);
     const std::size_t elem = H5Tget_size(mem_type);
     if (elem == 0) throw InternalError(with_hdf5_detail(what + ": memory type has no size"));
     plan.row_elements = shape.rank() == 0 ? 1 : shape.product_from(1);

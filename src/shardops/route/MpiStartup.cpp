@@ -205,6 +205,22 @@ std::string skip_absent_mtls_or_throw() {
 
 }  // namespace
 
+bool mpi_needed() noexcept {
+  try {
+    if (switch_setting("SHARDOPS_ONE_RANK_MPI").value_or(false)) return true;
+  } catch (...) {
+    return true;  // a value it does not take: MPI starts, and the job's settings check says why
+  }
+  for (const char* size : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    if (const char* value = std::getenv(size)) return std::strcmp(value, "1") != 0;
+  }
+  // Started by a launcher that names no rank count: only MPI can tell.
+  for (const char* rank : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "PMIX_NAMESPACE"}) {
+    if (std::getenv(rank) != nullptr) return true;
+  }
+  return false;
+}
+
 std::string skip_absent_mtls() noexcept {
   try {
     return skip_absent_mtls_or_throw();

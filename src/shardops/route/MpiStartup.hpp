@@ -16,6 +16,16 @@
 
 namespace shardops {
 
+/// \brief Call before MPI_Init (not collective): whether this process starts MPI. A job of
+/// one rank does not: every collective of a one-rank Comm (Comm::self()) is local, and
+/// HDF5's serial driver reads and writes its files, so it is spared MPI_Init and
+/// MPI_Finalize (tens of ms, most of what a small job costs above the launcher's own start).
+/// The launcher's environment gives the job's rank count (Open MPI's OMPI_COMM_WORLD_SIZE,
+/// PMI_SIZE, a Slurm step's SLURM_STEP_NUM_TASKS); a process that no launcher started is a
+/// job of one rank, as MPI_Init would make it. MPI starts where a launcher names no size
+/// (PMIx alone), and with SHARDOPS_ONE_RANK_MPI=1.
+bool mpi_needed() noexcept;
+
 /// \brief Call before MPI_Init (not collective). With Open MPI, where neither the environment
 /// nor Open MPI's parameter files choose the MTLs by name, adds the MTLs whose device is
 /// absent to the excluded ones by setting OMPI_MCA_mtl, keeping every exclusion the

@@ -7,6 +7,11 @@
 namespace shardops {
 
 void share_node_memory(const Comm& comm) {
+  if (comm.get() == MPI_COMM_NULL) {  // Comm::self(): this process alone
+    const MemoryHeadroom mine = memory_headroom();
+    set_memory_budget(mine.bytes, 1, mine.source);
+    return;
+  }
   MPI_Comm node = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node),
             "MPI_Comm_split_type");

@@ -162,6 +162,8 @@ def main():
                     with open(os.path.join(counts, name)) as f:
                         c = json.load(f)
                     per_rank.append(c["alltoall_messages"] + c["alltoallv_messages"])
+                if not per_rank and r == 1:
+                    per_rank = [0]  # a job of one rank starts no MPI, so no counts: it sends nothing
                 w = bench[wid]
                 base = w["peak_rss_bytes"] - w["rss_op_ratio"] * w["rss_share_bytes"]
                 rows.append({"ranks": r, "op": op,

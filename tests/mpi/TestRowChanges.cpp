@@ -73,10 +73,10 @@ TEST(RowChanges, FindsTheRowsThatDifferInRunsAndPacksThem) {
     // written again); row 900 is far from it.
     ASSERT_EQ(changes.runs.size(), 2U);
     EXPECT_EQ(changes.runs[0].first, 5);
-    EXPECT_EQ(changes.runs[0].count, 196);
+    EXPECT_EQ(changes.runs[0].end, 201);
     EXPECT_EQ(changes.runs[1].first, 900);
-    EXPECT_EQ(changes.runs[1].count, 1);
-    EXPECT_EQ(changes.bytes, 197 * kCols * 4);
+    EXPECT_EQ(changes.runs[1].end, 901);
+    EXPECT_EQ(rows_in(changes.runs), 197);
     std::vector<std::int32_t> applied = old;
     io::for_each_changed_run(io::pack_changed_rows(tensor, changes), kCols * 4,
                              [&](std::int64_t first, std::int64_t rows, const unsigned char* bytes) {

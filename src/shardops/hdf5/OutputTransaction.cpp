@@ -917,7 +917,8 @@ bool OutputTransaction::change_in_place(PendingFile& f, const DatasetRef& target
   });
   PhaseClock::move("write", "apply", making);
   const std::vector<std::int64_t> totals = comm_.sum(std::vector<std::int64_t>{
-      changes.over ? 1 : 0, changes.bytes, static_cast<std::int64_t>(changes.runs.size()), changes.differ});
+      changes.over ? 1 : 0, rows_in(changes.runs) * static_cast<std::int64_t>(tensor.row_bytes()),
+      static_cast<std::int64_t>(changes.runs.size()), changes.differ});
   if (totals[0] > 0 || cost(totals[1], totals[2]) > limit) return false;
   if (comm_.rank() == 0) {
     const std::string note = what + ": " + std::to_string(totals[3]) + " of its " +

@@ -64,6 +64,7 @@ ChangedRows find_changed_rows(const LazyTensor& tensor, int fd, long long datase
   const std::int64_t gap_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(kRunGapBytes) / row_bytes);
   std::vector<unsigned char> old(static_cast<std::size_t>(std::min(piece, rows) * row_bytes));
   const long long first_byte = dataset_offset + tensor.row_offset() * row_bytes;
+  std::int64_t in_runs = 0;  // rows_in(changes.runs), kept as they grow
   making += tensor.for_each_run(piece, [&](std::int64_t done, std::int64_t now, const unsigned char* mine) {
     if (!read_all(fd, old.data(), static_cast<std::size_t>(now * row_bytes), first_byte + done * row_bytes))
       throw IOError(what + ": cannot read the rows of the dataset it replaces: " + std::strerror(errno));
@@ -73,18 +74,18 @@ ChangedRows find_changed_rows(const LazyTensor& tensor, int fd, long long datase
       const std::int64_t row = done + r;
       ++changes.differ;
       RowRun* last = changes.runs.empty() ? nullptr : &changes.runs.back();
-      if (last != nullptr && row - (last->first + last->count) < gap_rows) {
-        changes.bytes += (row + 1 - (last->first + last->count)) * row_bytes;
-        last->count = row + 1 - last->first;
+      if (last != nullptr && row - last->end < gap_rows) {
+        in_runs += row + 1 - last->end;
+        last->end = row + 1;
       } else {
-        changes.runs.push_back({row, 1});
-        changes.bytes += row_bytes;
+        changes.runs.push_back({row, row + 1});
+        ++in_runs;
       }
     }
     // Most of the rows compared differ: an output made anew, not a few rows changed. Told
     // early, the replacement that follows pays for one piece compared, not a whole limit's.
-    const bool mostly_changed = changes.bytes / row_bytes * 2 > done + now;
-    changes.over = mostly_changed || cost(changes.bytes, static_cast<std::int64_t>(changes.runs.size())) > limit;
+    const bool mostly_changed = in_runs * 2 > done + now;
+    changes.over = mostly_changed || cost(in_runs * row_bytes, static_cast<std::int64_t>(changes.runs.size())) > limit;
     return !changes.over;
   });
   return changes;
@@ -92,18 +93,19 @@ ChangedRows find_changed_rows(const LazyTensor& tensor, int fd, long long datase
 
 std::string pack_changed_rows(const LazyTensor& tensor, const ChangedRows& changes) {
   const auto row_bytes = static_cast<std::int64_t>(tensor.row_bytes());
-  std::string packed(changes.runs.size() * 16 + static_cast<std::size_t>(changes.bytes), '\0');
+  std::string packed(changes.runs.size() * 16 + static_cast<std::size_t>(rows_in(changes.runs) * row_bytes), '\0');
   auto* out = reinterpret_cast<unsigned char*>(packed.data());
   const auto* data = tensor.held() ? static_cast<const unsigned char*>(tensor.tensor().local().data()) : nullptr;
   for (const RowRun& run : changes.runs) {
-    const std::int64_t head[2] = {tensor.row_offset() + run.first, run.count};
+    const std::int64_t count = run.end - run.first;
+    const std::int64_t head[2] = {tensor.row_offset() + run.first, count};
     std::memcpy(out, head, sizeof head);
     out += sizeof head;
-    const auto n = static_cast<std::size_t>(run.count * row_bytes);
+    const auto n = static_cast<std::size_t>(count * row_bytes);
     if (data != nullptr)
       std::memcpy(out, data + run.first * row_bytes, n);
     else
-      tensor.make_rows(run.first, run.count, out);
+      tensor.make_rows(run.first, count, out);
     out += n;
   }
   return packed;

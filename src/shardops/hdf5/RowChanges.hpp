@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "shardops/core/RowRuns.hpp"
 #include "shardops/route/LazyTensor.hpp"
 
 namespace shardops::io {
@@ -29,16 +30,9 @@ long long row_changeable_offset(hid_t file, const std::string& path, const Shape
 /// attributes of the one that would have replaced it. \throws IOError naming \p what.
 void remove_attributes(hid_t object, const std::string& what);
 
-/// A run of a rank's rows: local row numbers [first, first + count).
-struct RowRun {
-  std::int64_t first = 0;
-  std::int64_t count = 0;
-};
-
-/// The runs of a rank's rows that differ, in order, and their bytes.
+/// The runs of a rank's rows (local row numbers) that differ, in order.
 struct ChangedRows {
-  std::vector<RowRun> runs;
-  std::int64_t bytes = 0;   ///< the runs' bytes
+  RowRuns runs;
   std::int64_t differ = 0;  ///< rows that differ (the runs also hold rows between them)
   bool over = false;        ///< stopped early: more than the limits allowed
 };
